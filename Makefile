@@ -1,0 +1,36 @@
+# strait quick start. Both targets are idempotent: they install missing Debian
+# packages (as root), configure, build with ccache, then run.
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+BUILD_TYPE ?= Release
+CMAKE_FLAGS ?=
+
+.PHONY: all setup configure build demo test bench format clean
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+configure: setup
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Runs the main job on the bundled default scenario and prints its report.
+demo: build
+	@$(BUILD_DIR)/bin/strait simulate configs/scenarios/default.json
+
+# Runs the whole test suite through ctest.
+test: build
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	@bash bench/run.sh $(BUILD_DIR)
+
+format:
+	@git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh' | xargs clang-format -i
+
+clean:
+	@rm -rf $(BUILD_DIR)

@@ -1,0 +1,36 @@
+# Shared helpers for strait's CMake files.
+
+# Warnings for strait's own targets (never for third-party code).
+function(strait_warnings target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+      -Wold-style-cast -Wcast-align -Woverloaded-virtual>)
+  if(STRAIT_WERROR)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Werror>)
+  endif()
+endfunction()
+
+# strait_library(<name> SOURCES ... DEPS ...): a static library strait_<name>
+# with alias strait::<name>, include root at the repository top.
+function(strait_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(strait_${name} STATIC ${ARG_SOURCES})
+  add_library(strait::${name} ALIAS strait_${name})
+  target_include_directories(strait_${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(strait_${name} PUBLIC ${ARG_DEPS})
+  strait_warnings(strait_${name})
+endfunction()
+
+# strait_test(<name> SOURCES ... DEPS ... [LABELS ...]): one gtest binary per library.
+function(strait_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name}_test ${ARG_SOURCES})
+  target_link_libraries(${name}_test PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  target_compile_definitions(${name}_test PRIVATE STRAIT_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  strait_warnings(${name}_test)
+  set_target_properties(${name}_test PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  gtest_discover_tests(${name}_test
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    PROPERTIES LABELS "${name};${ARG_LABELS}"
+    DISCOVERY_TIMEOUT 60)
+endfunction()

@@ -1,0 +1,16 @@
+#pragma once
+// Writes output files atomically: the content goes to a temporary file beside the target,
+// which is renamed over it only when complete, so a failure never leaves half a file.
+
+#include <functional>
+#include <ostream>
+#include <string>
+
+namespace strait {
+
+/// Writes `content` to `path` atomically. Throws IoError naming the path on failure.
+void write_file_atomically(const std::string& path, const std::string& content);
+/// Streams into `path` atomically through `writer`; if `writer` throws, the target is untouched.
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& writer);
+
+}  // namespace strait

@@ -1,0 +1,105 @@
+#pragma once
+// FluidModel: activities that share resources under weighted max-min fairness.
+//
+// A resource (a link direction, a GPU's SMs, HBM, a copy engine) has a capacity in units
+// of work per second. An activity has an amount of work and uses a set of resources,
+// each with a coefficient (work on the resource per unit of activity work, usually 1).
+// Rates come from progressive filling (Bertsekas & Gallager, "Data Networks", 6.5.2;
+// the model of SimGrid's lmm and of flow-level network simulators):
+//   - within one priority level, every unfrozen activity a grows at weight_a * lambda;
+//     when a resource saturates, the activities crossing it freeze; an activity also
+//     freezes at its own max_rate;
+//   - priority levels are strict: level 0 is filled first, level 1 shares what is left.
+// Rates are recomputed only for the connected component (activities linked through
+// shared resources) that an arrival or completion touched, once per instant, after all
+// changes of that instant. An activity whose resources all have infinite capacity and
+// no max_rate completes at once.
+//
+// Known limits: no rate ramp-up (TCP slow start) or packet-level effects; a resource's
+// capacity is shared, not split by direction (model each direction as its own resource).
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/core/units.hpp"
+
+namespace strait::sim::engine {
+
+struct ResourceId {
+  std::uint32_t index = 0;
+  friend bool operator==(ResourceId, ResourceId) = default;
+};
+
+/// A handle to an activity; stale once the activity completed (generation differs).
+struct ActivityId {
+  std::uint32_t index = 0;
+  std::uint32_t generation = 0;
+  friend bool operator==(ActivityId, ActivityId) = default;
+};
+
+/// One resource an activity uses, and how much resource work one unit of activity work costs.
+struct ResourceUse {
+  ResourceId resource;
+  double coefficient = 1.0;
+};
+
+struct ActivitySpec {
+  double work = 0;                                          // units (bytes, flops, ...)
+  double weight = 1.0;                                      // share within its priority level
+  int priority = 0;                                         // 0 first; strictly before 1, ...
+  double max_rate = std::numeric_limits<double>::infinity();  // units per second
+  std::function<void()> on_done;                            // called at completion
+};
+
+class FluidModel {
+ public:
+  using Clock = std::function<Time()>;
+  explicit FluidModel(Clock clock);
+
+  /// Adds a resource with `capacity` units of work per second (> 0, may be infinite).
+  ResourceId add_resource(double capacity, std::string name = {});
+  /// Changes a resource's capacity from now on (e.g. a link degraded mid-run).
+  void set_capacity(ResourceId id, double capacity);
+  double capacity(ResourceId id) const;
+  const std::string& name(ResourceId id) const;
+  std::size_t resource_count() const;
+
+  /// Starts an activity now. Its rate is set at the end of this instant.
+  ActivityId start(ActivitySpec spec, std::span<const ResourceUse> uses);
+  /// Stops an activity without calling on_done. No effect if already finished.
+  void cancel(ActivityId id);
+
+  bool active(ActivityId id) const;
+  /// Current rate (units/s) and remaining work as of now.
+  double rate(ActivityId id) const;
+  double remaining(ActivityId id) const;
+  /// Sum of current rates times coefficients on a resource (units/s).
+  double load(ResourceId id) const;
+  std::size_t active_count() const;
+
+  // Used by the Simulator's run loop.
+  /// Time of the earliest completion under current rates; infinite if none.
+  Time next_completion() const;
+  /// Completes every activity finishing at `t` (in start order) and runs their on_done.
+  void complete_due(Time t);
+  /// Recomputes rates for the components changed since the last call.
+  void resolve();
+  bool has_pending_changes() const;
+  std::uint64_t completions() const { return completions_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::uint64_t completions_ = 0;
+
+ public:
+  ~FluidModel();
+  FluidModel(const FluidModel&) = delete;
+  FluidModel& operator=(const FluidModel&) = delete;
+};
+
+}  // namespace strait::sim::engine
