@@ -1,0 +1,39 @@
+#pragma once
+// AnalyticalNetwork: analytical mode. A collective's time is computed from its Schedule
+// without per-flow events: each phase pattern is routed once; its time is
+//   max over links (bytes on the link / link bandwidth) + the longest path latency,
+// and with m chunk lanes over P phases the pipeline takes
+//   sum_p t_p + (m - 1) * cycle,  cycle = max(max_p t_p, max over links of one lane's
+//   bytes on the link summed over all phases / bandwidth)   (t_p for one lane's share).
+// This is exact for the uncontended, symmetric schedules strait builds (ring steps, tree
+// levels, pairwise rounds) and agrees with flow mode there. It ignores contention between
+// different collectives and transfers: each sees an idle network.
+
+#include <unordered_map>
+#include <vector>
+
+#include "sim/network/network.hpp"
+
+namespace strait::sim::network {
+
+class AnalyticalNetwork final : public Network {
+ public:
+  AnalyticalNetwork(engine::Simulator& sim, const topology::Cluster& cluster,
+                    NetworkOptions options);
+
+  void start_schedule(Schedule schedule, int priority, double weight,
+                      std::function<void()> on_done) override;
+  void start_transfer(int src, int dst, Bytes bytes, int priority,
+                      std::function<void()> on_done) override;
+
+  /// The time `schedule` takes on an idle network; adds its traffic to traffic().
+  Time estimate(const Schedule& schedule);
+
+ private:
+  std::vector<double> link_load_;                  // bytes per link for the current pattern
+  std::vector<double> lane_load_;                  // one lane's bytes per link, all phases
+  std::vector<topology::LinkIndex> touched_;       // links with a non-zero load
+  std::vector<topology::LinkIndex> path_;          // scratch
+};
+
+}  // namespace strait::sim::network

@@ -1,0 +1,65 @@
+#pragma once
+// Collective operations as NCCL and nccl-tests define them, and their algorithms.
+//
+// Sizes follow nccl-tests: `bytes` is the size of the buffer nccl-tests reports, i.e.
+// the per-rank input of all-reduce, reduce-scatter's input, all-gather's output,
+// all-to-all's per-rank send buffer, broadcast's buffer. busbw = algbw * factor with
+// nccl-tests' factors (all-reduce 2(n-1)/n; all-gather, reduce-scatter, all-to-all
+// (n-1)/n; broadcast, reduce, send/recv 1), so a simulated table reads like a real one.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/units.hpp"
+
+namespace strait::sim::network {
+
+enum class CollectiveOp {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kAllToAllV,
+  kBroadcast,
+  kReduce,
+  kSendRecv,
+};
+
+enum class Algorithm {
+  kAuto,          // chosen like NCCL does (see choose_algorithm)
+  kRing,          // ring (all-reduce = reduce-scatter + all-gather rings), chain for broadcast/reduce
+  kTree,          // binary tree, reduce up then broadcast down, pipelined in chunks
+  kHierarchical,  // level by level: inside hosts, across hosts of a datacenter, across datacenters
+  kDirect,        // all-to-all(v): every pair at once
+  kPairwise,      // all-to-all(v): n-1 rounds, round k sends to rank + k
+};
+
+const char* to_string(CollectiveOp op);
+const char* to_string(Algorithm algo);
+std::optional<CollectiveOp> parse_collective_op(std::string_view text);
+std::optional<Algorithm> parse_algorithm(std::string_view text);
+/// Names accepted by the parsers, for error messages and --help.
+std::string collective_op_names();
+std::string algorithm_names();
+
+/// nccl-tests' bus bandwidth factor for `op` on `n` ranks.
+double busbw_factor(CollectiveOp op, int n);
+
+/// One collective on a set of GPUs.
+struct CollectiveSpec {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  Algorithm algorithm = Algorithm::kAuto;
+  Bytes bytes = 0;         // nccl-tests size convention (see above)
+  std::vector<int> gpus;   // participating GPUs; rank i of the collective runs on gpus[i]
+  int root = 0;            // broadcast/reduce root, send/recv source (a rank index)
+  int peer = 1;            // send/recv destination (a rank index)
+  /// all-to-all-v only: bytes sent from rank i to rank j at [i * n + j]; `bytes` is ignored.
+  std::vector<Bytes> send_matrix;
+  int priority = 0;        // engine priority class of its flows (0 first)
+  double weight = 1.0;     // share within the priority class
+};
+
+}  // namespace strait::sim::network

@@ -1,0 +1,301 @@
+#include "sim/network/detail/schedule_builders.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+
+namespace strait::sim::network::detail {
+namespace {
+
+Bytes divide_up(Bytes bytes, std::int64_t parts) { return (bytes + parts - 1) / parts; }
+
+[[noreturn]] void unsupported(const BuildContext& ctx) {
+  throw Error(fmt::format("collective: algorithm '{}' is not available for {}",
+                          to_string(ctx.schedule.algorithm), to_string(ctx.spec.op)));
+}
+
+int ring_channels(const BuildContext& ctx) {
+  const auto& layout = ctx.layout;
+  int channels = ctx.options.channels > 0
+                     ? ctx.options.channels
+                     : (layout.hosts.size() > 1 && layout.uniform_hosts ? layout.rails : 1);
+  if (!layout.uniform_hosts) channels = 1;
+  return std::clamp(channels, 1, static_cast<int>(layout.hosts.front().size()));
+}
+
+// A chain from the root along topology order: chain[0] is the root.
+std::vector<int> chain_from_root(const RankLayout& layout, int root) {
+  std::vector<int> chain = layout.order;
+  std::rotate(chain.begin(), std::find(chain.begin(), chain.end(), root), chain.end());
+  return chain;
+}
+
+// Broadcast (down = true) or reduce (down = false) along a chain, pipelined in chunks.
+void build_chain(BuildContext& ctx, bool down) {
+  const auto chain = chain_from_root(ctx.layout, ctx.spec.root);
+  const int n = static_cast<int>(chain.size());
+  ctx.schedule.chunks = chunk_count(ctx.spec.bytes, ctx.options);
+  for (int k = 0; k < n - 1; ++k) {
+    Phase p;
+    p.name = down ? "broadcast/chain" : "reduce/chain";
+    const int from = down ? k : n - 1 - k;
+    const int to = down ? k + 1 : n - 2 - k;
+    p.transfers.push_back({chain[static_cast<std::size_t>(from)], chain[static_cast<std::size_t>(to)],
+                           ctx.spec.bytes});
+    ctx.schedule.phases.push_back(std::move(p));
+  }
+}
+
+}  // namespace
+
+int chunk_count(Bytes bytes, const ScheduleOptions& options) {
+  if (options.chunk_bytes <= 0 || bytes <= options.chunk_bytes) return 1;
+  return static_cast<int>(std::min<Bytes>(divide_up(bytes, options.chunk_bytes), std::max(1, options.max_chunks)));
+}
+
+std::vector<std::vector<int>> channel_rings(const RankLayout& layout, int channels) {
+  std::vector<std::vector<int>> rings(static_cast<std::size_t>(channels));
+  const bool alternate = layout.hosts.size() % 2 == 0;
+  for (int c = 0; c < channels; ++c) {
+    auto& ring = rings[static_cast<std::size_t>(c)];
+    ring.reserve(static_cast<std::size_t>(layout.n));
+    for (std::size_t h = 0; h < layout.hosts.size(); ++h) {
+      const auto& block = layout.hosts[h];
+      const int g = static_cast<int>(block.size());
+      for (int i = 0; i < g; ++i) {
+        // Even hosts: c, c+1, ..., c-1; odd hosts (when alternating): c-1, c-2, ..., c.
+        const int pos = (alternate && h % 2 == 1) ? ((c - 1 - i) % g + 2 * g) % g : (c + i) % g;
+        ring.push_back(block[static_cast<std::size_t>(pos)]);
+      }
+    }
+  }
+  return rings;
+}
+
+void add_ring_step(Phase& phase, const std::vector<std::vector<int>>& rings, Bytes bytes) {
+  if (bytes <= 0) return;
+  for (const auto& ring : rings) {
+    const std::size_t n = ring.size();
+    if (n < 2) continue;
+    for (std::size_t i = 0; i < n; ++i) phase.transfers.push_back({ring[i], ring[(i + 1) % n], bytes});
+  }
+}
+
+void build_ring(BuildContext& ctx) {
+  const auto op = ctx.spec.op;
+  if (op == CollectiveOp::kBroadcast || op == CollectiveOp::kReduce) {
+    build_chain(ctx, op == CollectiveOp::kBroadcast);
+    return;
+  }
+  if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kAllGather &&
+      op != CollectiveOp::kReduceScatter) {
+    unsupported(ctx);
+  }
+  const int n = ctx.layout.n;
+  const int channels = ring_channels(ctx);
+  ctx.schedule.channels = channels;
+  const auto rings = channel_rings(ctx.layout, channels);
+  const Bytes step_bytes = divide_up(ctx.spec.bytes, static_cast<std::int64_t>(n) * channels);
+  auto add = [&](const char* name) {
+    Phase p;
+    p.name = name;
+    p.repeat = n - 1;
+    add_ring_step(p, rings, step_bytes);
+    ctx.schedule.phases.push_back(std::move(p));
+  };
+  if (op != CollectiveOp::kAllGather) add("reduce_scatter/ring");
+  if (op != CollectiveOp::kReduceScatter) add("all_gather/ring");
+}
+
+void build_tree(BuildContext& ctx) {
+  const auto op = ctx.spec.op;
+  if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kBroadcast && op != CollectiveOp::kReduce) {
+    unsupported(ctx);
+  }
+  // Binary tree in heap layout over the ranks in topology order, root first.
+  const auto nodes = chain_from_root(ctx.layout, op == CollectiveOp::kAllReduce ? ctx.layout.order[0] : ctx.spec.root);
+  const int n = static_cast<int>(nodes.size());
+  auto depth = [](int i) {
+    int d = 0;
+    for (int x = i + 1; x > 1; x >>= 1) ++d;
+    return d;
+  };
+  const int max_depth = depth(n - 1);
+  ctx.schedule.chunks = chunk_count(ctx.spec.bytes, ctx.options);
+  auto level_phase = [&](int level, bool up) {
+    Phase p;
+    p.name = up ? "reduce/tree" : "broadcast/tree";
+    for (int i = 1; i < n; ++i) {
+      if (depth(i) != level) continue;
+      const int child = nodes[static_cast<std::size_t>(i)];
+      const int parent = nodes[static_cast<std::size_t>((i - 1) / 2)];
+      p.transfers.push_back(up ? Transfer{child, parent, ctx.spec.bytes}
+                               : Transfer{parent, child, ctx.spec.bytes});
+    }
+    ctx.schedule.phases.push_back(std::move(p));
+  };
+  if (op != CollectiveOp::kBroadcast) {
+    for (int level = max_depth; level >= 1; --level) level_phase(level, true);
+  }
+  if (op != CollectiveOp::kReduce) {
+    for (int level = 1; level <= max_depth; ++level) level_phase(level, false);
+  }
+}
+
+void build_hierarchical(BuildContext& ctx) {
+  const auto op = ctx.spec.op;
+  if (op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV) {
+    build_all_to_all(ctx);
+    return;
+  }
+  if (op != CollectiveOp::kAllReduce) unsupported(ctx);
+  const auto& layout = ctx.layout;
+  if (!layout.uniform_hosts || !layout.uniform_datacenters) {
+    throw Error(
+        "collective: hierarchical all_reduce needs the same number of ranks on every host and "
+        "of hosts in every datacenter");
+  }
+  const auto g = static_cast<std::int64_t>(layout.hosts.front().size());
+  const auto h = static_cast<std::int64_t>(layout.datacenters.front().size());
+  const auto d = static_cast<std::int64_t>(layout.datacenters.size());
+  const Bytes s = ctx.spec.bytes;
+
+  // Level 1: inside each host. Level 2: across the hosts of a datacenter, one ring per
+  // local position. Level 3: across datacenters, one ring per (host position, local position).
+  std::vector<std::vector<int>> host_rings = layout.hosts;
+  std::vector<std::vector<int>> dc_rings, cross_rings;
+  for (const auto& dc : layout.datacenters) {
+    for (std::int64_t l = 0; l < g; ++l) {
+      std::vector<int> ring;
+      for (int host : dc) ring.push_back(layout.hosts[static_cast<std::size_t>(host)][static_cast<std::size_t>(l)]);
+      dc_rings.push_back(std::move(ring));
+    }
+  }
+  for (std::int64_t j = 0; j < h; ++j) {
+    for (std::int64_t l = 0; l < g; ++l) {
+      std::vector<int> ring;
+      for (const auto& dc : layout.datacenters) {
+        ring.push_back(layout.hosts[static_cast<std::size_t>(dc[static_cast<std::size_t>(j)])][static_cast<std::size_t>(l)]);
+      }
+      cross_rings.push_back(std::move(ring));
+    }
+  }
+  auto add = [&](const char* name, const std::vector<std::vector<int>>& rings, std::int64_t steps,
+                 Bytes bytes) {
+    if (steps <= 0) return;
+    Phase p;
+    p.name = name;
+    p.repeat = static_cast<int>(steps);
+    add_ring_step(p, rings, bytes);
+    ctx.schedule.phases.push_back(std::move(p));
+  };
+  add("reduce_scatter/host", host_rings, g - 1, divide_up(s, g));
+  add("reduce_scatter/datacenter", dc_rings, h - 1, divide_up(s, g * h));
+  add("all_reduce/cross_dc", cross_rings, 2 * (d - 1), divide_up(s, g * h * d));
+  add("all_gather/datacenter", dc_rings, h - 1, divide_up(s, g * h));
+  add("all_gather/host", host_rings, g - 1, divide_up(s, g));
+}
+
+void build_all_to_all(BuildContext& ctx) {
+  const auto& layout = ctx.layout;
+  const int n = layout.n;
+  const bool v = ctx.spec.op == CollectiveOp::kAllToAllV;
+  const Bytes uniform = divide_up(ctx.spec.bytes, n);
+  auto bytes = [&](int from, int to) {
+    return v ? ctx.spec.send_matrix[static_cast<std::size_t>(from) * static_cast<std::size_t>(n) + static_cast<std::size_t>(to)]
+             : uniform;
+  };
+  auto add_transfer = [](Phase& p, int from, int to, Bytes b) {
+    if (from != to && b > 0) p.transfers.push_back({from, to, b});
+  };
+  const auto algo = ctx.schedule.algorithm;
+  if (algo == Algorithm::kDirect) {
+    Phase p;
+    p.name = "all_to_all/direct";
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) add_transfer(p, i, j, bytes(i, j));
+    }
+    ctx.schedule.phases.push_back(std::move(p));
+    return;
+  }
+  if (algo == Algorithm::kPairwise) {
+    const auto& order = layout.order;
+    for (int k = 1; k < n; ++k) {
+      Phase p;
+      p.name = "all_to_all/pairwise";
+      for (int i = 0; i < n; ++i) {
+        const int from = order[static_cast<std::size_t>(i)];
+        const int to = order[static_cast<std::size_t>((i + k) % n)];
+        add_transfer(p, from, to, bytes(from, to));
+      }
+      ctx.schedule.phases.push_back(std::move(p));
+    }
+    return;
+  }
+  // Hierarchical (2D): inside each host, (a,l) hands (a,l') everything bound for local
+  // position l' on any host; then same-position ranks exchange across hosts pairwise,
+  // so scale-out traffic stays on each rank's own rail.
+  if (!layout.uniform_hosts) {
+    throw Error("collective: hierarchical all_to_all needs the same number of ranks on every host");
+  }
+  const int hosts = static_cast<int>(layout.hosts.size());
+  const int g = static_cast<int>(layout.hosts.front().size());
+  auto rank_at = [&](int a, int l) {
+    return layout.hosts[static_cast<std::size_t>(a)][static_cast<std::size_t>(l)];
+  };
+  Phase intra;
+  intra.name = "all_to_all/host";
+  for (int a = 0; a < hosts; ++a) {
+    for (int l = 0; l < g; ++l) {
+      for (int lp = 0; lp < g; ++lp) {
+        Bytes sum = 0;
+        for (int b = 0; b < hosts; ++b) sum += bytes(rank_at(a, l), rank_at(b, lp));
+        add_transfer(intra, rank_at(a, l), rank_at(a, lp), sum);
+      }
+    }
+  }
+  ctx.schedule.phases.push_back(std::move(intra));
+  for (int k = 1; k < hosts; ++k) {
+    Phase p;
+    p.name = "all_to_all/cross_host";
+    for (int a = 0; a < hosts; ++a) {
+      const int b = (a + k) % hosts;
+      for (int l = 0; l < g; ++l) {
+        Bytes sum = 0;
+        for (int lp = 0; lp < g; ++lp) sum += bytes(rank_at(a, lp), rank_at(b, l));
+        add_transfer(p, rank_at(a, l), rank_at(b, l), sum);
+      }
+    }
+    ctx.schedule.phases.push_back(std::move(p));
+  }
+}
+
+void build_phases(BuildContext& ctx) {
+  const auto op = ctx.spec.op;
+  if (op == CollectiveOp::kSendRecv) {
+    if (ctx.schedule.algorithm != Algorithm::kDirect) unsupported(ctx);
+    Phase p;
+    p.name = "sendrecv";
+    if (ctx.spec.root != ctx.spec.peer && ctx.spec.bytes > 0) {
+      p.transfers.push_back({ctx.spec.root, ctx.spec.peer, ctx.spec.bytes});
+    }
+    ctx.schedule.phases.push_back(std::move(p));
+    return;
+  }
+  switch (ctx.schedule.algorithm) {
+    case Algorithm::kRing: build_ring(ctx); return;
+    case Algorithm::kTree: build_tree(ctx); return;
+    case Algorithm::kHierarchical: build_hierarchical(ctx); return;
+    case Algorithm::kDirect:
+    case Algorithm::kPairwise:
+      if (op != CollectiveOp::kAllToAll && op != CollectiveOp::kAllToAllV) unsupported(ctx);
+      build_all_to_all(ctx);
+      return;
+    case Algorithm::kAuto: break;
+  }
+  unsupported(ctx);
+}
+
+}  // namespace strait::sim::network::detail

@@ -1,0 +1,60 @@
+#pragma once
+// FlowNetwork: flow mode. Each link direction of the cluster is a resource of the
+// engine's fluid model with the link's bandwidth as capacity; a transfer is an activity
+// using every link of its routed path. Collectives run their Schedule with per-rank
+// barriers between phases and in-order chunk lanes (see schedule.hpp).
+//
+// Known limits: no packet-level effects (incast loss, congestion control dynamics); a
+// transfer's latency is paid after its bytes, once per transfer (store-and-forward at
+// message granularity is not modeled).
+
+#include <memory>
+#include <vector>
+
+#include "sim/network/network.hpp"
+
+namespace strait::sim::network {
+
+namespace detail {
+class FlowCollective;
+}
+
+class FlowNetwork final : public Network {
+ public:
+  FlowNetwork(engine::Simulator& sim, const topology::Cluster& cluster, NetworkOptions options);
+  ~FlowNetwork() override;
+
+  void start_schedule(Schedule schedule, int priority, double weight,
+                      std::function<void()> on_done) override;
+  void start_transfer(int src, int dst, Bytes bytes, int priority,
+                      std::function<void()> on_done) override;
+  /// The same with a weight inside the priority class.
+  void start_transfer(int src, int dst, Bytes bytes, int priority, double weight,
+                      std::function<void()> on_done);
+
+  /// The fluid resource of a link (for tests and link-utilization reports).
+  engine::ResourceId link_resource(topology::LinkIndex link) const { return link_resources_[link]; }
+
+ private:
+  friend class detail::FlowCollective;
+  struct InFlight {
+    std::function<void()> on_done;
+    Time start;
+    Time latency;
+    int src = 0, dst = 0;
+    Bytes bytes = 0;
+    topology::LinkClass slowest = topology::LinkClass::kNvlink;
+  };
+  void arrived(std::uint32_t slot);
+  void finish(std::uint32_t slot);
+  void collective_done(detail::FlowCollective* run);
+
+  std::vector<engine::ResourceId> link_resources_;
+  std::vector<InFlight> in_flight_;
+  std::vector<std::uint32_t> free_slots_;
+  std::vector<topology::LinkIndex> path_;              // scratch
+  std::vector<engine::ResourceUse> uses_;              // scratch
+  std::vector<std::unique_ptr<detail::FlowCollective>> collectives_;
+};
+
+}  // namespace strait::sim::network

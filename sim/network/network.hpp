@@ -1,0 +1,103 @@
+#pragma once
+// Network: moves bytes between GPUs of a Cluster inside a Simulator, in one of two modes
+// with the same interface:
+//   - flow mode (FlowNetwork): every transfer is a fluid activity on the links of its
+//     routed path; rates come from the engine's weighted max-min sharing, so collectives
+//     contend with each other and with any other traffic;
+//   - analytical mode (AnalyticalNetwork): a collective takes the time its schedule needs
+//     when each phase is bound by its most loaded link (bytes on link / bandwidth) plus
+//     the longest path latency, pipelined over chunks; no per-flow events, no contention
+//     between different collectives. Both agree where nothing else contends.
+// A transfer takes bytes / rate on the fluid model, then the path latency.
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "sim/engine/simulator.hpp"
+#include "sim/network/collective.hpp"
+#include "sim/network/schedule.hpp"
+#include "sim/topology/cluster.hpp"
+#include "sim/topology/router.hpp"
+
+namespace strait::sim::network {
+
+enum class NetworkMode { kFlow, kAnalytical };
+const char* to_string(NetworkMode mode);
+
+/// Bytes carried per link class, summed over links (a transfer crossing two scale-out
+/// links counts twice), and how many transfers were started.
+struct TrafficStats {
+  std::array<double, topology::kLinkClassCount> link_bytes{};
+  std::uint64_t transfers = 0;
+  double bytes(topology::LinkClass c) const { return link_bytes[static_cast<std::size_t>(c)]; }
+};
+
+/// One finished transfer, for traces (set NetworkOptions::on_transfer to receive them).
+struct TransferRecord {
+  int src_gpu = 0;
+  int dst_gpu = 0;
+  Bytes bytes = 0;
+  Time start;
+  Time end;
+  topology::LinkClass widest_class = topology::LinkClass::kNvlink;  // the slowest class crossed
+};
+
+struct NetworkOptions {
+  NetworkMode mode = NetworkMode::kFlow;
+  ScheduleOptions schedule;
+  topology::EcmpPolicy ecmp = topology::EcmpPolicy::kDestinationModK;
+  std::function<void(const TransferRecord&)> on_transfer;  // flow mode only; empty = off
+};
+
+class Network {
+ public:
+  virtual ~Network() = default;
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  /// Starts `spec` now; `on_done` runs when every rank has finished.
+  void start_collective(const CollectiveSpec& spec, std::function<void()> on_done);
+  /// Starts an already built schedule now (its flows get `priority` and `weight`).
+  virtual void start_schedule(Schedule schedule, int priority, double weight,
+                              std::function<void()> on_done) = 0;
+  /// Starts one transfer of `bytes` from GPU `src` to GPU `dst` now.
+  virtual void start_transfer(int src, int dst, Bytes bytes, int priority,
+                              std::function<void()> on_done) = 0;
+
+  const TrafficStats& traffic() const { return traffic_; }
+  const topology::Cluster& cluster() const { return cluster_; }
+  topology::Router& router() { return router_; }
+
+ protected:
+  Network(engine::Simulator& sim, const topology::Cluster& cluster, NetworkOptions options);
+  /// Adds `bytes` on every link of `path` to the traffic counters.
+  void account(const std::vector<topology::LinkIndex>& path, double bytes);
+
+  engine::Simulator& sim_;
+  const topology::Cluster& cluster_;
+  topology::Router router_;
+  NetworkOptions options_;
+  TrafficStats traffic_;
+};
+
+std::unique_ptr<Network> make_network(engine::Simulator& sim, const topology::Cluster& cluster,
+                                      NetworkOptions options);
+
+/// The outcome of one collective simulated alone on an idle cluster.
+struct CollectiveResult {
+  Time time;
+  std::uint64_t events = 0;
+  TrafficStats traffic;
+  Algorithm algorithm = Algorithm::kRing;
+  int channels = 1;
+  int chunks = 1;
+};
+
+/// Simulates `spec` alone, from time 0 to its completion (the engine of `strait collective`).
+CollectiveResult simulate_collective(const topology::Cluster& cluster, const CollectiveSpec& spec,
+                                     const NetworkOptions& options);
+
+}  // namespace strait::sim::network

@@ -1,0 +1,77 @@
+#include "sim/network/schedule.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+#include "sim/network/detail/rank_layout.hpp"
+#include "sim/network/detail/schedule_builders.hpp"
+
+namespace strait::sim::network {
+
+int Schedule::expanded_phase_count() const {
+  int n = 0;
+  for (const auto& p : phases) n += p.repeat;
+  return n;
+}
+
+double Schedule::total_bytes() const {
+  double sum = 0;
+  for (const auto& p : phases) {
+    for (const auto& t : p.transfers) sum += static_cast<double>(t.bytes) * p.repeat;
+  }
+  return sum;
+}
+
+Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& cluster) {
+  const auto layout = detail::make_rank_layout(spec, cluster);
+  const bool one_host = layout.hosts.size() == 1;
+  switch (spec.op) {
+    case CollectiveOp::kAllReduce:
+      if (one_host) return Algorithm::kRing;
+      if (layout.datacenters.size() > 1 && layout.uniform_hosts && layout.uniform_datacenters) {
+        return Algorithm::kHierarchical;
+      }
+      if (spec.bytes <= 256 * kKiB && layout.n > 8) return Algorithm::kTree;
+      return Algorithm::kRing;
+    case CollectiveOp::kAllToAll:
+    case CollectiveOp::kAllToAllV:
+      return one_host ? Algorithm::kDirect : Algorithm::kPairwise;
+    case CollectiveOp::kSendRecv:
+      return Algorithm::kDirect;
+    default:
+      return Algorithm::kRing;
+  }
+}
+
+Schedule build_schedule(const CollectiveSpec& spec, const topology::Cluster& cluster,
+                        const ScheduleOptions& options) {
+  const auto layout = detail::make_rank_layout(spec, cluster);
+  if (spec.bytes < 0) throw Error("collective: size must not be negative");
+  if (spec.op == CollectiveOp::kAllToAllV &&
+      spec.send_matrix.size() != static_cast<std::size_t>(layout.n) * static_cast<std::size_t>(layout.n)) {
+    throw Error(fmt::format("collective: all_to_allv needs an {}x{} send matrix, got {} entries",
+                            layout.n, layout.n, spec.send_matrix.size()));
+  }
+  if ((spec.op == CollectiveOp::kBroadcast || spec.op == CollectiveOp::kReduce ||
+       spec.op == CollectiveOp::kSendRecv) &&
+      (spec.root < 0 || spec.root >= layout.n)) {
+    throw Error(fmt::format("collective: root rank {} is outside 0..{}", spec.root, layout.n - 1));
+  }
+  if (spec.op == CollectiveOp::kSendRecv && (spec.peer < 0 || spec.peer >= layout.n)) {
+    throw Error(fmt::format("collective: peer rank {} is outside 0..{}", spec.peer, layout.n - 1));
+  }
+
+  Schedule s;
+  s.op = spec.op;
+  s.gpus = spec.gpus;
+  s.algorithm = spec.algorithm == Algorithm::kAuto ? choose_algorithm(spec, cluster) : spec.algorithm;
+  detail::BuildContext ctx{spec, layout, options, s};
+  if (layout.n > 1) detail::build_phases(ctx);
+  // Drop empty phases (e.g. zero-byte all-to-all-v rows) so both modes skip them alike.
+  std::erase_if(s.phases, [](const Phase& p) { return p.transfers.empty() || p.repeat <= 0; });
+  return s;
+}
+
+}  // namespace strait::sim::network

@@ -1,0 +1,67 @@
+#pragma once
+// Schedule: a collective compiled into phases of point-to-point transfers, the form both
+// network modes execute.
+//
+// Semantics (what flow mode simulates and analytical mode estimates):
+//   - the phases run in order; a Phase with `repeat` k stands for k identical phases;
+//   - every transfer is split into `chunks` equal lanes (pipelining of large messages);
+//   - a rank starts its sends of (phase p, lane c) once it has completed every transfer
+//     it sends or receives in (p-1, c) and in (p, c-1): a per-rank barrier between
+//     phases, the data dependency of ring, tree and chain algorithms, and in-order chunks.
+// Transfers name ranks of the collective (indices into `gpus`); self-transfers and empty
+// transfers are never stored.
+
+#include <string>
+#include <vector>
+
+#include "sim/core/units.hpp"
+#include "sim/network/collective.hpp"
+#include "sim/topology/cluster.hpp"
+
+namespace strait::sim::network {
+
+struct Transfer {
+  int src = 0;  // rank index
+  int dst = 0;  // rank index
+  Bytes bytes = 0;
+};
+
+struct Phase {
+  std::vector<Transfer> transfers;
+  int repeat = 1;
+  std::string name;  // e.g. "reduce_scatter/host", for traces
+};
+
+struct Schedule {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  Algorithm algorithm = Algorithm::kRing;  // never kAuto once built
+  std::vector<int> gpus;
+  std::vector<Phase> phases;
+  int chunks = 1;
+  int channels = 1;
+
+  int expanded_phase_count() const;
+  /// Bytes moved by all transfers of all phases (each chunk counted once).
+  double total_bytes() const;
+};
+
+struct ScheduleOptions {
+  Bytes chunk_bytes = 512 * kKiB;  // pipelining unit of tree and chain algorithms
+  int max_chunks = 64;             // at most this many lanes
+  int channels = 0;                // rings in parallel; 0 = one per NIC rail the ring crosses
+};
+
+/// The algorithm kAuto resolves to for `spec` on `cluster`, following NCCL's habits:
+/// all-reduce: ring inside one host, hierarchical across datacenters, tree for small
+/// messages (<= 256 KiB) on more than 8 ranks across hosts, ring otherwise;
+/// all-gather, reduce-scatter, broadcast, reduce: ring; all-to-all(v): direct inside
+/// one host, pairwise across hosts; send/recv: direct.
+Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& cluster);
+
+/// Compiles `spec` into a schedule. Throws strait::Error if the algorithm does not apply
+/// to the op, a GPU index is out of range or repeated, or the ranks are unsuitable
+/// (e.g. hierarchical on hosts with unequal rank counts).
+Schedule build_schedule(const CollectiveSpec& spec, const topology::Cluster& cluster,
+                        const ScheduleOptions& options = {});
+
+}  // namespace strait::sim::network
