@@ -39,6 +39,43 @@ void FlowNetwork::start_transfer(int src, int dst, Bytes bytes, int priority,
 
 void FlowNetwork::start_transfer(int src, int dst, Bytes bytes, int priority, double weight,
                                  std::function<void()> on_done) {
+  uses_.clear();
+  auto slowest = topology::LinkClass::kNvlink;
+  const Time latency = route(src, dst, 1.0, uses_, &slowest);
+  account(path_, static_cast<double>(bytes));
+  ++traffic_.transfers;
+  start_flow(uses_, static_cast<double>(bytes), latency, priority, weight, std::move(on_done));
+  if (tracing()) in_flight_[last_slot_].record = TransferRecord{src, dst, bytes, sim_.now(), Time::zero(), slowest};
+}
+
+Time FlowNetwork::route(int src, int dst, double coefficient, std::vector<engine::ResourceUse>& out,
+                        topology::LinkClass* slowest) {
+  router_.gpu_path(src, dst, path_);
+  Time latency = Time::zero();
+  for (auto l : path_) {
+    const auto& link = cluster_.link(l);
+    out.push_back({link_resources_[l], coefficient});
+    latency += link.latency;
+    if (slowest) *slowest = std::max(*slowest, link.link_class);
+  }
+  return latency;
+}
+
+void FlowNetwork::add_traffic(const std::array<double, topology::kLinkClassCount>& bytes, double scale,
+                              std::uint64_t transfers) {
+  for (std::size_t c = 0; c < bytes.size(); ++c) traffic_.link_bytes[c] += bytes[c] * scale;
+  traffic_.transfers += transfers;
+}
+
+topology::LinkClass FlowNetwork::slowest_class(int src, int dst) {
+  router_.gpu_path(src, dst, path_);
+  auto slowest = topology::LinkClass::kNvlink;
+  for (auto l : path_) slowest = std::max(slowest, cluster_.link(l).link_class);
+  return slowest;
+}
+
+void FlowNetwork::start_flow(std::span<const engine::ResourceUse> uses, double work, Time latency,
+                             int priority, double weight, std::function<void()> on_done) {
   std::uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -47,31 +84,18 @@ void FlowNetwork::start_transfer(int src, int dst, Bytes bytes, int priority, do
     slot = static_cast<std::uint32_t>(in_flight_.size());
     in_flight_.emplace_back();
   }
-  router_.gpu_path(src, dst, path_);
-  uses_.clear();
-  Time latency = Time::zero();
-  auto slowest = topology::LinkClass::kNvlink;
-  for (auto l : path_) {
-    const auto& link = cluster_.link(l);
-    uses_.push_back({link_resources_[l], 1.0});
-    latency += link.latency;
-    slowest = std::max(slowest, link.link_class);
-  }
-  account(path_, static_cast<double>(bytes));
+  last_slot_ = slot;
   auto& f = in_flight_[slot];
   f.on_done = std::move(on_done);
   f.start = sim_.now();
   f.latency = latency;
-  f.src = src;
-  f.dst = dst;
-  f.bytes = bytes;
-  f.slowest = slowest;
+  f.record.src_gpu = -1;
   engine::ActivitySpec spec;
-  spec.work = static_cast<double>(bytes);
+  spec.work = work;
   spec.priority = priority;
   spec.weight = weight;
   spec.on_done = [this, slot] { arrived(slot); };
-  sim_.fluid().start(std::move(spec), uses_);
+  sim_.fluid().start(std::move(spec), uses);
 }
 
 void FlowNetwork::arrived(std::uint32_t slot) {
@@ -87,8 +111,10 @@ void FlowNetwork::finish(std::uint32_t slot) {
   auto& f = in_flight_[slot];
   auto callback = std::move(f.on_done);
   f.on_done = nullptr;
-  if (options_.on_transfer) {
-    options_.on_transfer(TransferRecord{f.src, f.dst, f.bytes, f.start, sim_.now(), f.slowest});
+  if (f.record.src_gpu >= 0 && tracing()) {
+    f.record.start = f.start;
+    f.record.end = sim_.now();
+    options_.on_transfer(f.record);
   }
   free_slots_.push_back(slot);
   if (callback) callback();

@@ -9,6 +9,7 @@
 // message granularity is not modeled).
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "sim/network/network.hpp"
@@ -32,6 +33,23 @@ class FlowNetwork final : public Network {
   void start_transfer(int src, int dst, Bytes bytes, int priority, double weight,
                       std::function<void()> on_done);
 
+  /// Starts one fluid flow of `work` bytes over `uses` (link resources with the share of
+  /// the flow each carries); `on_done` runs `latency` after its last byte.
+  void start_flow(std::span<const engine::ResourceUse> uses, double work, Time latency,
+                  int priority, double weight, std::function<void()> on_done);
+  /// Routes GPU `src` to `dst` into `out` as resource uses; returns the path latency and
+  /// adds `bytes` to the traffic counters (when `account_bytes`).
+  Time route(int src, int dst, double coefficient, std::vector<engine::ResourceUse>& out,
+             topology::LinkClass* slowest);
+  /// Adds precomputed link-bytes per class (times `scale`) and `transfers` to the counters.
+  void add_traffic(const std::array<double, topology::kLinkClassCount>& bytes, double scale,
+                   std::uint64_t transfers);
+  /// The slowest link class on the path from `src` to `dst` (for trace tracks).
+  topology::LinkClass slowest_class(int src, int dst);
+  Time now() const { return sim_.now(); }
+  bool tracing() const { return static_cast<bool>(options_.on_transfer); }
+  void record(const TransferRecord& r) const { options_.on_transfer(r); }
+
   /// The fluid resource of a link (for tests and link-utilization reports).
   engine::ResourceId link_resource(topology::LinkIndex link) const { return link_resources_[link]; }
 
@@ -41,9 +59,7 @@ class FlowNetwork final : public Network {
     std::function<void()> on_done;
     Time start;
     Time latency;
-    int src = 0, dst = 0;
-    Bytes bytes = 0;
-    topology::LinkClass slowest = topology::LinkClass::kNvlink;
+    TransferRecord record;  // src < 0: nothing to record
   };
   void arrived(std::uint32_t slot);
   void finish(std::uint32_t slot);
@@ -52,6 +68,7 @@ class FlowNetwork final : public Network {
   std::vector<engine::ResourceId> link_resources_;
   std::vector<InFlight> in_flight_;
   std::vector<std::uint32_t> free_slots_;
+  std::uint32_t last_slot_ = 0;
   std::vector<topology::LinkIndex> path_;              // scratch
   std::vector<engine::ResourceUse> uses_;              // scratch
   std::vector<std::unique_ptr<detail::FlowCollective>> collectives_;

@@ -9,11 +9,17 @@
 //   - graph: explicit nodes and links (bandwidth, latency), optional explicit routes, for
 //     topologies the hierarchy cannot express.
 // GPUs are numbered 0..gpu_count()-1 in file order (datacenter, host, local index); a
-// job's rank r runs on GPU r unless a plan says otherwise.
+// job's rank r runs on GPU r unless a plan says otherwise. Every GPU reaches every other
+// one (checked at load); GPUs are endpoints, never transit, for the router.
+// Node names in hierarchy form: "dc/host3/gpu5", "dc/host3/nvswitch", "dc/host3/nic5",
+// "dc/rail5/leaf2" (rail-optimized) or "dc/leaf2", "dc/spine7", "dc/gw".
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/core/config_node.hpp"
@@ -49,16 +55,19 @@ struct Link {
 
 struct Gpu {
   NodeIndex node = 0;
-  int host = 0;          // global host index
+  int host = 0;  // global host index
   int datacenter = 0;
-  int local_index = 0;   // index inside its host
-  int rail = 0;          // NIC rail it uses (local_index % nics in rail-optimized hosts)
-  std::string type;      // e.g. "H100-SXM"; the cost layer maps it to device specs
+  int local_index = 0;  // index inside its host
+  int rail = 0;         // NIC rail it uses (local_index % nics in rail-optimized hosts)
+  std::string type;     // e.g. "H100-SXM"; the cost layer maps it to device specs
 };
 
 struct Host {
+  std::string name;  // e.g. "dc0/host3"
   int datacenter = 0;
-  std::vector<int> gpus;  // global GPU indices
+  int nics = 0;                 // scale-out NICs (0 in graph-form clusters)
+  bool rail_optimized = false;  // NIC r of each host goes to rail r's leaf
+  std::vector<int> gpus;        // global GPU indices
 };
 
 struct Datacenter {
@@ -82,11 +91,15 @@ class Cluster {
   const std::vector<Node>& nodes() const { return nodes_; }
   const std::vector<Link>& links() const { return links_; }
   const Link& link(LinkIndex i) const { return links_[i]; }
-  /// Outgoing links of a node.
+  /// The node named `name` (linear search; for tests and tools), or nullopt.
+  std::optional<NodeIndex> find_node(std::string_view name) const;
+  /// Outgoing links of a node, in increasing link index.
   std::span<const LinkIndex> out_links(NodeIndex n) const;
   /// Explicit routes from a graph-form file, keyed by (src node, dst node); empty otherwise.
   const std::vector<std::pair<std::pair<NodeIndex, NodeIndex>, std::vector<LinkIndex>>>&
-  explicit_routes() const { return explicit_routes_; }
+  explicit_routes() const {
+    return explicit_routes_;
+  }
 
   // Construction (used by the loaders and by tests that build clusters in code).
   NodeIndex add_node(Node node);
@@ -98,6 +111,8 @@ class Cluster {
   void set_name(std::string name) { name_ = std::move(name); }
   int add_datacenter(std::string name);
   int add_host(int datacenter);
+  /// Adds a host with its name and NIC layout; `host.gpus` must be empty (add_gpu fills it).
+  int add_host(Host host);
   void add_explicit_route(NodeIndex src, NodeIndex dst, std::vector<LinkIndex> links);
   /// Builds adjacency; call after the last add_*.
   void finalize();

@@ -4,14 +4,21 @@
 //
 // Next-hop tables are built lazily per destination with a breadth-first search over the
 // reversed graph (Boost.Graph), so routing n GPUs costs O(n * (V + E)) at most and only
-// for destinations actually used. Among equal-cost next hops the choice is made by
-// policy:
-//   - kDestinationModK (default): next_hops[dst_gpu_or_node % k] at each hop, the
-//     "d-mod-k" routing of fat trees, which is free of collisions for shift permutations
-//     (ring steps, pairwise all-to-all rounds) on a non-blocking fat tree;
-//   - kHash: next_hops[hash(src, dst) % k], like a static 5-tuple hash.
-// Explicit routes from a graph-form cluster file override the search for their pairs.
+// for destinations actually used (a uint16 hop count per node and destination). GPUs are
+// endpoints, never transit: no path crosses a third GPU. Among equal-cost next hops,
+// kept in increasing link index, the choice is made by policy:
+//   - kDestinationModK (default): next_hops[key(dst) % k] at each hop, the "d-mod-k"
+//     routing of fat trees, which is free of collisions for shift permutations (ring
+//     steps, pairwise all-to-all rounds) on a non-blocking fat tree. key(dst) is the
+//     destination GPU's end-port number: GPUs ordered by (datacenter, rail, host, local
+//     index) in rail-optimized hosts, so each rail plane is numbered like its own fat
+//     tree, and by GPU index otherwise; for a non-GPU destination it is the node index.
+//   - kHash: next_hops[hash(src, dst) % k], like a static 5-tuple hash (splitmix64 of the
+//     node pair; the same on every platform).
+// Explicit routes from a graph-form cluster file override the search for their exact
+// (src, dst) node pairs.
 // Routing between nodes with no path throws strait::Error naming both nodes.
+// Not thread-safe (tables fill lazily): use one Router per thread.
 
 #include <cstdint>
 #include <memory>
@@ -35,9 +42,9 @@ class Router {
   void gpu_path(int src, int dst, std::vector<LinkIndex>& out);
   /// Links from node `src` to node `dst`.
   void node_path(NodeIndex src, NodeIndex dst, std::vector<LinkIndex>& out);
-  /// Sum of link latencies along the GPU path.
+  /// Sum of link latencies along the GPU path (zero if src == dst).
   Time gpu_path_latency(int src, int dst);
-  /// Smallest link bandwidth along the GPU path.
+  /// Smallest link bandwidth along the GPU path, bytes/s (infinity if src == dst).
   BytesPerSec gpu_path_bandwidth(int src, int dst);
 
   const Cluster& cluster() const { return cluster_; }

@@ -1,19 +1,20 @@
 #include "sim/network/detail/flow_collective.hpp"
 
+#include <algorithm>
+
 #include "sim/core/error.hpp"
 #include "sim/network/flow_network.hpp"
 
 namespace strait::sim::network::detail {
 namespace {
 
-// A finished transfer is identified by (expanded phase, lane, transfer index in its
-// pattern), packed so the completion callback stays small enough for std::function's
-// inline storage.
+// A finished bundle is identified by (expanded phase, lane, bundle index in its plan),
+// packed so the completion callback fits std::function's inline storage.
 constexpr int kLaneBits = 8;
-constexpr int kTransferBits = 32;
-std::uint64_t pack(int phase, int lane, int transfer) {
-  return (static_cast<std::uint64_t>(phase) << (kLaneBits + kTransferBits)) |
-         (static_cast<std::uint64_t>(lane) << kTransferBits) | static_cast<std::uint32_t>(transfer);
+constexpr int kBundleBits = 32;
+std::uint64_t pack(int phase, int lane, int bundle) {
+  return (static_cast<std::uint64_t>(phase) << (kLaneBits + kBundleBits)) |
+         (static_cast<std::uint64_t>(lane) << kBundleBits) | static_cast<std::uint32_t>(bundle);
 }
 
 }  // namespace
@@ -29,32 +30,100 @@ FlowCollective::FlowCollective(FlowNetwork& network, Schedule schedule, int prio
       lanes_(schedule_.chunks),
       phases_(schedule_.expanded_phase_count()) {
   if (lanes_ < 1 || lanes_ >= (1 << kLaneBits)) throw Error("collective: chunk lanes must be in 1..255");
-  if (phases_ >= (1 << (64 - kLaneBits - kTransferBits - 1))) throw Error("collective: too many phases");
+  if (phases_ >= (1 << (64 - kLaneBits - kBundleBits - 1))) throw Error("collective: too many phases");
   pattern_.reserve(static_cast<std::size_t>(phases_));
-  const auto n = static_cast<std::size_t>(ranks_);
   for (std::size_t i = 0; i < schedule_.phases.size(); ++i) {
-    const auto& phase = schedule_.phases[i];
-    for (int k = 0; k < phase.repeat; ++k) pattern_.push_back(static_cast<std::int32_t>(i));
-    std::vector<std::int32_t> offsets(n + 1, 0), involvement(n, 0);
-    for (const auto& t : phase.transfers) {
-      ++offsets[static_cast<std::size_t>(t.src) + 1];
-      ++involvement[static_cast<std::size_t>(t.src)];
-      ++involvement[static_cast<std::size_t>(t.dst)];
-    }
-    for (std::size_t r = 0; r < n; ++r) offsets[r + 1] += offsets[r];
-    std::vector<std::int32_t> list(phase.transfers.size()), fill(offsets.begin(), offsets.end() - 1);
-    for (std::size_t t = 0; t < phase.transfers.size(); ++t) {
-      list[static_cast<std::size_t>(fill[static_cast<std::size_t>(phase.transfers[t].src)]++)] =
-          static_cast<std::int32_t>(t);
-    }
-    send_offsets_.push_back(std::move(offsets));
-    send_list_.push_back(std::move(list));
-    involvement_.push_back(std::move(involvement));
+    for (int k = 0; k < schedule_.phases[i].repeat; ++k) pattern_.push_back(static_cast<std::int32_t>(i));
   }
+  coefficient_.assign(network_.cluster().links().size(), 0.0);
+  plans_.resize(schedule_.phases.size());
+  for (std::size_t i = 0; i < schedule_.phases.size(); ++i) make_plan(i);
+  const auto n = static_cast<std::size_t>(ranks_);
   position_.assign(n * static_cast<std::size_t>(lanes_), 0);
   launched_.assign(n * static_cast<std::size_t>(lanes_), 0);
+  launch_time_.assign(n * static_cast<std::size_t>(lanes_), Time::zero());
   done_.assign(static_cast<std::size_t>(phases_) * n * static_cast<std::size_t>(lanes_), 0);
   lanes_left_ = static_cast<std::int64_t>(n) * lanes_;
+}
+
+void FlowCollective::make_plan(std::size_t pattern) {
+  const auto& transfers = schedule_.phases[pattern].transfers;
+  auto& plan = plans_[pattern];
+  const auto n = static_cast<std::size_t>(ranks_);
+  plan.src_bundles.assign(n + 1, 0);
+  plan.involvement.assign(n, 0);
+  const bool bundle_per_rank = lanes_ == 1;
+  // Group transfers by sender (counting sort keeps their order within a sender).
+  std::vector<std::int32_t> offsets(n + 1, 0);
+  for (const auto& t : transfers) ++offsets[static_cast<std::size_t>(t.src) + 1];
+  for (std::size_t r = 0; r < n; ++r) offsets[r + 1] += offsets[r];
+  plan.transfer_list.resize(transfers.size());
+  std::vector<std::int32_t> fill(offsets.begin(), offsets.end() - 1);
+  for (std::size_t t = 0; t < transfers.size(); ++t) {
+    plan.transfer_list[static_cast<std::size_t>(fill[static_cast<std::size_t>(transfers[t].src)]++)] =
+        static_cast<std::int32_t>(t);
+  }
+  std::vector<std::int32_t> seen(n, -1);
+  for (std::size_t r = 0; r < n; ++r) {
+    plan.src_bundles[r] = static_cast<std::int32_t>(plan.bundles.size());
+    for (auto first = offsets[r]; first < offsets[r + 1];) {
+      const auto last = bundle_per_rank ? offsets[r + 1] : first + 1;
+      Bundle b;
+      b.src = static_cast<int>(r);
+      b.transfers_begin = static_cast<std::uint32_t>(first);
+      b.transfers_count = static_cast<std::uint32_t>(last - first);
+      b.dsts_begin = static_cast<std::uint32_t>(plan.dsts.size());
+      const auto index = static_cast<std::int32_t>(plan.bundles.size());
+      for (auto i = first; i < last; ++i) {
+        const auto& t = transfers[static_cast<std::size_t>(plan.transfer_list[static_cast<std::size_t>(i)])];
+        b.bytes += static_cast<double>(t.bytes);
+        if (seen[static_cast<std::size_t>(t.dst)] != index) {
+          seen[static_cast<std::size_t>(t.dst)] = index;
+          plan.dsts.push_back(t.dst);
+          ++plan.involvement[static_cast<std::size_t>(t.dst)];
+        }
+      }
+      b.dsts_count = static_cast<std::uint32_t>(plan.dsts.size()) - b.dsts_begin;
+      ++plan.involvement[r];
+      plan.bundles.push_back(b);
+      first = last;
+    }
+  }
+  plan.src_bundles[n] = static_cast<std::int32_t>(plan.bundles.size());
+  // Phases that run more than once (ring steps, chunk lanes) keep their routes.
+  plan.cached = schedule_.phases[pattern].repeat > 1 || lanes_ > 1;
+  if (plan.cached) {
+    plan.routes.resize(plan.bundles.size());
+    for (std::size_t i = 0; i < plan.bundles.size(); ++i) route_bundle(plan, plan.bundles[i], pattern, plan.routes[i]);
+  }
+}
+
+void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::size_t pattern, Routes& out) {
+  const auto& transfers = schedule_.phases[pattern].transfers;
+  out.uses.clear();
+  out.traffic.fill(0.0);
+  out.latency = Time::zero();
+  const auto& cluster = network_.cluster();
+  for (std::uint32_t i = 0; i < bundle.transfers_count; ++i) {
+    const auto& t = transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])];
+    scratch_uses_.clear();
+    const Time latency = network_.route(schedule_.gpus[static_cast<std::size_t>(t.src)],
+                                        schedule_.gpus[static_cast<std::size_t>(t.dst)],
+                                        static_cast<double>(t.bytes) / bundle.bytes, scratch_uses_, nullptr);
+    out.latency = std::max(out.latency, latency);
+    for (const auto& u : scratch_uses_) {
+      // Resource ids of links are their link indices (FlowNetwork adds them in order).
+      const auto link = u.resource.index;
+      if (coefficient_[link] == 0.0) touched_.push_back(link);
+      coefficient_[link] += u.coefficient;
+      out.traffic[static_cast<std::size_t>(cluster.link(link).link_class)] += static_cast<double>(t.bytes);
+    }
+  }
+  for (auto link : touched_) {
+    out.uses.push_back({network_.link_resource(link), coefficient_[link]});
+    coefficient_[link] = 0.0;
+  }
+  touched_.clear();
 }
 
 void FlowCollective::start() {
@@ -82,8 +151,8 @@ void FlowCollective::advance(int rank, int lane) {
     while (pos < phases_) {
       if (lane > 0 && position_[lane_index(rank, lane - 1)] <= pos) break;
       if (launched_[lane_index(rank, lane)] <= pos) launch(rank, lane, pos);
-      const auto& involvement = involvement_[static_cast<std::size_t>(pattern_[static_cast<std::size_t>(pos)])];
-      if (done_[done_index(pos, rank, lane)] < involvement[static_cast<std::size_t>(rank)]) break;
+      const auto& plan = plans_[static_cast<std::size_t>(pattern_[static_cast<std::size_t>(pos)])];
+      if (done_[done_index(pos, rank, lane)] < plan.involvement[static_cast<std::size_t>(rank)]) break;
       ++pos;
       moved = true;
       if (pos == phases_ && --lanes_left_ == 0) {
@@ -98,29 +167,49 @@ void FlowCollective::advance(int rank, int lane) {
 void FlowCollective::launch(int rank, int lane, int phase) {
   launched_[lane_index(rank, lane)] = phase + 1;
   const auto p = static_cast<std::size_t>(pattern_[static_cast<std::size_t>(phase)]);
-  const auto& offsets = send_offsets_[p];
-  const auto& transfers = schedule_.phases[p].transfers;
-  for (auto i = offsets[static_cast<std::size_t>(rank)]; i < offsets[static_cast<std::size_t>(rank) + 1]; ++i) {
-    const int t = send_list_[p][static_cast<std::size_t>(i)];
-    const auto& transfer = transfers[static_cast<std::size_t>(t)];
-    const Bytes lane_bytes = (transfer.bytes + lanes_ - 1) / lanes_;
-    const std::uint64_t tag = pack(phase, lane, t);
-    network_.start_transfer(schedule_.gpus[static_cast<std::size_t>(transfer.src)],
-                            schedule_.gpus[static_cast<std::size_t>(transfer.dst)], lane_bytes,
-                            priority_, weight_, [this, tag] { transfer_done(tag); });
+  auto& plan = plans_[p];
+  launch_time_[lane_index(rank, lane)] = network_.now();
+  const auto first = plan.src_bundles[static_cast<std::size_t>(rank)];
+  const auto last = plan.src_bundles[static_cast<std::size_t>(rank) + 1];
+  for (auto b = first; b < last; ++b) {
+    const auto& bundle = plan.bundles[static_cast<std::size_t>(b)];
+    const Routes* routes = &scratch_routes_;
+    if (plan.cached) {
+      routes = &plan.routes[static_cast<std::size_t>(b)];
+    } else {
+      route_bundle(plan, bundle, p, scratch_routes_);
+    }
+    network_.add_traffic(routes->traffic, 1.0 / lanes_, bundle.transfers_count);
+    const std::uint64_t tag = pack(phase, lane, b);
+    network_.start_flow(routes->uses, bundle.bytes / lanes_, routes->latency, priority_, weight_,
+                        [this, tag] { bundle_done(tag); });
   }
 }
 
-void FlowCollective::transfer_done(std::uint64_t tag) {
-  const int phase = static_cast<int>(tag >> (kLaneBits + kTransferBits));
-  const int lane = static_cast<int>((tag >> kTransferBits) & ((1u << kLaneBits) - 1));
-  const int t = static_cast<int>(tag & 0xFFFFFFFFu);
-  const auto& transfer =
-      schedule_.phases[static_cast<std::size_t>(pattern_[static_cast<std::size_t>(phase)])].transfers[static_cast<std::size_t>(t)];
-  ++done_[done_index(phase, transfer.src, lane)];
-  ++done_[done_index(phase, transfer.dst, lane)];
-  advance(transfer.src, lane);
-  if (lanes_left_ > 0) advance(transfer.dst, lane);
+void FlowCollective::bundle_done(std::uint64_t tag) {
+  const int phase = static_cast<int>(tag >> (kLaneBits + kBundleBits));
+  const int lane = static_cast<int>((tag >> kBundleBits) & ((1u << kLaneBits) - 1));
+  const auto b = static_cast<std::size_t>(tag & 0xFFFFFFFFu);
+  const auto p = static_cast<std::size_t>(pattern_[static_cast<std::size_t>(phase)]);
+  const auto& plan = plans_[p];
+  const auto& bundle = plan.bundles[b];
+  if (network_.tracing()) {
+    const auto& transfers = schedule_.phases[p].transfers;
+    for (std::uint32_t i = 0; i < bundle.transfers_count; ++i) {
+      const auto& t = transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])];
+      const int src = schedule_.gpus[static_cast<std::size_t>(t.src)];
+      const int dst = schedule_.gpus[static_cast<std::size_t>(t.dst)];
+      network_.record(TransferRecord{src, dst, (t.bytes + lanes_ - 1) / lanes_,
+                                     launch_time_[lane_index(bundle.src, lane)], network_.now(),
+                                     network_.slowest_class(src, dst)});
+    }
+  }
+  ++done_[done_index(phase, bundle.src, lane)];
+  for (std::uint32_t i = 0; i < bundle.dsts_count; ++i) ++done_[done_index(phase, plan.dsts[bundle.dsts_begin + i], lane)];
+  advance(bundle.src, lane);
+  for (std::uint32_t i = 0; i < bundle.dsts_count && lanes_left_ > 0; ++i) {
+    advance(plan.dsts[bundle.dsts_begin + i], lane);
+  }
 }
 
 }  // namespace strait::sim::network::detail

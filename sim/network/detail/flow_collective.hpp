@@ -1,14 +1,26 @@
 #pragma once
 // FlowCollective: one collective's Schedule running on a FlowNetwork.
 //
+// Unpipelined schedules (one lane) send all transfers a rank sends in one phase as one
+// fluid flow, a "bundle", spread over their paths in proportion to their bytes: NCCL's
+// channels and an all-to-all's peers progress together, and a rank's phase ends with its
+// slowest send anyway. This keeps a 1,024-GPU ring at one flow per rank and step instead
+// of one per channel. The bundle's latency is the longest of its paths. Pipelined
+// schedules (tree, chain) keep one flow per transfer: their lanes contend with each
+// other on shared links, where proportional progress would be wrong.
+//
 // State per (rank, lane): the next phase to complete and the next to launch; per
-// (phase, rank, lane): transfers of that rank finished. A rank's lane moves to phase p+1
-// when it has finished all its transfers of p and its previous lane has passed p.
+// (phase, rank, lane): bundles finished that the rank sends or receives. A rank's lane
+// moves to phase p+1 when all of them are done and its previous lane has passed p.
+// Routes of phases that repeat or are chunked are computed once and reused.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
+#include "sim/engine/fluid_model.hpp"
+#include "sim/network/network.hpp"
 #include "sim/network/schedule.hpp"
 
 namespace strait::sim::network {
@@ -28,7 +40,30 @@ class FlowCollective {
   void notify_done();
 
  private:
-  void transfer_done(std::uint64_t tag);
+  struct Bundle {
+    int src = 0;
+    double bytes = 0;                    // all lanes
+    std::uint32_t dsts_begin = 0, dsts_count = 0;
+    std::uint32_t transfers_begin = 0, transfers_count = 0;  // into Plan::transfer_list
+  };
+  struct Routes {
+    std::vector<engine::ResourceUse> uses;
+    std::array<double, topology::kLinkClassCount> traffic{};  // link-bytes, all lanes
+    Time latency;
+  };
+  struct Plan {  // one per schedule phase (pattern)
+    std::vector<Bundle> bundles;
+    std::vector<std::int32_t> src_bundles;    // per rank + 1: CSR offsets into bundles
+    std::vector<std::int32_t> dsts;           // distinct receivers per bundle
+    std::vector<std::int32_t> transfer_list;  // transfer indices per bundle
+    std::vector<std::int32_t> involvement;    // per rank: bundles sent + received
+    std::vector<Routes> routes;               // per bundle, when cached
+    bool cached = false;
+  };
+
+  void make_plan(std::size_t pattern);
+  void route_bundle(const Plan& plan, const Bundle& bundle, std::size_t pattern, Routes& out);
+  void bundle_done(std::uint64_t tag);
   void advance(int rank, int lane);
   void launch(int rank, int lane, int phase);
   std::size_t lane_index(int rank, int lane) const {
@@ -49,12 +84,16 @@ class FlowCollective {
   int lanes_;
   int phases_;                          // expanded
   std::vector<std::int32_t> pattern_;   // expanded phase -> index in schedule_.phases
-  // Per pattern: CSR of the transfers each rank sends, and how many it takes part in.
-  std::vector<std::vector<std::int32_t>> send_offsets_, send_list_, involvement_;
+  std::vector<Plan> plans_;
   std::vector<std::int32_t> position_;  // per (rank, lane): next phase to complete
   std::vector<std::int32_t> launched_;  // per (rank, lane): phases launched so far
+  std::vector<Time> launch_time_;       // per (rank, lane): start of its current bundle
   std::vector<std::int32_t> done_;      // per (phase, rank, lane)
   std::int64_t lanes_left_;
+  Routes scratch_routes_;
+  std::vector<engine::ResourceUse> scratch_uses_;
+  std::vector<double> coefficient_;     // per link resource, scratch of route_bundle
+  std::vector<std::uint32_t> touched_;
 };
 
 }  // namespace strait::sim::network::detail

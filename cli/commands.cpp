@@ -1,0 +1,13 @@
+#include "cli/command.hpp"
+
+namespace strait::cli {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> kCommands = {
+      {"simulate", "simulate a scenario: report, --json, --trace", run_simulate},
+      {"collective", "simulated nccl-tests: one collective over a size sweep", run_collective},
+  };
+  return kCommands;
+}
+
+}  // namespace strait::cli

@@ -1,0 +1,19 @@
+#pragma once
+// Boost.Program_options glue shared by the subcommands: parsing with UsageError on
+// mistakes, and --help text.
+
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+namespace strait::cli {
+
+namespace po = boost::program_options;
+
+/// Parses `args` for `command`; prints help and returns false when --help was given.
+bool parse_options(const std::string& command, const std::string& usage,
+                   const std::vector<std::string>& args, const po::options_description& options,
+                   const po::positional_options_description& positional, po::variables_map& vm);
+
+}  // namespace strait::cli

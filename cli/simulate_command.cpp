@@ -1,0 +1,128 @@
+// strait simulate SCENARIO: runs a scenario and prints its report; --json and --trace
+// write machine-readable results and a Chrome/Perfetto trace.
+
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+#include "cli/options.hpp"
+#include "sim/core/atomic_file.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/quantity.hpp"
+#include "sim/network/rank_set.hpp"
+#include "sim/run/collective_scenario.hpp"
+#include "traces/chrome_trace_writer.hpp"
+
+namespace strait::cli {
+namespace {
+
+using sim::topology::LinkClass;
+
+constexpr LinkClass kClasses[] = {LinkClass::kNvlink, LinkClass::kPcie, LinkClass::kScaleOut,
+                                  LinkClass::kCrossDc};
+
+void print_report(const sim::run::CollectiveScenario& s, const sim::run::ScenarioResult& r,
+                  sim::network::NetworkMode mode) {
+  std::cout << fmt::format("strait simulate: scenario '{}' on cluster '{}' ({} GPUs, {} datacenters), {} mode\n\n",
+                           s.name, s.cluster.name(), s.cluster.gpu_count(), s.cluster.datacenters().size(),
+                           sim::network::to_string(mode));
+  std::cout << fmt::format("  {:<22} {:<14} {:<12} {:>6} {:>11} {:>12} {:>12} {:>12} {:>9}\n", "collective",
+                           "op", "algorithm", "ranks", "size", "start (us)", "end (us)", "time (us)",
+                           "busbw");
+  for (std::size_t i = 0; i < r.collectives.size(); ++i) {
+    const auto& c = r.collectives[i];
+    const auto& spec = s.collectives[i].spec;
+    const double seconds = (c.end - c.start).to_s();
+    const double busbw = seconds > 0 ? static_cast<double>(c.bytes) / seconds / 1e9 *
+                                           sim::network::busbw_factor(spec.op, c.ranks)
+                                     : 0.0;
+    std::cout << fmt::format("  {:<22} {:<14} {:<12} {:>6} {:>11} {:>12.2f} {:>12.2f} {:>12.2f} {:>6.1f} GB/s\n",
+                             c.name, sim::network::to_string(spec.op), sim::network::to_string(c.algorithm),
+                             c.ranks, format_bytes(static_cast<double>(c.bytes)), c.start.to_us(), c.end.to_us(),
+                             (c.end - c.start).to_us(), busbw);
+  }
+  std::cout << fmt::format("\n  makespan: {}\n", format_duration(r.makespan));
+  std::cout << "  traffic over links:";
+  for (auto c : kClasses) {
+    std::cout << fmt::format("  {} {}", sim::topology::to_string(c), format_bytes(r.traffic.bytes(c)));
+  }
+  std::cout << fmt::format("\n  simulation: {} events in {:.3f} s ({:.2f} M events/s)\n", r.events, r.wall_s,
+                           r.wall_s > 0 ? static_cast<double>(r.events) / r.wall_s / 1e6 : 0.0);
+}
+
+nlohmann::json to_json(const sim::run::CollectiveScenario& s, const sim::run::ScenarioResult& r,
+                       sim::network::NetworkMode mode) {
+  nlohmann::json collectives = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.collectives.size(); ++i) {
+    const auto& c = r.collectives[i];
+    collectives.push_back({{"name", c.name},
+                           {"op", sim::network::to_string(s.collectives[i].spec.op)},
+                           {"algorithm", sim::network::to_string(c.algorithm)},
+                           {"ranks", c.ranks},
+                           {"bytes", c.bytes},
+                           {"start_us", c.start.to_us()},
+                           {"end_us", c.end.to_us()},
+                           {"time_us", (c.end - c.start).to_us()}});
+  }
+  nlohmann::json traffic = nlohmann::json::object();
+  for (auto c : kClasses) traffic[sim::topology::to_string(c)] = r.traffic.bytes(c);
+  return {{"scenario", s.name},
+          {"cluster", s.cluster.name()},
+          {"gpus", s.cluster.gpu_count()},
+          {"mode", sim::network::to_string(mode)},
+          {"makespan_ms", r.makespan.to_ms()},
+          {"collectives", collectives},
+          {"traffic_bytes", traffic},
+          {"events", r.events},
+          {"sim_wall_s", r.wall_s}};
+}
+
+}  // namespace
+
+int run_simulate(const std::vector<std::string>& args) {
+  po::options_description desc("options");
+  desc.add_options()
+      ("scenario", po::value<std::string>()->required(), "scenario file (configs/scenarios/*.json)")
+      ("mode", po::value<std::string>(), "override the scenario's network mode: flow | analytical")
+      ("json", po::value<std::string>(), "write the results as JSON to this file")
+      ("trace", po::value<std::string>(), "write a Chrome/Perfetto trace to this file")
+      ("trace-ranks", po::value<std::string>()->default_value("0-7"),
+       "ranks to trace: all, 0-7,16, dc0, host:3, first:64, local:0");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map vm;
+  if (!parse_options("simulate", "SCENARIO.json [options]", args, desc, positional, vm)) return 0;
+
+  const auto scenario = sim::run::CollectiveScenario::load(vm["scenario"].as<std::string>());
+  sim::run::RunOptions options;
+  if (vm.count("mode")) {
+    const auto m = vm["mode"].as<std::string>();
+    if (m != "flow" && m != "analytical") {
+      throw UsageError(fmt::format("strait simulate: --mode: expected flow or analytical, got '{}'", m));
+    }
+    options.mode = m == "flow" ? sim::network::NetworkMode::kFlow : sim::network::NetworkMode::kAnalytical;
+  }
+  traces::Timeline timeline;
+  if (vm.count("trace")) {
+    options.timeline = &timeline;
+    const auto text = vm["trace-ranks"].as<std::string>();
+    std::string ranks = text;
+    // "0-7" on a cluster with fewer GPUs means all of them.
+    if (text == "0-7" && scenario.cluster.gpu_count() < 8) ranks = "all";
+    options.trace_ranks = sim::network::parse_rank_set(ranks, scenario.cluster);
+  }
+  const auto mode = options.mode.value_or(scenario.mode);
+  const auto result = sim::run::run_collective_scenario(scenario, options);
+  print_report(scenario, result, mode);
+  if (vm.count("json")) write_file_atomically(vm["json"].as<std::string>(), to_json(scenario, result, mode).dump(2) + "\n");
+  if (vm.count("trace")) {
+    traces::write_chrome_trace(timeline, vm["trace"].as<std::string>(), {});
+    std::cout << fmt::format("  trace: {} ({} spans; open it in ui.perfetto.dev)\n", vm["trace"].as<std::string>(),
+                             timeline.spans().size());
+  }
+  return 0;
+}
+
+}  // namespace strait::cli
