@@ -1,0 +1,169 @@
+#pragma once
+// Device building blocks of the HSTU attention kernels: tensor-core mma (m16n8k16, f32
+// accumulate), fragment loads from shared memory, tile loads from the jagged layout,
+// and the pointwise SiLU / mask / bias. Fragment layouts follow the PTX ISA for
+// mma.m16n8k16 (g = lane / 4, t = lane % 4):
+//   A (16x16, row-major): reg0 (g, 2t..2t+1), reg1 (g+8, 2t..), reg2 (g, 2t+8..), reg3 (g+8, 2t+8..)
+//   B (16x8, k x n):      reg0 (k 2t..2t+1, n g), reg1 (k 2t+8..2t+9, n g)
+//   C (16x8, f32):        c0,c1 (g, 2t..2t+1), c2,c3 (g+8, 2t..2t+1)
+// so the C fragments of two adjacent n-tiles are exactly the A fragment of one k-step:
+// the SiLU output never leaves registers.
+
+#include <cstdint>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "kernels/hstu_attention.hpp"
+
+namespace strait::kernels::detail {
+
+constexpr int kAttnThreads = 128;  // 4 warps, 16 rows each
+constexpr int kAttnRows = 64;      // rows (queries or keys) owned by one CTA
+
+struct AttnParams {
+  const void* q;
+  const void* k;
+  const void* v;
+  const void* grad_out;
+  void* out;
+  void* grad_q;
+  void* grad_k;
+  void* grad_v;
+  const std::int32_t* offsets;
+  const float* pos_bias;
+  const float* time_bias;
+  const std::int64_t* timestamps;
+  float* grad_pos_bias;
+  float* grad_time_bias;
+  int heads;
+  int head_dim;
+  int max_seq_len;
+  int num_pos_buckets;
+  int num_time_buckets;
+  float alpha;
+  float inv_n;
+  bool padded;
+  bool causal;
+};
+
+template <typename T> struct MmaType;
+template <> struct MmaType<__nv_bfloat16> {
+  static __device__ __forceinline__ std::uint32_t pack(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<std::uint32_t*>(&v);
+  }
+  static __device__ __forceinline__ void mma(float c[4], const std::uint32_t a[4], const std::uint32_t b[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+template <> struct MmaType<__half> {
+  static __device__ __forceinline__ std::uint32_t pack(float lo, float hi) {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<std::uint32_t*>(&v);
+  }
+  static __device__ __forceinline__ void mma(float c[4], const std::uint32_t a[4], const std::uint32_t b[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+};
+
+template <typename T>
+__device__ __forceinline__ std::uint32_t ld32(const T* p) {
+  return *reinterpret_cast<const std::uint32_t*>(p);
+}
+template <typename T>
+__device__ __forceinline__ std::uint32_t pack2(const T* lo, const T* hi) {
+  const std::uint32_t l = *reinterpret_cast<const std::uint16_t*>(lo);
+  const std::uint32_t h = *reinterpret_cast<const std::uint16_t*>(hi);
+  return l | (h << 16);
+}
+
+// A fragment of rows [r0, r0+16), cols [k0, k0+16) of row-major x (stride s).
+template <typename T>
+__device__ __forceinline__ void load_a(std::uint32_t a[4], const T* x, int s, int r0, int k0, int g, int t) {
+  a[0] = ld32(x + (r0 + g) * s + k0 + 2 * t);
+  a[1] = ld32(x + (r0 + g + 8) * s + k0 + 2 * t);
+  a[2] = ld32(x + (r0 + g) * s + k0 + 2 * t + 8);
+  a[3] = ld32(x + (r0 + g + 8) * s + k0 + 2 * t + 8);
+}
+// B fragment with B(k, n) = y[n][k] (y row-major [n][k], e.g. keys x head_dim for Q K^T).
+template <typename T>
+__device__ __forceinline__ void load_b_nk(std::uint32_t b[2], const T* y, int s, int n0, int k0, int g, int t) {
+  b[0] = ld32(y + (n0 + g) * s + k0 + 2 * t);
+  b[1] = ld32(y + (n0 + g) * s + k0 + 2 * t + 8);
+}
+// B fragment with B(k, n) = y[k][n] (y row-major [k][n], e.g. keys x head_dim for P V).
+template <typename T>
+__device__ __forceinline__ void load_b_kn(std::uint32_t b[2], const T* y, int s, int k0, int n0, int g, int t) {
+  b[0] = pack2(y + (k0 + 2 * t) * s + n0 + g, y + (k0 + 2 * t + 1) * s + n0 + g);
+  b[1] = pack2(y + (k0 + 2 * t + 8) * s + n0 + g, y + (k0 + 2 * t + 9) * s + n0 + g);
+}
+
+// Copies rows [row0, row0 + nrows) of head h of a [tokens, heads, d] tensor into smem
+// (stride D + 8); rows at or past valid_len and columns at or past d are zero.
+template <typename T, int D>
+__device__ __forceinline__ void load_rows(T* dst, const void* src_v, std::int64_t tok0, int row0,
+                                          int nrows, int valid_len, int h, const AttnParams& p) {
+  constexpr int kChunks = D / 8;
+  constexpr int kStride = D + 8;
+  const T* src = static_cast<const T*>(src_v);
+  for (int idx = threadIdx.x; idx < nrows * kChunks; idx += kAttnThreads) {
+    const int r = idx / kChunks;
+    const int c = (idx % kChunks) * 8;
+    const int row = row0 + r;
+    uint4 val = make_uint4(0, 0, 0, 0);
+    if (row < valid_len && c < p.head_dim)
+      val = __ldg(reinterpret_cast<const uint4*>(src + ((tok0 + row) * p.heads + h) * p.head_dim + c));
+    *reinterpret_cast<uint4*>(dst + r * kStride + c) = val;
+  }
+}
+
+__device__ __forceinline__ int time_bucket(std::int64_t dt, int buckets) {
+  const auto mag = static_cast<unsigned long long>(dt < 0 ? -dt : dt);
+  const int width = mag == 0 ? 0 : 64 - __clzll(static_cast<long long>(mag));
+  return min(width, buckets - 1);
+}
+__device__ __forceinline__ int pos_bucket(int i, int j, int buckets) {
+  return min(abs(i - j), buckets - 1);
+}
+
+// z = alpha * s + rab(i, j).
+__device__ __forceinline__ float pre_activation(const AttnParams& p, float s, int i, int j,
+                                                std::int64_t ts_i, std::int64_t ts_j) {
+  float z = p.alpha * s;
+  if (p.pos_bias != nullptr) z += __ldg(p.pos_bias + pos_bucket(i, j, p.num_pos_buckets));
+  if (p.time_bias != nullptr) z += __ldg(p.time_bias + time_bucket(ts_i - ts_j, p.num_time_buckets));
+  return z;
+}
+
+__device__ __forceinline__ bool pair_valid(const AttnParams& p, int i, int j, int len) {
+  return i < len && j < len && (!p.causal || j <= i);
+}
+
+__device__ __forceinline__ float sigmoid(float z) { return 1.0f / (1.0f + __expf(-z)); }
+
+// Per-CTA sequence geometry: first token row, valid length, rows to tile over.
+struct SeqGeometry {
+  std::int64_t tok0;
+  int len;
+  int extent;
+};
+__device__ __forceinline__ SeqGeometry seq_geometry(const AttnParams& p, int b) {
+  const int beg = p.offsets[b];
+  const int len = min(p.offsets[b + 1] - beg, p.max_seq_len);
+  const std::int64_t tok0 = p.padded ? static_cast<std::int64_t>(b) * p.max_seq_len : beg;
+  return {tok0, len, p.padded ? p.max_seq_len : len};
+}
+
+/// Shape-derived fields of AttnParams (pointers left null).
+AttnParams make_attn_params(const HstuAttentionShape& s);
+
+}  // namespace strait::kernels::detail
