@@ -37,7 +37,7 @@ Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& 
       return Algorithm::kRing;
     case CollectiveOp::kAllToAll:
     case CollectiveOp::kAllToAllV:
-      return one_host ? Algorithm::kDirect : Algorithm::kPairwise;
+      return Algorithm::kDirect;
     case CollectiveOp::kSendRecv:
       return Algorithm::kDirect;
     default:

@@ -54,8 +54,8 @@ struct ScheduleOptions {
 /// The algorithm kAuto resolves to for `spec` on `cluster`, following NCCL's habits:
 /// all-reduce: ring inside one host, hierarchical across datacenters, tree for small
 /// messages (<= 256 KiB) on more than 8 ranks across hosts, ring otherwise;
-/// all-gather, reduce-scatter, broadcast, reduce: ring; all-to-all(v): direct inside
-/// one host, pairwise across hosts; send/recv: direct.
+/// all-gather, reduce-scatter, broadcast, reduce: ring; all-to-all(v): direct (NCCL
+/// posts every peer's send and receive in one group); send/recv: direct.
 Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& cluster);
 
 /// Compiles `spec` into a schedule. Throws strait::Error if the algorithm does not apply

@@ -101,7 +101,7 @@ TEST(Schedule, AutoFollowsNcclHabits) {
   EXPECT_EQ(choose_algorithm(spec_for(hosts, CollectiveOp::kAllReduce, Algorithm::kAuto, kGiB), hosts), Algorithm::kRing);
   EXPECT_EQ(choose_algorithm(spec_for(dcs, CollectiveOp::kAllReduce, Algorithm::kAuto, kGiB), dcs), Algorithm::kHierarchical);
   EXPECT_EQ(choose_algorithm(spec_for(host, CollectiveOp::kAllToAll, Algorithm::kAuto, kGiB), host), Algorithm::kDirect);
-  EXPECT_EQ(choose_algorithm(spec_for(hosts, CollectiveOp::kAllToAll, Algorithm::kAuto, kGiB), hosts), Algorithm::kPairwise);
+  EXPECT_EQ(choose_algorithm(spec_for(hosts, CollectiveOp::kAllToAll, Algorithm::kAuto, kGiB), hosts), Algorithm::kDirect);
 }
 
 std::string error_of(const topology::Cluster& c, const CollectiveSpec& spec) {
