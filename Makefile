@@ -4,6 +4,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD_TYPE ?= Release
 CMAKE_FLAGS ?=
+DEMO_SCENARIO ?= configs/scenarios/collectives-3dc.json
 
 .PHONY: all setup configure build demo test bench format clean
 
@@ -20,7 +21,7 @@ build: configure
 
 # Runs the main job on the bundled default scenario and prints its report.
 demo: build
-	@$(BUILD_DIR)/bin/strait simulate configs/scenarios/default.json
+	@$(BUILD_DIR)/bin/strait simulate $(DEMO_SCENARIO)
 
 # Runs the whole test suite through ctest.
 test: build
