@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -52,7 +53,7 @@ struct ActivitySpec {
   double weight = 1.0;                                      // share within its priority level
   int priority = 0;                                         // 0 first; strictly before 1, ...
   double max_rate = std::numeric_limits<double>::infinity();  // units per second
-  std::function<void()> on_done;                            // called at completion
+  std::function<void()> on_done = {};                       // called at completion
 };
 
 class FluidModel {
@@ -61,20 +62,25 @@ class FluidModel {
   explicit FluidModel(Clock clock);
 
   /// Adds a resource with `capacity` units of work per second (> 0, may be infinite).
+  /// Throws std::invalid_argument otherwise.
   ResourceId add_resource(double capacity, std::string name = {});
-  /// Changes a resource's capacity from now on (e.g. a link degraded mid-run).
+  /// Changes a resource's capacity from now on (e.g. a link degraded mid-run); 0 stalls
+  /// its users until it is raised again. Throws std::invalid_argument if negative or NaN.
   void set_capacity(ResourceId id, double capacity);
   double capacity(ResourceId id) const;
   const std::string& name(ResourceId id) const;
   std::size_t resource_count() const;
 
-  /// Starts an activity now. Its rate is set at the end of this instant.
+  /// Starts an activity now. Its rate is set at the end of this instant; one with no work,
+  /// or with no finite constraint at all, completes at this instant. Throws
+  /// std::invalid_argument on negative work, a weight that is not positive and finite,
+  /// a negative max_rate or coefficient, or an unknown resource.
   ActivityId start(ActivitySpec spec, std::span<const ResourceUse> uses);
   /// Stops an activity without calling on_done. No effect if already finished.
   void cancel(ActivityId id);
 
   bool active(ActivityId id) const;
-  /// Current rate (units/s) and remaining work as of now.
+  /// Current rate (units/s) and remaining work as of now; 0 for an inactive id.
   double rate(ActivityId id) const;
   double remaining(ActivityId id) const;
   /// Sum of current rates times coefficients on a resource (units/s).

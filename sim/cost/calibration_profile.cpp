@@ -1,0 +1,89 @@
+#include "sim/cost/calibration_profile.hpp"
+
+#include <fmt/format.h>
+
+namespace strait::sim::cost {
+namespace {
+
+bool is_embedding(KernelKind k) {
+  return k == KernelKind::kEmbeddingLookup || k == KernelKind::kEmbeddingUpdate;
+}
+
+KernelEfficiency read_kernel(const ConfigNode& node, KernelKind kind) {
+  if (is_embedding(kind)) {
+    node.allow_only({"compute_efficiency", "memory_efficiency", "repeat_hit_rate"});
+  } else {
+    node.allow_only({"compute_efficiency", "memory_efficiency"});
+  }
+  const std::string key = table_key_name(kind);
+  KernelEfficiency out;
+  out.compute = EfficiencyTable::from_config(node.at("compute_efficiency"), key);
+  out.memory = EfficiencyTable::from_config(node.at("memory_efficiency"), key);
+  if (is_embedding(kind)) {
+    const ConfigNode h = node.at("repeat_hit_rate");
+    out.repeat_hit_rate = h.as_number();
+    if (out.repeat_hit_rate < 0 || out.repeat_hit_rate > 1) {
+      h.fail(fmt::format("expected a fraction in [0, 1], got {}", out.repeat_hit_rate));
+    }
+  }
+  return out;
+}
+
+Provenance read_provenance(const ConfigNode& node) {
+  node.allow_only({"status", "summary", "sources"});
+  Provenance p;
+  p.status = node.choice("status", {"estimated", "fitted"});
+  p.summary = node.string("summary");
+  const ConfigNode sources = node.at("sources");
+  if (sources.size() == 0) sources.fail("expected at least one source");
+  for (const ConfigNode& s : sources.elements()) p.sources.push_back(s.as_string());
+  return p;
+}
+
+}  // namespace
+
+const char* table_key_name(KernelKind k) {
+  switch (k) {
+    case KernelKind::kGemm:
+      return "mnk_cube_root";
+    case KernelKind::kJaggedAttention:
+    case KernelKind::kPaddedAttention:
+      return "mean_length";
+    case KernelKind::kEmbeddingLookup:
+    case KernelKind::kEmbeddingUpdate:
+      return "row_bytes";
+    case KernelKind::kElementwise:
+    case KernelKind::kOptimizer:
+      return "hbm_bytes";
+  }
+  return "";
+}
+
+CalibrationProfile CalibrationProfile::from_config(const ConfigNode& root) {
+  root.allow_only({"gpu_type", "provenance", "device", "kernels"});
+  CalibrationProfile profile;
+  profile.file = root.file();
+  const ConfigNode gpu_type = root.at("gpu_type");
+  if (gpu_type.as_string().empty()) gpu_type.fail("expected a non-empty GPU type name");
+  profile.provenance = read_provenance(root.at("provenance"));
+  profile.device = DeviceSpec::from_config(root.at("device"), gpu_type.as_string());
+
+  const ConfigNode kernels = root.at("kernels");
+  std::vector<std::string> names;
+  names.reserve(kKernelKindCount);
+  for (int i = 0; i < kKernelKindCount; ++i) {
+    names.emplace_back(to_string(static_cast<KernelKind>(i)));
+  }
+  kernels.allow_only(names);
+  for (int i = 0; i < kKernelKindCount; ++i) {
+    const auto kind = static_cast<KernelKind>(i);
+    profile.kernels[static_cast<std::size_t>(i)] = read_kernel(kernels.at(to_string(kind)), kind);
+  }
+  return profile;
+}
+
+CalibrationProfile load_profile(const std::string& path) {
+  return CalibrationProfile::from_config(load_config(path));
+}
+
+}  // namespace strait::sim::cost

@@ -1,0 +1,67 @@
+#pragma once
+// CalibrationProfile: one GPU type's device spec plus, per kernel family, how close its
+// kernels come to the peaks. The file format is in configs/profiles/README.md.
+//
+// Per KernelKind there are two efficiencies, each a constant or an EfficiencyTable:
+//   compute: fraction of the peak FLOP/s achieved (the table for GEMM and attention);
+//   memory:  fraction of the HBM bandwidth achieved (the table for embedding, elementwise
+//            and optimizer kernels).
+// Table keys, fixed per family (the file names them, the loader checks the name):
+//   gemm                     "mnk_cube_root"  (m*n*k)^(1/3): interpolating linearly in its
+//                                              log2 is interpolating in log2(m*n*k); the cube
+//                                              root just reads as the edge of a square GEMM
+//   jagged/padded_attention  "mean_length"    mean sequence length (tokens)
+//   embedding_lookup/update  "row_bytes"      embedding_dim * bytes_per_element(precision)
+//   elementwise, optimizer   "hbm_bytes"      bytes the kernel moves
+// Embedding kinds also carry "repeat_hit_rate" h in [0, 1]: the fraction of repeated row
+// accesses (1 - unique_fraction of them) that the L2 cache serves, so the bytes reaching HBM
+// are hbm_bytes * (1 - h * (1 - unique_fraction)).
+// Profiles are estimates until `strait calibrate` refits them; each states its provenance.
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "sim/core/config_node.hpp"
+#include "sim/cost/device_spec.hpp"
+#include "sim/cost/efficiency_table.hpp"
+#include "sim/cost/kernel_work.hpp"
+
+namespace strait::sim::cost {
+
+struct KernelEfficiency {
+  EfficiencyTable compute;       // fraction of peak FLOP/s
+  EfficiencyTable memory;        // fraction of HBM bandwidth
+  double repeat_hit_rate = 0.0;  // embedding kinds only, in [0, 1]
+};
+
+/// Where a profile's numbers come from ("estimated" from datasheets and published
+/// figures, or "fitted" from measurements by `strait calibrate`).
+struct Provenance {
+  std::string status;  // "estimated" | "fitted"
+  std::string summary;
+  std::vector<std::string> sources;  // at least one
+};
+
+/// The name of the table key of a kernel family ("mnk_cube_root", "mean_length", ...).
+const char* table_key_name(KernelKind k);
+
+struct CalibrationProfile {
+  std::string file;  // where it was loaded from (for error messages)
+  DeviceSpec device;
+  Provenance provenance;
+  std::array<KernelEfficiency, kKernelKindCount> kernels;
+
+  const KernelEfficiency& kernel(KernelKind k) const {
+    return kernels[static_cast<std::size_t>(k)];
+  }
+
+  /// Reads and validates a whole profile document: every kernel family must be present,
+  /// unknown keys are rejected; errors are ConfigErrors with file and JSON pointer.
+  static CalibrationProfile from_config(const ConfigNode& root);
+};
+
+/// Loads one profile file (IoError if unreadable, ConfigError if invalid).
+CalibrationProfile load_profile(const std::string& path);
+
+}  // namespace strait::sim::cost

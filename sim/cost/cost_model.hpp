@@ -1,0 +1,89 @@
+#pragma once
+// CostModel: kernel durations on a GPU type from its calibration profile (a roofline with
+// per-family efficiencies), and how a kernel loads the GPU's SMs and HBM.
+//
+// Roofline. For a kernel w on device d with family efficiencies e_c, e_m at w's table key
+// (calibration_profile.hpp):
+//   compute_seconds = w.flops / (peak * e_c), peak = d.peak(w.precision) for GEMM and
+//                     attention (tensor cores), d.peak(fp32) for the others (CUDA cores);
+//   hbm_bytes       = w.hbm_bytes, times (1 - h * (1 - unique_fraction)) for embeddings;
+//   memory_seconds  = hbm_bytes / (d.hbm_bandwidth * e_m);
+//   duration        = d.launch_overhead + max(compute_seconds, memory_seconds).
+//
+// How the run layer uses it. Each GPU has two fluid resources of capacity 1.0, both in
+// "fraction of the device per second": `sm` (compute throughput) and `hbm` (bandwidth).
+// A kernel waits launch_overhead (using nothing), then is an activity of work 1.0 with
+// uses {sm: compute_seconds, hbm: memory_seconds} (fluid_coefficients()). Alone it runs at
+// rate 1 / max(compute_seconds, memory_seconds): the roofline exactly. Concurrent kernels
+// share both resources by max-min, so two memory-bound kernels split HBM bandwidth and a
+// compute-bound one beside a memory-bound one barely slows it.
+// SM contention. While an SM-based collective is in flight, the run layer adds an activity
+// on `sm` at a higher priority, capped at max_rate = comm_sm_fraction(gpu) (NCCL's SMs /
+// all SMs); compute kernels share what is left. SM-free (copy-engine) collectives add none.
+// Known limits: a kernel too small to fill the GPU still claims all of it when alone; no
+// L2 sharing between kernels; efficiencies depend on one key per family only.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+#include "sim/cost/device_spec.hpp"
+#include "sim/cost/kernel_work.hpp"
+#include "sim/cost/profile_set.hpp"
+
+namespace strait::sim::cost {
+
+/// A kernel cannot be costed: unknown GPU type, or a precision the GPU lacks.
+class CostError : public Error {
+ public:
+  using Error::Error;
+};
+
+struct KernelCost {
+  double compute_seconds = 0;  // time at the achievable FLOP rate alone
+  double hbm_bytes = 0;        // bytes reaching HBM (after cache reuse of embedding rows)
+  double memory_seconds = 0;   // time at the achievable HBM bandwidth alone
+  Time launch_overhead;        // fixed delay before the work starts, using no resource
+
+  /// launch_overhead + max(compute_seconds, memory_seconds), rounded to the picosecond.
+  Time duration() const {
+    return launch_overhead +
+           Time::from_s(compute_seconds > memory_seconds ? compute_seconds : memory_seconds);
+  }
+};
+
+/// Coefficients of a kernel activity (work 1.0) on its GPU's `sm` and `hbm` resources.
+struct FluidCoefficients {
+  double sm = 0;   // = compute_seconds
+  double hbm = 0;  // = memory_seconds
+};
+inline FluidCoefficients fluid_coefficients(const KernelCost& c) {
+  return {c.compute_seconds, c.memory_seconds};
+}
+
+class CostModel {
+ public:
+  explicit CostModel(ProfileSet profiles);
+
+  /// Cost of `work` on a GPU of `gpu_type`; CostError if the type has no profile or lacks
+  /// the kernel's precision. Throws std::invalid_argument on negative or non-finite work,
+  /// or an embedding unique_fraction outside (0, 1] (the workload layer's duty).
+  KernelCost cost(const KernelWork& work, std::string_view gpu_type) const;
+  /// The same with the profile already looked up (hot loops).
+  static KernelCost cost(const KernelWork& work, const CalibrationProfile& profile);
+
+  /// The profile / device spec of `gpu_type`; CostError naming it and the known types.
+  const CalibrationProfile& profile(std::string_view gpu_type) const;
+  const DeviceSpec& device(std::string_view gpu_type) const;
+  /// Fraction of `gpu_type`'s SMs an SM-based communication kernel occupies, in [0, 1].
+  double comm_sm_fraction(std::string_view gpu_type) const;
+  /// GPU types with a profile, sorted.
+  std::vector<std::string> gpu_types() const { return profiles_.gpu_types(); }
+
+ private:
+  ProfileSet profiles_;
+};
+
+}  // namespace strait::sim::cost

@@ -1,0 +1,44 @@
+#include "sim/cost/device_spec.hpp"
+
+#include <fmt/format.h>
+
+namespace strait::sim::cost {
+
+DeviceSpec DeviceSpec::from_config(const ConfigNode& node, std::string gpu_type) {
+  node.allow_only({"peak_tflops", "hbm_bandwidth", "hbm_capacity", "sm_count", "launch_overhead",
+                   "nccl_sms", "memory_reserved"});
+  DeviceSpec spec;
+  spec.gpu_type = std::move(gpu_type);
+
+  const ConfigNode peaks = node.at("peak_tflops");
+  peaks.allow_only({"fp32", "tf32", "bf16", "fp16", "fp8"});
+  for (int i = 0; i < kPrecisionCount; ++i) {
+    const auto p = static_cast<Precision>(i);
+    if (p == Precision::kFp8 && !peaks.has("fp8")) continue;  // optional: not on every GPU
+    spec.peak_flops[static_cast<std::size_t>(i)] = peaks.positive_number(to_string(p)) * 1e12;
+  }
+
+  spec.hbm_bandwidth = node.bandwidth("hbm_bandwidth");
+  spec.hbm_capacity = node.bytes("hbm_capacity");
+  if (spec.hbm_capacity <= 0) node.at("hbm_capacity").fail("expected a positive size");
+  const std::int64_t sm_count = node.positive_integer("sm_count");
+  if (sm_count > 1'000'000) node.at("sm_count").fail("expected at most 1000000 SMs");
+  spec.sm_count = static_cast<int>(sm_count);
+  spec.launch_overhead = node.duration("launch_overhead");
+  const std::int64_t nccl_sms = node.integer("nccl_sms");
+  if (nccl_sms < 0 || nccl_sms > spec.sm_count) {
+    node.at("nccl_sms")
+        .fail(fmt::format("expected an SM count in [0, sm_count = {}], got {}", spec.sm_count,
+                          nccl_sms));
+  }
+  spec.nccl_sms = static_cast<int>(nccl_sms);
+  if (auto reserved = node.find("memory_reserved")) {
+    spec.memory_reserved = reserved->as_bytes();
+    if (spec.memory_reserved >= spec.hbm_capacity) {
+      reserved->fail("expected less than hbm_capacity");
+    }
+  }
+  return spec;
+}
+
+}  // namespace strait::sim::cost

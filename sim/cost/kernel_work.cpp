@@ -1,0 +1,53 @@
+#include "sim/cost/kernel_work.hpp"
+
+#include <array>
+
+namespace strait::sim::cost {
+namespace {
+
+constexpr std::array<const char*, kPrecisionCount> kPrecisionNames = {"fp32", "tf32", "bf16",
+                                                                      "fp16", "fp8"};
+constexpr std::array<const char*, kKernelKindCount> kKindNames = {
+    "gemm",        "jagged_attention", "padded_attention", "embedding_lookup", "embedding_update",
+    "elementwise", "optimizer"};
+
+}  // namespace
+
+const char* to_string(Precision p) { return kPrecisionNames[static_cast<std::size_t>(p)]; }
+
+std::optional<Precision> parse_precision(std::string_view text) {
+  for (std::size_t i = 0; i < kPrecisionNames.size(); ++i) {
+    if (text == kPrecisionNames[i]) return static_cast<Precision>(i);
+  }
+  return std::nullopt;
+}
+
+int bytes_per_element(Precision p) {
+  switch (p) {
+    case Precision::kFp32:
+    case Precision::kTf32:
+      return 4;
+    case Precision::kBf16:
+    case Precision::kFp16:
+      return 2;
+    case Precision::kFp8:
+      return 1;
+  }
+  return 4;
+}
+
+const char* to_string(KernelKind k) { return kKindNames[static_cast<std::size_t>(k)]; }
+
+std::optional<KernelKind> parse_kernel_kind(std::string_view text) {
+  for (std::size_t i = 0; i < kKindNames.size(); ++i) {
+    if (text == kKindNames[i]) return static_cast<KernelKind>(i);
+  }
+  return std::nullopt;
+}
+
+bool uses_tensor_cores(KernelKind k) {
+  return k == KernelKind::kGemm || k == KernelKind::kJaggedAttention ||
+         k == KernelKind::kPaddedAttention;
+}
+
+}  // namespace strait::sim::cost

@@ -1,0 +1,60 @@
+#pragma once
+// KernelWork: what the cost model needs to know about one GPU kernel.
+//
+// The workload layer (sim/workload) builds these for every kernel op; the cost layer turns
+// them into time and into SM and HBM use (see cost_model.hpp). The enums live here, in the
+// lower layer, so that the workload layer can use them without the cost layer depending on
+// it. Every field is in plain units: FLOPs, bytes, elements.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace strait::sim::cost {
+
+/// Numeric precision a kernel computes in; picks the peak FLOP/s of the device.
+enum class Precision { kFp32, kTf32, kBf16, kFp16, kFp8 };
+inline constexpr int kPrecisionCount = 5;
+
+/// "fp32", "tf32", "bf16", "fp16", "fp8" (the names profile files use).
+const char* to_string(Precision p);
+/// The inverse of to_string; nullopt for any other text.
+std::optional<Precision> parse_precision(std::string_view text);
+/// Bytes of one element in memory: 4 (fp32, tf32), 2 (bf16, fp16), 1 (fp8).
+int bytes_per_element(Precision p);
+
+/// Kernel families the cost model knows; each has its own efficiency table.
+enum class KernelKind {
+  kGemm,             // dense matmul (MLP, HSTU linear layers, DCN, MoE experts)
+  kJaggedAttention,  // HSTU attention on the jagged layout
+  kPaddedAttention,  // the same on [batch, max_len] padding
+  kEmbeddingLookup,  // table-batched embedding forward
+  kEmbeddingUpdate,  // embedding backward fused with the optimizer
+  kElementwise,      // norms, activations, interaction, loss, copies, jagged<->padded
+  kOptimizer,        // dense optimizer step (Adam, AdaGrad)
+};
+inline constexpr int kKernelKindCount = 7;
+
+/// "gemm", "jagged_attention", "padded_attention", "embedding_lookup", "embedding_update",
+/// "elementwise", "optimizer" (the names profile files use).
+const char* to_string(KernelKind k);
+/// The inverse of to_string; nullopt for any other text.
+std::optional<KernelKind> parse_kernel_kind(std::string_view text);
+/// True for the families that run on tensor cores (GEMM, attention): their FLOPs are costed
+/// at the peak of their precision; the others run on CUDA cores, costed at the fp32 peak.
+bool uses_tensor_cores(KernelKind k);
+
+struct KernelWork {
+  KernelKind kind = KernelKind::kElementwise;
+  Precision precision = Precision::kBf16;
+  double flops = 0;      // floating-point operations (a multiply-add counts 2)
+  double hbm_bytes = 0;  // bytes read + written in HBM, every embedding row access counted
+  // Family-specific shape, the keys of the efficiency tables:
+  std::int64_t m = 0, n = 0, k = 0;  // GEMM (batched GEMMs: m covers the batch)
+  double mean_length = 0;            // attention: mean sequence length
+  int heads = 0, head_dim = 0;       // attention (not a table key yet)
+  int embedding_dim = 0;             // embedding lookup/update: row length in elements
+  double unique_fraction = 1.0;      // embedding: unique rows / rows looked up, in (0, 1]
+};
+
+}  // namespace strait::sim::cost

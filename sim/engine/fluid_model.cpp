@@ -1,0 +1,508 @@
+#include "sim/engine/fluid_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include "sim/engine/detail/completion_heap.hpp"
+
+namespace strait::sim::engine {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Use {
+  std::uint32_t resource;
+  std::uint32_t slot;  // position of the matching Link in the resource's users
+  double coefficient;
+};
+
+struct Link {
+  std::uint32_t activity;
+  std::uint32_t use;  // position of the matching Use in the activity's uses
+};
+
+enum class Fill : std::uint8_t { kPending, kOpen, kFrozen };
+
+struct Activity {
+  double remaining = 0;  // as of last_update
+  double rate = 0;
+  double weight = 1;
+  double max_rate = kInf;
+  double new_rate = 0;  // scratch of resolve()
+  Time last_update;
+  std::uint64_t sequence = 0;
+  std::uint32_t generation = 0;
+  std::uint32_t version = 0;  // bumped on every new prediction and on release
+  std::uint32_t mark = 0;     // epoch of the last resolve() that reached it
+  int priority = 0;
+  bool alive = false;
+  bool fresh = false;          // started, rate not yet set
+  Fill fill = Fill::kPending;  // scratch of resolve()
+  std::vector<Use> uses;       // kept when the slot is released, so reuse does not allocate
+  std::function<void()> on_done;
+};
+
+struct Resource {
+  double capacity = 0;
+  double left = 0;             // scratch of resolve(): capacity not yet given out
+  double weight_sum = 0;       // scratch: sum of weight * coefficient of unfrozen users
+  std::uint32_t unfrozen = 0;  // scratch: open users
+  std::uint32_t mark = 0;
+  bool saturated = false;
+  std::vector<Link> users;
+};
+
+// A candidate lambda of progressive filling: a resource's fair share (a lower bound, see
+// fill_component) or an activity's max_rate / weight.
+struct FillEntry {
+  double share;
+  std::uint32_t id;
+  std::uint32_t kind;
+};
+constexpr std::uint32_t kResourceEntry = 0;
+constexpr std::uint32_t kActivityEntry = 1;
+
+struct LargerShare {
+  bool operator()(const FillEntry& a, const FillEntry& b) const {
+    return a.share != b.share ? a.share > b.share : a.id > b.id;
+  }
+};
+
+bool constrains(const Resource& r, const Use& u) { return r.capacity < kInf && u.coefficient > 0; }
+
+Time finish_after(Time now, double remaining, double rate) {
+  if (remaining <= 0 || rate == kInf) return now;
+  if (rate <= 0) return Time::infinite();
+  // Beyond this the int64 picosecond count would overflow; such an activity never ends.
+  if (remaining / rate * 1e12 >= 9.0e18 - static_cast<double>(now.ps())) return Time::infinite();
+  return now + Time::for_work(remaining, rate);
+}
+
+}  // namespace
+
+struct FluidModel::Impl {
+  Clock clock;
+  std::vector<Resource> resources;
+  std::vector<std::string> names;
+  std::vector<Activity> activities;
+  std::vector<std::uint32_t> free_slots;
+  std::size_t alive = 0;
+  std::uint64_t next_sequence = 0;
+  std::uint32_t epoch = 0;
+  detail::CompletionHeap heap;
+  std::vector<std::uint32_t> dirty_activities;
+  std::vector<std::uint32_t> dirty_resources;
+  // Scratch buffers, kept between calls so that resolve() and complete_due() do not allocate.
+  std::vector<std::uint32_t> component_activities;
+  std::vector<std::uint32_t> component_resources;
+  std::vector<std::uint32_t> pending;
+  std::vector<std::uint32_t> open;
+  std::vector<FillEntry> fill_heap;
+  std::vector<std::function<void()>> done;
+
+  bool is_live(const detail::Completion& c) const {
+    const Activity& a = activities[c.activity];
+    return a.alive && a.version == c.version;
+  }
+  void drop_stale_top() {
+    while (!heap.empty() && !is_live(heap.top())) heap.pop();
+  }
+  const Activity* find(ActivityId id) const {
+    if (id.index >= activities.size()) return nullptr;
+    const Activity& a = activities[id.index];
+    return a.alive && a.generation == id.generation ? &a : nullptr;
+  }
+  /// Remaining work of `a` at `now` under its current rate.
+  static double remaining_at(const Activity& a, Time now) {
+    if (now <= a.last_update || !(a.rate > 0) || a.rate == kInf) return a.remaining;
+    return std::max(0.0, a.remaining - a.rate * (now - a.last_update).to_s());
+  }
+
+  std::uint32_t allocate();
+  void release(std::uint32_t index);
+  void next_epoch();
+  void reach(std::uint32_t index) {
+    Activity& a = activities[index];
+    if (a.alive && a.mark != epoch) {
+      a.mark = epoch;
+      component_activities.push_back(index);
+    }
+  }
+  void grow_component();
+  void freeze(Activity& a, double lambda);
+  bool fill_alone(Activity& a) const;
+  void fill_component();
+  void apply_rates(Time now);
+  void solve_component(Time now);
+};
+
+std::uint32_t FluidModel::Impl::allocate() {
+  if (!free_slots.empty()) {
+    const std::uint32_t index = free_slots.back();
+    free_slots.pop_back();
+    return index;
+  }
+  activities.emplace_back();
+  return static_cast<std::uint32_t>(activities.size() - 1);
+}
+
+// Unlinks the activity from its resources (O(1) each, by swapping with the last link)
+// and frees its slot. Resources still used by others are marked dirty: their users may
+// now go faster.
+void FluidModel::Impl::release(std::uint32_t index) {
+  Activity& a = activities[index];
+  for (const Use& u : a.uses) {
+    Resource& r = resources[u.resource];
+    const Link moved = r.users.back();
+    r.users[u.slot] = moved;
+    activities[moved.activity].uses[moved.use].slot = u.slot;
+    r.users.pop_back();
+    if (!r.users.empty() && constrains(r, u)) dirty_resources.push_back(u.resource);
+  }
+  a.uses.clear();
+  a.on_done = nullptr;
+  a.alive = false;
+  a.fresh = false;
+  ++a.version;
+  free_slots.push_back(index);
+  --alive;
+}
+
+void FluidModel::Impl::next_epoch() {
+  if (++epoch != 0) return;
+  for (Activity& a : activities) a.mark = 0;
+  for (Resource& r : resources) r.mark = 0;
+  epoch = 1;
+}
+
+// Breadth-first search over activity <-> resource links from one seed. Only finite
+// resources with a positive coefficient couple activities; marks carry the epoch so
+// nothing has to be cleared between calls.
+void FluidModel::Impl::grow_component() {
+  for (std::size_t k = 0; k < component_activities.size(); ++k) {
+    const Activity& a = activities[component_activities[k]];
+    for (const Use& u : a.uses) {
+      Resource& r = resources[u.resource];
+      if (r.mark == epoch || !constrains(r, u)) continue;
+      r.mark = epoch;
+      component_resources.push_back(u.resource);
+      for (const Link& l : r.users) reach(l.activity);
+    }
+  }
+}
+
+void FluidModel::Impl::freeze(Activity& a, double lambda) {
+  a.fill = Fill::kFrozen;
+  a.new_rate = std::min(a.weight * lambda, a.max_rate);
+  for (const Use& u : a.uses) {
+    Resource& r = resources[u.resource];
+    if (!constrains(r, u)) continue;
+    r.weight_sum -= a.weight * u.coefficient;
+    --r.unfrozen;
+    if (r.saturated) {
+      r.left = 0;
+    } else {
+      r.left = std::max(0.0, r.left - a.new_rate * u.coefficient);
+    }
+  }
+}
+
+// An activity alone in its component is limited only by its max_rate and its resources;
+// a resource it uses several times counts with the sum of those coefficients. Long
+// paths go to the general filling instead of this quadratic scan.
+bool FluidModel::Impl::fill_alone(Activity& a) const {
+  if (a.uses.size() > 16) return false;
+  a.new_rate = a.max_rate;
+  for (std::size_t k = 0; k < a.uses.size(); ++k) {
+    const Resource& r = resources[a.uses[k].resource];
+    if (!constrains(r, a.uses[k])) continue;
+    double coefficient = 0;
+    for (const Use& u : a.uses)
+      coefficient += u.resource == a.uses[k].resource ? u.coefficient : 0.0;
+    a.new_rate = std::min(a.new_rate, r.capacity / coefficient);
+  }
+  return true;
+}
+
+// Weighted progressive filling, one priority level at a time. Within a level every open
+// activity runs at weight * lambda; lambda rises to the smallest fair share of a resource
+// (left / weight_sum of its open users) or max_rate / weight of an activity, which freezes
+// them, which raises the shares of the resources they touch. A min-heap of shares, each
+// refreshed only when it reaches the top, keeps this near O(links log resources).
+void FluidModel::Impl::fill_component() {
+  if (component_activities.size() == 1 && fill_alone(activities[component_activities.front()]))
+    return;
+  for (const std::uint32_t r_index : component_resources) {
+    Resource& r = resources[r_index];
+    r.left = r.capacity;
+    r.saturated = false;
+  }
+  pending.assign(component_activities.begin(), component_activities.end());
+  while (!pending.empty()) {
+    int level = activities[pending.front()].priority;
+    for (const std::uint32_t index : pending) level = std::min(level, activities[index].priority);
+    open.clear();
+    std::size_t kept = 0;
+    for (const std::uint32_t index : pending) {
+      if (activities[index].priority == level) {
+        open.push_back(index);
+      } else {
+        pending[kept++] = index;
+      }
+    }
+    pending.resize(kept);
+
+    // A resource saturated by a higher level keeps left = 0: it saturates again at once.
+    for (const std::uint32_t r_index : component_resources) {
+      Resource& r = resources[r_index];
+      r.weight_sum = 0;
+      r.unfrozen = 0;
+      r.saturated = false;
+    }
+    fill_heap.clear();
+    for (const std::uint32_t index : open) {
+      Activity& a = activities[index];
+      a.fill = Fill::kOpen;
+      if (a.max_rate < kInf) fill_heap.push_back({a.max_rate / a.weight, index, kActivityEntry});
+      for (const Use& u : a.uses) {
+        Resource& r = resources[u.resource];
+        if (!constrains(r, u)) continue;
+        r.weight_sum += a.weight * u.coefficient;
+        ++r.unfrozen;
+      }
+    }
+    for (const std::uint32_t r_index : component_resources) {
+      const Resource& r = resources[r_index];
+      if (r.unfrozen > 0) fill_heap.push_back({r.left / r.weight_sum, r_index, kResourceEntry});
+    }
+    std::make_heap(fill_heap.begin(), fill_heap.end(), LargerShare{});
+
+    double lambda = 0;
+    while (!fill_heap.empty()) {
+      std::pop_heap(fill_heap.begin(), fill_heap.end(), LargerShare{});
+      const FillEntry e = fill_heap.back();
+      fill_heap.pop_back();
+      if (e.kind == kActivityEntry) {
+        Activity& a = activities[e.id];
+        if (a.fill != Fill::kOpen) continue;
+        lambda = std::max(lambda, e.share);
+        freeze(a, lambda);
+        continue;
+      }
+      Resource& r = resources[e.id];
+      if (r.saturated || r.unfrozen == 0) continue;
+      // A freeze only raises the share of the resources it leaves (their share was >= lambda),
+      // so an entry is a lower bound: re-queue it at its current share until it is exact.
+      const double share = r.left / r.weight_sum;
+      if (share > e.share) {
+        fill_heap.push_back({share, e.id, kResourceEntry});
+        std::push_heap(fill_heap.begin(), fill_heap.end(), LargerShare{});
+        continue;
+      }
+      // Rounding can put a share a hair below lambda; lambda never falls.
+      lambda = std::max(lambda, share);
+      r.saturated = true;
+      for (const Link& l : r.users) {
+        Activity& a = activities[l.activity];
+        if (a.fill == Fill::kOpen && a.uses[l.use].coefficient > 0) freeze(a, lambda);
+      }
+    }
+    for (const std::uint32_t index : open) {
+      Activity& a = activities[index];
+      if (a.fill == Fill::kOpen) {  // nothing finite constrains it: it finishes at once
+        a.fill = Fill::kFrozen;
+        a.new_rate = kInf;
+      }
+    }
+  }
+}
+
+// Only activities whose rate changed get a new prediction; an unchanged one keeps its
+// heap entry, which is what makes steady components cheap.
+void FluidModel::Impl::apply_rates(Time now) {
+  for (const std::uint32_t index : component_activities) {
+    Activity& a = activities[index];
+    if (!a.fresh && a.new_rate == a.rate) continue;
+    a.remaining = remaining_at(a, now);
+    a.last_update = now;
+    a.rate = a.new_rate;
+    a.fresh = false;
+    ++a.version;
+    const Time finish = finish_after(now, a.remaining, a.rate);
+    if (!finish.is_infinite()) heap.push({finish, a.sequence, index, a.version});
+  }
+}
+
+void FluidModel::Impl::solve_component(Time now) {
+  grow_component();
+  fill_component();
+  apply_rates(now);
+  component_activities.clear();
+  component_resources.clear();
+}
+
+FluidModel::FluidModel(Clock clock) : impl_(std::make_unique<Impl>()) {
+  impl_->clock = std::move(clock);
+}
+FluidModel::~FluidModel() = default;
+
+ResourceId FluidModel::add_resource(double capacity, std::string name) {
+  if (!(capacity > 0)) throw std::invalid_argument("FluidModel: resource capacity must be > 0");
+  Resource r;
+  r.capacity = capacity;
+  impl_->resources.push_back(std::move(r));
+  impl_->names.push_back(std::move(name));
+  return ResourceId{static_cast<std::uint32_t>(impl_->resources.size() - 1)};
+}
+
+void FluidModel::set_capacity(ResourceId id, double capacity) {
+  if (!(capacity >= 0)) throw std::invalid_argument("FluidModel: resource capacity must be >= 0");
+  Resource& r = impl_->resources.at(id.index);
+  if (r.capacity == capacity) return;
+  r.capacity = capacity;
+  impl_->dirty_resources.push_back(id.index);
+}
+
+double FluidModel::capacity(ResourceId id) const { return impl_->resources.at(id.index).capacity; }
+const std::string& FluidModel::name(ResourceId id) const { return impl_->names.at(id.index); }
+std::size_t FluidModel::resource_count() const { return impl_->resources.size(); }
+
+ActivityId FluidModel::start(ActivitySpec spec, std::span<const ResourceUse> uses) {
+  Impl& m = *impl_;
+  if (!(spec.work >= 0)) throw std::invalid_argument("FluidModel: activity work must be >= 0");
+  if (!(spec.weight > 0) || spec.weight == kInf) {
+    throw std::invalid_argument("FluidModel: activity weight must be positive and finite");
+  }
+  if (!(spec.max_rate >= 0))
+    throw std::invalid_argument("FluidModel: activity max_rate must be >= 0");
+  for (const ResourceUse& u : uses) {
+    if (u.resource.index >= m.resources.size())
+      throw std::invalid_argument("FluidModel: unknown resource");
+    if (!(u.coefficient >= 0) || u.coefficient == kInf) {
+      throw std::invalid_argument("FluidModel: resource coefficient must be finite and >= 0");
+    }
+  }
+  const Time now = m.clock();
+  const std::uint32_t index = m.allocate();
+  Activity& a = m.activities[index];
+  ++a.generation;
+  ++a.version;
+  a.alive = true;
+  a.fresh = true;
+  a.remaining = spec.work;
+  a.rate = 0;
+  a.weight = spec.weight;
+  a.max_rate = spec.max_rate;
+  a.priority = spec.priority;
+  a.last_update = now;
+  a.sequence = m.next_sequence++;
+  a.on_done = std::move(spec.on_done);
+  bool constrained = spec.max_rate < kInf;
+  for (const ResourceUse& u : uses) {
+    Resource& r = m.resources[u.resource.index];
+    const auto use_index = static_cast<std::uint32_t>(a.uses.size());
+    a.uses.push_back({u.resource.index, static_cast<std::uint32_t>(r.users.size()), u.coefficient});
+    r.users.push_back({index, use_index});
+    constrained = constrained || constrains(r, a.uses.back());
+  }
+  ++m.alive;
+  if (spec.work <= 0 || !constrained) {
+    // Needs no rate from the solver: completes within this instant, before resolve().
+    a.rate = constrained ? 0.0 : kInf;
+    a.fresh = false;
+    m.heap.push({now, a.sequence, index, a.version});
+  } else {
+    m.dirty_activities.push_back(index);
+  }
+  return ActivityId{index, a.generation};
+}
+
+void FluidModel::cancel(ActivityId id) {
+  if (impl_->find(id) != nullptr) impl_->release(id.index);
+}
+
+bool FluidModel::active(ActivityId id) const { return impl_->find(id) != nullptr; }
+
+double FluidModel::rate(ActivityId id) const {
+  const Activity* a = impl_->find(id);
+  return a != nullptr ? a->rate : 0.0;
+}
+
+double FluidModel::remaining(ActivityId id) const {
+  const Activity* a = impl_->find(id);
+  if (a == nullptr) return 0.0;
+  return Impl::remaining_at(*a, impl_->clock());
+}
+
+double FluidModel::load(ResourceId id) const {
+  double sum = 0;
+  for (const Link& l : impl_->resources.at(id.index).users) {
+    const Activity& a = impl_->activities[l.activity];
+    const double coefficient = a.uses[l.use].coefficient;
+    if (coefficient > 0) sum += a.rate * coefficient;
+  }
+  return sum;
+}
+
+std::size_t FluidModel::active_count() const { return impl_->alive; }
+
+Time FluidModel::next_completion() const {
+  impl_->drop_stale_top();
+  return impl_->heap.empty() ? Time::infinite() : impl_->heap.top().finish;
+}
+
+void FluidModel::complete_due(Time t) {
+  Impl& m = *impl_;
+  // The whole batch leaves the model before any on_done runs, so callbacks see every
+  // activity of this instant finished, and the heap pops in (finish, start) order.
+  m.done.clear();
+  for (;;) {
+    m.drop_stale_top();
+    if (m.heap.empty() || m.heap.top().finish > t) break;
+    const std::uint32_t index = m.heap.top().activity;
+    m.heap.pop();
+    m.done.push_back(std::move(m.activities[index].on_done));
+    m.release(index);
+  }
+  completions_ += m.done.size();
+  for (std::size_t k = 0; k < m.done.size(); ++k) {
+    if (m.done[k]) m.done[k]();
+  }
+  m.done.clear();
+}
+
+// Each connected component reached from a change is solved on its own: small components
+// stay cheap however many changed in this instant.
+void FluidModel::resolve() {
+  Impl& m = *impl_;
+  if (m.dirty_activities.empty() && m.dirty_resources.empty()) return;
+  m.next_epoch();
+  const Time now = m.clock();
+  for (const std::uint32_t index : m.dirty_activities) {
+    m.reach(index);
+    if (!m.component_activities.empty()) m.solve_component(now);
+  }
+  // A dirty resource reaches its users even when now infinite (its capacity was raised).
+  for (const std::uint32_t r_index : m.dirty_resources) {
+    Resource& r = m.resources[r_index];
+    if (r.mark == m.epoch) continue;
+    r.mark = m.epoch;
+    if (r.capacity < kInf) m.component_resources.push_back(r_index);
+    for (const Link& l : r.users) m.reach(l.activity);
+    if (!m.component_activities.empty()) m.solve_component(now);
+    m.component_resources.clear();
+  }
+  m.dirty_activities.clear();
+  m.dirty_resources.clear();
+  if (m.heap.size() > 4 * m.alive + 1024) {
+    m.heap.compact([&m](const detail::Completion& c) { return m.is_live(c); });
+  }
+}
+
+bool FluidModel::has_pending_changes() const {
+  return !impl_->dirty_activities.empty() || !impl_->dirty_resources.empty();
+}
+
+}  // namespace strait::sim::engine

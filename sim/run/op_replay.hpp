@@ -1,0 +1,66 @@
+#pragma once
+// OpReplay: runs an OpGraph on the engine, the network and the cost model, and accounts
+// where each rank's time went.
+//
+// Mechanics (see sim/workload/op_graph.hpp for the op semantics)
+//   - Each GPU has two fluid resources of capacity 1: `sm` and `hbm`. A kernel is an
+//     activity of work 1 using sm with coefficient compute_seconds and hbm with
+//     memory_seconds (cost model), so alone it takes the roofline time and concurrent
+//     kernels on one GPU share SMs and HBM bandwidth by max-min. Launch overhead is a
+//     delay before the activity.
+//   - A collective starts when every member of its group has reached it (NCCL's k-th
+//     call on a group rule). While it runs, each member GPU, unless the call is SM-free,
+//     holds a priority-0 activity on `sm` capped at the fraction of SMs NCCL uses, so
+//     overlapping compute slows down by that fraction.
+//   - Analytical mode: kernels take their roofline time with no SM/HBM sharing, and
+//     collectives use the analytical network (no per-flow events).
+// Accounting, per rank, of the "compute" stream's time: busy with kernels = compute;
+// idle while its next op waits on a collective = straggler wait until that collective
+// started, then exposed communication of the collective's class; idle for any other
+// reason (pipeline dependencies, step boundaries, the end of the run) = bubble, except
+// idle after the rank's last op, which is straggler wait (others are still working).
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sim/cost/cost_model.hpp"
+#include "sim/network/network.hpp"
+#include "sim/topology/cluster.hpp"
+#include "sim/workload/op_graph.hpp"
+#include "traces/timeline.hpp"
+
+namespace strait::sim::run {
+
+struct RankAccount {
+  Time compute;
+  Time straggler_wait;
+  Time bubble;
+  std::array<Time, workload::kCommClassCount> exposed_comm{};
+  Time end;        // when the rank's last op finished
+  double flops = 0;  // sum of kernel flops
+  Time exposed_comm_total() const;
+};
+
+struct ReplayOptions {
+  network::NetworkMode mode = network::NetworkMode::kFlow;
+  traces::Timeline* timeline = nullptr;  // when set, record spans of `trace_ranks`
+  std::vector<int> trace_ranks;          // empty = all
+  /// Called every 65,536 finished ops with the simulated time and the count (for progress).
+  std::function<void(Time, std::uint64_t)> progress;
+};
+
+struct ReplayResult {
+  std::vector<Time> step_end;            // when the last op of step s finished, on any rank
+  std::vector<RankAccount> ranks;
+  network::TrafficStats traffic;
+  std::uint64_t events = 0;
+  std::uint64_t kernels = 0;
+  std::uint64_t collectives = 0;
+};
+
+ReplayResult replay(const workload::OpGraph& graph, const topology::Cluster& cluster,
+                    const cost::CostModel& cost, const ReplayOptions& options);
+
+}  // namespace strait::sim::run

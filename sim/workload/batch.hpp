@@ -1,0 +1,47 @@
+#pragma once
+// Per-step batches: what each data-parallel replica trains on in one step, sampled from
+// the data distribution with the scenario's seed, then balanced across replicas.
+//
+// Sampling: replica g of step s draws its sequence lengths from
+// Rng(seed).fork(s).fork(g), and after balancing its per-table id counts from
+// Rng(seed).fork(s).fork(replicas + g). A pooled table's id count is the sum of the
+// samples' pooling factors (drawn one by one up to 256 samples, else from the normal
+// approximation N(B mean, B var)); a sequence table gets one id per token (sum of lengths).
+//
+// Sample cost (for balancing and straggler analysis), from the forward FLOPs of the HSTU
+// stack (d model dim, h heads, dqk head dim, dv linear dim, n layers, neg negatives):
+//   linear  per token  2 d h (2 dqk + 2 dv)  +  2 h dv d  =  2 d h (2 dqk + 3 dv)
+//   attention (causal) h (dqk + dv) L (L + 1)              (4 h d L(L+1)/2 for dqk = dv = d)
+//   loss    per token  2 d neg
+//   cost(L) = a L + b L^2,  a = n (2 d h (2 dqk + 3 dv) + h (dqk + dv)) + 2 d neg,
+//                           b = n h (dqk + dv).
+// Models without an HSTU stack cost a = 1, b = 0 per sample (balancing changes nothing).
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/workload/scenario.hpp"
+
+namespace strait::sim::workload {
+
+struct SampleCost {
+  double a = 1, b = 0;
+  double operator()(double length) const { return a * length + b * length * length; }
+};
+SampleCost sample_cost(const ModelConfig& model);
+
+struct ReplicaBatch {
+  std::vector<std::int32_t> lengths;  // per sample; empty when the model has no sequences
+  std::int64_t samples = 0;
+  double tokens = 0;      // sum L (samples when no sequences)
+  double pairs = 0;       // sum L (L + 1) / 2, causal attention pairs
+  double squares = 0;     // sum L^2
+  std::int32_t max_length = 0;
+  double cost = 0;        // sum of sample_cost
+  std::vector<double> ids;  // per model table: ids looked up by this replica
+};
+
+/// Batches of every replica for `step`, balanced as the plan says. Deterministic.
+std::vector<ReplicaBatch> sample_step(const TrainingScenario& scenario, int step);
+
+}  // namespace strait::sim::workload

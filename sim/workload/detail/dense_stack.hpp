@@ -1,0 +1,121 @@
+#pragma once
+// DenseStack: the dense part of a model as layers, each turning a rank's batch shape
+// into forward and backward work items (kernels with FLOPs and HBM bytes, and the
+// collectives inside the layer: context parallel, MoE). Shared by the op-graph builder
+// and the memory model. Formulas (e = bytes per element of the layer's precision):
+//   linear (m rows, in -> out)   fwd 2 m in out flops, (m in + in out + m out) e bytes
+//   dot interaction (F feats, D) fwd 2 B F^2 D flops (batched GEMM m = B F, n = F, k = D)
+//   DCNv2 cross (in, rank r)     fwd 4 B in r flops (U and V^T GEMMs fused in one op)
+//   HSTU layer (T tokens, P = sum L(L+1)/2 pairs, d, h, dqk, dv):
+//     norm_in   elementwise, 5 T d flops, 2 T d e bytes
+//     uvqk      GEMM m = T, k = d, n = h (2 dqk + 2 dv)
+//     attention 2 h (dqk + dv) P flops (= 4 h d P for dqk = dv = d); padded: P over
+//               B L_max (L_max + 1) / 2; bytes T h (2 dqk + 2 dv) e read + T h dv e written
+//     norm_out  elementwise norm(AV) * U, 8 T h dv flops, 3 T h dv e bytes
+//     out       GEMM m = T, k = h dv, n = d
+//   MoE (m rows, d, E experts, top k, hidden H): router GEMM m x d x E, experts GEMM
+//     2 (m k) d H x 2 flops, dispatch and combine all-to-all of m k d e bytes each.
+//   loss: DLRM BCE elementwise on B; HSTU sampled softmax GEMM m = T, k = d, n = negatives.
+// Backward: GEMMs and elementwise 2x forward flops and bytes (dgrad + wgrad in one op);
+// attention 2.5x flops and 2x bytes. With context parallel degree c, T and P are the
+// rank's 1/c share.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/workload/model.hpp"
+#include "sim/workload/op_graph.hpp"
+#include "sim/workload/plan.hpp"
+
+namespace strait::sim::workload::detail {
+
+/// One rank's share of a batch, what the dense layers see.
+struct BatchShape {
+  double samples = 0;     // rows of per-sample layers
+  double tokens = 0;      // rows of per-token layers (HSTU), this rank's share
+  double pairs = 0;       // causal attention pairs, this rank's share
+  double squares = 0;     // sum L^2, this rank's share (attention scores)
+  double padded_pairs = 0;    // B L_max (L_max + 1) / 2 / c
+  double padded_squares = 0;  // B L_max^2 / c
+  double mean_length = 0;     // tokens per sample of the whole sequences
+};
+
+enum class CommGroup { kContextParallel, kExpert };
+
+struct WorkItem {
+  std::int32_t name = 0;  // index into DenseStack::names()
+  bool is_comm = false;
+  Kernel kernel;
+  network::CollectiveOp op = network::CollectiveOp::kAllGather;
+  CommClass comm_class = CommClass::kContextParallel;
+  CommGroup group = CommGroup::kContextParallel;
+  Bytes bytes = 0;
+};
+
+struct LayerWork {
+  std::vector<WorkItem> forward, backward;  // in execution order
+  double activation_bytes = 0;      // saved for backward, excluding attention scores
+  double attention_bytes = 0;       // attention scores saved: sum L^2 h e (jagged)
+  double attention_padded_bytes = 0;  // B L_max^2 h e: what a padded kernel would keep
+  double comm_buffer_bytes = 0;     // gathered K/V, MoE dispatch buffers
+};
+
+class DenseStack {
+ public:
+  DenseStack(const ModelConfig& model, const ParallelPlan& plan);
+
+  int layers() const { return static_cast<int>(layers_.size()); }
+  const std::string& layer_name(int i) const { return layers_[static_cast<std::size_t>(i)].name; }
+  /// Parameters of layer i held by each rank (experts divided by expert parallelism).
+  double layer_params(int i) const { return layers_[static_cast<std::size_t>(i)].params; }
+  /// True when layer i's parameters sync over the expert replica group, not all ranks.
+  bool expert_layer(int i) const { return layers_[static_cast<std::size_t>(i)].type == Type::kMoe && expert_parallel_ > 1; }
+  double total_params() const;
+  LayerWork work(int i, const BatchShape& shape) const;
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  enum class Type { kLinear, kDot, kDcn, kHstu, kMoe, kLossBce, kLossSoftmax };
+  struct Layer {
+    Type type;
+    std::string name;
+    bool per_token = false;  // rows are tokens (else samples)
+    int in = 0, out = 0;     // linear; dot: in = features, out = dim; dcn: in, out = rank
+    Precision precision = Precision::kBf16;
+    double params = 0;
+    std::int32_t first_name = 0;  // names_ index of its first work item
+  };
+  std::int32_t add_names(std::initializer_list<std::string_view> suffixes, const std::string& layer);
+  void add_linear(const std::string& name, int in, int out, bool per_token, Precision p);
+
+  std::vector<Layer> layers_;
+  std::vector<std::string> names_;
+  HstuConfig hstu_;
+  MoeConfig moe_;
+  int expert_parallel_ = 1;
+  int cp_degree_ = 1;
+  CpMode cp_mode_ = CpMode::kAllGather;
+};
+
+}  // namespace strait::sim::workload::detail
+
+#include "sim/workload/batch.hpp"
+
+namespace strait::sim::workload::detail {
+
+/// A rank's share of its replica's batch under context parallel degree `cp`.
+inline BatchShape shape_of(const ReplicaBatch& b, int cp) {
+  BatchShape s;
+  const double c = cp, n = static_cast<double>(b.samples), lmax = b.max_length;
+  s.samples = n / c;
+  s.tokens = b.tokens / c;
+  s.pairs = b.pairs / c;
+  s.squares = b.squares / c;
+  s.padded_pairs = n * lmax * (lmax + 1) / 2 / c;
+  s.padded_squares = n * lmax * lmax / c;
+  s.mean_length = n > 0 ? b.tokens / n : 0;
+  return s;
+}
+
+}  // namespace strait::sim::workload::detail

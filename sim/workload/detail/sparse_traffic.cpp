@@ -1,0 +1,148 @@
+#include "sim/workload/detail/sparse_traffic.hpp"
+
+#include <cmath>
+
+#include "sim/workload/unique_rows.hpp"
+
+namespace strait::sim::workload::detail {
+namespace {
+
+constexpr double kIdBytes = 8, kLengthBytes = 4;
+
+}  // namespace
+
+SparseTraffic::SparseTraffic(const ModelConfig& model, const DataConfig& data, const ShardMap& map,
+                             std::vector<std::vector<double>> ids, std::vector<double> samples)
+    : model_(model), map_(map), ids_(std::move(ids)), samples_(std::move(samples)) {
+  unique_fraction_.assign(model.tables.size(), 1.0);
+  for (std::size_t t = 0; t < model.tables.size(); ++t) {
+    double total = 0;
+    for (const auto& member : ids_) total += member[t];
+    // Data-parallel tables dedup only the rank's own ids.
+    if (map.type[t] == ShardingType::kDataParallel && !ids_.empty()) total = ids_.front()[t];
+    if (total > 0) {
+      unique_fraction_[t] =
+          expected_unique_rows(static_cast<double>(model.tables[t].rows), total, data.zipf_exponent[t]) / total;
+    }
+  }
+}
+
+std::vector<Bytes> SparseTraffic::input_row(int i) const {
+  std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
+  for (int j = 0; j < map_.group_size; ++j) {
+    double b = 0;
+    for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
+      b += ids_[static_cast<std::size_t>(i)][static_cast<std::size_t>(s.table)] * s.row_fraction * kIdBytes +
+           samples_[static_cast<std::size_t>(i)] * kLengthBytes;
+    }
+    row[static_cast<std::size_t>(j)] = static_cast<Bytes>(std::llround(b));
+  }
+  return row;
+}
+
+double SparseTraffic::output_bytes(int j, int i) const {
+  const double e = bytes_per_element(model_.embedding_dtype);
+  double b = 0;
+  for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
+    const auto& t = model_.tables[static_cast<std::size_t>(s.table)];
+    const double width = t.dim * s.col_fraction * e;
+    b += t.pooling == Pooling::kSequence
+             ? ids_[static_cast<std::size_t>(i)][static_cast<std::size_t>(s.table)] * s.row_fraction * width
+             : samples_[static_cast<std::size_t>(i)] * width;
+  }
+  return b;
+}
+
+std::vector<Bytes> SparseTraffic::output_row(int j) const {
+  std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
+  for (int i = 0; i < map_.group_size; ++i) row[static_cast<std::size_t>(i)] = static_cast<Bytes>(std::llround(output_bytes(j, i)));
+  return row;
+}
+
+std::vector<Bytes> SparseTraffic::grad_row(int i) const {
+  std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
+  for (int j = 0; j < map_.group_size; ++j) row[static_cast<std::size_t>(j)] = static_cast<Bytes>(std::llround(output_bytes(j, i)));
+  return row;
+}
+
+double SparseTraffic::output_buffer_bytes(int j) const {
+  double send = 0, recv = 0;
+  for (int i = 0; i < map_.group_size; ++i) {
+    send += output_bytes(j, i);
+    recv += output_bytes(i, j);
+  }
+  return send + recv;
+}
+
+namespace {
+
+struct Accumulator {
+  double ids = 0, width_ids = 0, unique = 0, flops = 0, bytes = 0;
+};
+
+Kernel finish(KernelKind kind, Precision p, const Accumulator& a) {
+  Kernel k;
+  k.kind = kind;
+  k.precision = p;
+  k.flops = a.flops;
+  k.hbm_bytes = a.bytes;
+  k.embedding_dim = a.ids > 0 ? static_cast<int>(std::lround(a.width_ids / a.ids)) : 0;
+  k.unique_fraction = a.ids > 0 ? a.unique / a.ids : 1.0;
+  return k;
+}
+
+}  // namespace
+
+Kernel SparseTraffic::lookup(int j) const {
+  const double e = bytes_per_element(model_.embedding_dtype);
+  Accumulator a;
+  auto add = [&](int table, double arriving, double dim, double out_rows) {
+    a.ids += arriving;
+    a.width_ids += arriving * dim;
+    a.unique += arriving * unique_fraction_[static_cast<std::size_t>(table)];
+    a.flops += arriving * dim;
+    a.bytes += arriving * (dim * e + kIdBytes) + out_rows * dim * e;
+  };
+  for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
+    const auto& t = model_.tables[static_cast<std::size_t>(s.table)];
+    double arriving = 0, pooled_rows = 0;
+    for (std::size_t i = 0; i < ids_.size(); ++i) {
+      arriving += ids_[i][static_cast<std::size_t>(s.table)] * s.row_fraction;
+      pooled_rows += samples_[i];
+    }
+    add(s.table, arriving, t.dim * s.col_fraction, t.pooling == Pooling::kSequence ? arriving : pooled_rows);
+  }
+  for (int table : map_.data_parallel_tables) {
+    const auto& t = model_.tables[static_cast<std::size_t>(table)];
+    const double mine = ids_[static_cast<std::size_t>(j)][static_cast<std::size_t>(table)];
+    add(table, mine, t.dim, t.pooling == Pooling::kSequence ? mine : samples_[static_cast<std::size_t>(j)]);
+  }
+  return finish(KernelKind::kEmbeddingLookup, model_.embedding_dtype, a);
+}
+
+Kernel SparseTraffic::update(int j) const {
+  const double e = bytes_per_element(model_.embedding_dtype);
+  const int es = bytes_per_element(model_.embedding_optimizer_dtype);
+  Accumulator a;
+  auto add = [&](int table, double arriving, double dim) {
+    const double unique = arriving * unique_fraction_[static_cast<std::size_t>(table)];
+    a.ids += arriving;
+    a.width_ids += arriving * dim;
+    a.unique += unique;
+    a.flops += arriving * dim + 4 * unique * dim;
+    a.bytes += arriving * dim * e + 2 * unique * dim * e +
+               2 * optimizer_state_bytes(model_.embedding_optimizer, unique, dim, es);
+  };
+  for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
+    double arriving = 0;
+    for (const auto& member : ids_) arriving += member[static_cast<std::size_t>(s.table)] * s.row_fraction;
+    add(s.table, arriving, model_.tables[static_cast<std::size_t>(s.table)].dim * s.col_fraction);
+  }
+  for (int table : map_.data_parallel_tables) {
+    add(table, ids_[static_cast<std::size_t>(j)][static_cast<std::size_t>(table)],
+        model_.tables[static_cast<std::size_t>(table)].dim);
+  }
+  return finish(KernelKind::kEmbeddingUpdate, model_.embedding_dtype, a);
+}
+
+}  // namespace strait::sim::workload::detail

@@ -1,0 +1,49 @@
+#pragma once
+// Embedding traffic and kernels of one model-parallel group in one step, from the
+// sampled batches of its members and the shard layout. Formulas (e_w weight element,
+// e_o output element = e_w, ids are int64 = 8 bytes, lengths int32 = 4 bytes per sample
+// and table shard):
+//   input dist  i -> j   sum over shards on j: ids_i[t] f_row 8 + samples_i 4
+//   output dist j -> i   sum over shards on j: pooled   samples_i dim f_col e_o
+//                                             sequence ids_i[t] f_row dim f_col e_o
+//   grad dist   i -> j   = output dist j -> i
+//   lookup on j (A = ids arriving = sum_i ids_i[t] f_row):
+//     flops sum A dim_c;  bytes sum A (dim_c e_w + 8) + output bytes
+//   update on j (U = A x unique fraction, unique fraction = E[unique](rows, ids of the
+//     group, zipf) / ids of the group, see unique_rows.hpp):
+//     flops sum A dim_c + 4 U dim_c;  bytes A dim_c e_w (gradients) + 2 U dim_c e_w
+//     (weights read and written) + 2 x optimizer state of U rows
+// Data-parallel tables are looked up and updated locally with the same formulas.
+
+#include <vector>
+
+#include "sim/workload/batch.hpp"
+#include "sim/workload/op_graph.hpp"
+#include "sim/workload/sharding.hpp"
+
+namespace strait::sim::workload::detail {
+
+class SparseTraffic {
+ public:
+  /// `ids[i][t]` and `samples[i]`: ids and pooled rows of member i of the group.
+  SparseTraffic(const ModelConfig& model, const DataConfig& data, const ShardMap& map,
+                std::vector<std::vector<double>> ids, std::vector<double> samples);
+
+  std::vector<Bytes> input_row(int i) const;
+  std::vector<Bytes> output_row(int j) const;
+  std::vector<Bytes> grad_row(int i) const;
+  Kernel lookup(int j) const;
+  Kernel update(int j) const;
+  /// Bytes of member j's output-dist send and receive buffers (memory model).
+  double output_buffer_bytes(int j) const;
+
+ private:
+  double output_bytes(int j, int i) const;
+  const ModelConfig& model_;
+  const ShardMap& map_;
+  std::vector<std::vector<double>> ids_;
+  std::vector<double> samples_;
+  std::vector<double> unique_fraction_;  // per table
+};
+
+}  // namespace strait::sim::workload::detail

@@ -1,0 +1,96 @@
+#include "sim/workload/load_balance.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <queue>
+#include <tuple>
+
+namespace strait::sim::workload {
+namespace {
+
+std::vector<std::int32_t> order_by_cost(const std::vector<double>& costs) {
+  std::vector<std::int32_t> order(costs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](auto x, auto y) { return costs[x] > costs[y]; });
+  return order;
+}
+
+}  // namespace
+
+std::vector<int> balance_greedy(const std::vector<double>& costs, int bins) {
+  using Entry = std::pair<double, int>;  // (load, bin), smallest first
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  for (int b = 0; b < bins; ++b) heap.emplace(0.0, b);
+  std::vector<int> out(costs.size(), 0);
+  for (auto i : order_by_cost(costs)) {
+    auto [load, bin] = heap.top();
+    heap.pop();
+    out[static_cast<std::size_t>(i)] = bin;
+    heap.emplace(load + costs[static_cast<std::size_t>(i)], bin);
+  }
+  return out;
+}
+
+std::vector<int> balance_karmarkar_karp(const std::vector<double>& costs, int bins) {
+  const auto k = static_cast<std::size_t>(bins);
+  // A tuple is k slots (sum, head of an item list); items chain through `next`.
+  struct Slot {
+    double sum = 0;
+    std::int32_t head = -1, tail = -1;
+  };
+  std::vector<std::int32_t> next(costs.size(), -1);
+  std::vector<std::vector<Slot>> tuples;
+  tuples.reserve(costs.size());
+  using Entry = std::tuple<double, std::int32_t>;  // (spread, -tuple) so lower index wins ties
+  std::priority_queue<Entry> heap;
+  for (std::size_t i = 0; i < costs.size(); ++i) {
+    std::vector<Slot> t(k);
+    t[0] = {costs[i], static_cast<std::int32_t>(i), static_cast<std::int32_t>(i)};
+    tuples.push_back(std::move(t));
+    heap.emplace(costs[i], -static_cast<std::int32_t>(i));
+  }
+  auto sorted = [](std::vector<Slot>& t, bool descending) {
+    std::stable_sort(t.begin(), t.end(), [&](const Slot& x, const Slot& y) {
+      return descending ? x.sum > y.sum : x.sum < y.sum;
+    });
+  };
+  while (heap.size() > 1) {
+    const auto a = static_cast<std::size_t>(-std::get<1>(heap.top()));
+    heap.pop();
+    const auto b = static_cast<std::size_t>(-std::get<1>(heap.top()));
+    heap.pop();
+    auto& ta = tuples[a];
+    auto& tb = tuples[b];
+    sorted(ta, true);
+    sorted(tb, false);
+    for (std::size_t s = 0; s < k; ++s) {
+      Slot& x = ta[s];
+      const Slot& y = tb[s];
+      x.sum += y.sum;
+      if (y.head < 0) continue;
+      if (x.head < 0) {
+        x.head = y.head;
+      } else {
+        next[static_cast<std::size_t>(x.tail)] = y.head;
+      }
+      x.tail = y.tail;
+    }
+    tuples[b].clear();
+    tuples[b].shrink_to_fit();
+    const auto [lo, hi] = std::minmax_element(ta.begin(), ta.end(),
+                                              [](const Slot& x, const Slot& y) { return x.sum < y.sum; });
+    heap.emplace(hi->sum - lo->sum, -static_cast<std::int32_t>(a));
+  }
+  std::vector<int> out(costs.size(), 0);
+  if (heap.empty()) return out;
+  auto& last = tuples[static_cast<std::size_t>(-std::get<1>(heap.top()))];
+  sorted(last, true);
+  for (std::size_t s = 0; s < k; ++s) {
+    for (auto i = last[s].head; i >= 0; i = next[static_cast<std::size_t>(i)]) {
+      out[static_cast<std::size_t>(i)] = static_cast<int>(s);
+    }
+  }
+  return out;
+}
+
+}  // namespace strait::sim::workload

@@ -1,0 +1,183 @@
+#include "sim/workload/model.hpp"
+
+#include <fmt/format.h>
+
+namespace strait::sim::workload {
+namespace {
+
+Optimizer parse_optimizer(const ConfigNode& node, std::string_view key, Optimizer fallback) {
+  if (!node.has(key)) return fallback;
+  const std::string v = node.choice(key, {"rowwise_adagrad", "adagrad", "adam", "sgd"});
+  if (v == "rowwise_adagrad") return Optimizer::kRowWiseAdagrad;
+  if (v == "adagrad") return Optimizer::kAdagrad;
+  if (v == "adam") return Optimizer::kAdam;
+  return Optimizer::kSgd;
+}
+
+int positive_int(const ConfigNode& node, std::string_view key) {
+  const auto v = node.positive_integer(key);
+  if (v > (1 << 30)) node.at(key).fail("expected a value below 2^30");
+  return static_cast<int>(v);
+}
+
+MlpConfig parse_mlp(const ConfigNode& node, Precision fallback) {
+  node.allow_only({"layers", "precision"});
+  MlpConfig mlp;
+  for (const auto& l : node.at("layers").elements()) {
+    const auto w = l.as_integer();
+    if (w <= 0) l.fail(fmt::format("expected a positive layer width, got {}", w));
+    mlp.layers.push_back(static_cast<int>(w));
+  }
+  if (mlp.layers.empty()) node.at("layers").fail("expected at least one layer width");
+  mlp.precision = precision_or(node, "precision", fallback);
+  return mlp;
+}
+
+void parse_embedding(const ConfigNode& node, ModelConfig& m) {
+  node.allow_only({"weight_dtype", "optimizer", "optimizer_dtype", "tables"});
+  m.embedding_dtype = precision_or(node, "weight_dtype", Precision::kFp32);
+  m.embedding_optimizer = parse_optimizer(node, "optimizer", Optimizer::kRowWiseAdagrad);
+  m.embedding_optimizer_dtype = precision_or(node, "optimizer_dtype", Precision::kFp32);
+  for (const auto& t : node.at("tables").elements()) {
+    t.allow_only({"name", "rows", "dim", "pooling"});
+    EmbeddingTable table;
+    table.name = t.string("name");
+    if (m.table_index(table.name) >= 0) {
+      t.at("name").fail(fmt::format("duplicate table name \"{}\"", table.name));
+    }
+    table.rows = t.positive_integer("rows");
+    table.dim = positive_int(t, "dim");
+    const std::string pooling = t.choice_or("pooling", {"sum", "mean", "sequence"}, "sum");
+    table.pooling = pooling == "sum" ? Pooling::kSum : pooling == "mean" ? Pooling::kMean : Pooling::kSequence;
+    m.tables.push_back(std::move(table));
+  }
+}
+
+void parse_dense(const ConfigNode& node, ModelConfig& m) {
+  node.allow_only({"param_dtype", "optimizer", "precision", "dense_features", "bottom_mlp",
+                   "interaction", "top_mlp", "hstu", "moe"});
+  m.param_dtype = precision_or(node, "param_dtype", Precision::kFp32);
+  m.dense_optimizer = parse_optimizer(node, "optimizer", Optimizer::kAdam);
+  const Precision compute = precision_or(node, "precision", Precision::kBf16);
+  m.dense_features = static_cast<int>(node.integer_or("dense_features", 0));
+  if (m.dense_features < 0) node.at("dense_features").fail("expected a count >= 0");
+  if (auto b = node.find("bottom_mlp")) m.bottom_mlp = parse_mlp(*b, compute);
+  if (auto t = node.find("top_mlp")) m.top_mlp = parse_mlp(*t, compute);
+  if (auto i = node.find("interaction")) {
+    const std::string type = i->choice("type", {"dot", "dcn"});
+    if (type == "dot") {
+      i->allow_only({"type", "precision"});
+      m.interaction.type = InteractionConfig::Type::kDot;
+    } else {
+      i->allow_only({"type", "layers", "low_rank", "precision"});
+      m.interaction.type = InteractionConfig::Type::kDcn;
+      m.interaction.layers = positive_int(*i, "layers");
+      m.interaction.low_rank = positive_int(*i, "low_rank");
+    }
+    m.interaction.precision = precision_or(*i, "precision", compute);
+  }
+  if (auto h = node.find("hstu")) {
+    h->allow_only({"layers", "model_dim", "heads", "head_dim", "linear_dim", "relative_bias",
+                   "attention", "negatives", "precision"});
+    m.hstu.layers = positive_int(*h, "layers");
+    m.hstu.model_dim = positive_int(*h, "model_dim");
+    m.hstu.heads = positive_int(*h, "heads");
+    m.hstu.head_dim = positive_int(*h, "head_dim");
+    m.hstu.linear_dim = h->has("linear_dim") ? positive_int(*h, "linear_dim") : m.hstu.head_dim;
+    m.hstu.relative_bias = h->bool_or("relative_bias", true);
+    m.hstu.padded = h->choice_or("attention", {"jagged", "padded"}, "jagged") == "padded";
+    m.hstu.negatives = h->has("negatives") ? positive_int(*h, "negatives") : 512;
+    m.hstu.precision = precision_or(*h, "precision", compute);
+  }
+  if (auto e = node.find("moe")) {
+    e->allow_only({"layers", "experts", "top_k", "expert_hidden", "precision"});
+    m.moe.layers = positive_int(*e, "layers");
+    m.moe.experts = positive_int(*e, "experts");
+    m.moe.top_k = positive_int(*e, "top_k");
+    m.moe.expert_hidden = positive_int(*e, "expert_hidden");
+    if (m.moe.top_k > m.moe.experts) {
+      e->at("top_k").fail(fmt::format("expected top_k <= experts ({}), got {}", m.moe.experts, m.moe.top_k));
+    }
+    m.moe.precision = precision_or(*e, "precision", compute);
+  }
+}
+
+}  // namespace
+
+const char* to_string(Optimizer o) {
+  switch (o) {
+    case Optimizer::kRowWiseAdagrad: return "rowwise_adagrad";
+    case Optimizer::kAdagrad: return "adagrad";
+    case Optimizer::kAdam: return "adam";
+    case Optimizer::kSgd: return "sgd";
+  }
+  return "?";
+}
+
+double optimizer_state_bytes(Optimizer o, double rows, double dim, int state_bytes) {
+  switch (o) {
+    case Optimizer::kRowWiseAdagrad: return rows * state_bytes;
+    case Optimizer::kAdagrad: return rows * dim * state_bytes;
+    case Optimizer::kAdam: return 2 * rows * dim * state_bytes;
+    case Optimizer::kSgd: return 0;
+  }
+  return 0;
+}
+
+Precision precision_or(const ConfigNode& node, std::string_view key, Precision fallback) {
+  if (!node.has(key)) return fallback;
+  const std::string v = node.choice(key, {"fp32", "tf32", "bf16", "fp16", "fp8"});
+  if (v == "fp32") return Precision::kFp32;
+  if (v == "tf32") return Precision::kTf32;
+  if (v == "bf16") return Precision::kBf16;
+  if (v == "fp16") return Precision::kFp16;
+  return Precision::kFp8;
+}
+
+ModelConfig ModelConfig::load(const std::string& path) { return from_config(load_config(path)); }
+
+ModelConfig ModelConfig::from_config(const ConfigNode& node) {
+  node.allow_only({"name", "description", "embedding", "dense"});
+  ModelConfig m;
+  m.file = node.file();
+  m.name = node.string_or("name", "model");
+  parse_embedding(node.at("embedding"), m);
+  parse_dense(node.at("dense"), m);
+  const ConfigNode dense = node.at("dense");
+  bool has_sequence = false;
+  for (const auto& t : m.tables) has_sequence |= t.pooling == Pooling::kSequence;
+  if (m.has_hstu() && !has_sequence) {
+    dense.at("hstu").fail("an HSTU stack needs at least one table with \"pooling\": \"sequence\"");
+  }
+  if (m.interaction.type == InteractionConfig::Type::kDot) {
+    // Dot interaction multiplies features pairwise: all of them need one width.
+    const int width = m.bottom_mlp.layers.empty() ? 0 : m.bottom_mlp.layers.back();
+    for (std::size_t i = 0; i < m.tables.size(); ++i) {
+      const auto& t = m.tables[i];
+      if (t.pooling == Pooling::kSequence || width == 0 || t.dim == width) continue;
+      node.at("embedding").at("tables").at(i).at("dim").fail(fmt::format(
+          "dot interaction needs every pooled table's dim to equal the bottom MLP output ({}), got {}",
+          width, t.dim));
+    }
+  }
+  if (!m.has_hstu() && m.top_mlp.layers.empty()) {
+    dense.fail("expected a dense part: \"top_mlp\" and/or \"hstu\"");
+  }
+  return m;
+}
+
+int ModelConfig::table_index(const std::string& table) const {
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    if (tables[i].name == table) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::vector<std::string> ModelConfig::table_names() const {
+  std::vector<std::string> out;
+  out.reserve(tables.size());
+  for (const auto& t : tables) out.push_back(t.name);
+  return out;
+}
+
+}  // namespace strait::sim::workload

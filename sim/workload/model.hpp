@@ -1,0 +1,103 @@
+#pragma once
+// ModelConfig: a recommendation model as a model file describes it: embedding tables
+// (pooled or sequence) and a dense part (bottom/top MLPs, dot or DCNv2 interaction, an
+// HSTU stack, MoE layers), with the precision of each component for what-if studies.
+//
+//   {"name": "...",
+//    "embedding": {"weight_dtype": "fp32", "optimizer": "rowwise_adagrad" | "adam" | "sgd",
+//                  "optimizer_dtype": "fp32",
+//                  "tables": [{"name": "t0", "rows": 40000000, "dim": 128,
+//                              "pooling": "sum" | "mean" | "sequence"}]},
+//    "dense": {"param_dtype": "fp32", "optimizer": "adam" | "adagrad" | "sgd",
+//              "precision": "bf16",                       compute precision (default)
+//              "dense_features": 13,
+//              "bottom_mlp": {"layers": [512, 256, 128], "precision": "fp8"},
+//              "interaction": {"type": "dot"} | {"type": "dcn", "layers": 3, "low_rank": 512},
+//              "top_mlp": {"layers": [1024, 512, 1]},
+//              "hstu": {"layers": 8, "model_dim": 512, "heads": 4, "head_dim": 128,
+//                       "linear_dim": 128, "relative_bias": true, "attention": "jagged",
+//                       "negatives": 512},
+//              "moe": {"layers": 2, "experts": 8, "top_k": 2, "expert_hidden": 2048}}}
+// Every key except names, rows and dims has a default; see model.cpp.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/config_node.hpp"
+#include "sim/workload/op_graph.hpp"
+
+namespace strait::sim::workload {
+
+enum class Pooling { kSum, kMean, kSequence };
+enum class Optimizer { kRowWiseAdagrad, kAdagrad, kAdam, kSgd };
+const char* to_string(Optimizer o);
+
+/// Optimizer state in bytes for a parameter block of rows x dim elements (state in
+/// `state_bytes`-byte elements): row-wise AdaGrad one value per row, AdaGrad one per
+/// element, Adam two per element, SGD none.
+double optimizer_state_bytes(Optimizer o, double rows, double dim, int state_bytes);
+
+struct EmbeddingTable {
+  std::string name;
+  std::int64_t rows = 0;
+  int dim = 0;
+  Pooling pooling = Pooling::kSum;
+};
+
+struct MlpConfig {
+  std::vector<int> layers;  // output widths; empty = absent
+  Precision precision = Precision::kBf16;
+};
+
+struct InteractionConfig {
+  enum class Type { kNone, kDot, kDcn } type = Type::kNone;
+  int layers = 0;    // dcn cross layers
+  int low_rank = 0;  // dcn low rank r (U: in x r, V: r x in)
+  Precision precision = Precision::kBf16;
+};
+
+struct HstuConfig {
+  int layers = 0;  // 0 = absent
+  int model_dim = 0, heads = 0, head_dim = 0, linear_dim = 0;
+  bool relative_bias = true;
+  bool padded = false;  // what-if: padded attention instead of jagged
+  int negatives = 512;  // sampled-softmax negatives per token in the loss
+  Precision precision = Precision::kBf16;
+};
+
+struct MoeConfig {
+  int layers = 0;  // 0 = absent
+  int experts = 0, top_k = 0, expert_hidden = 0;
+  Precision precision = Precision::kBf16;
+};
+
+struct ModelConfig {
+  std::string name;
+  std::string file;
+  std::vector<EmbeddingTable> tables;
+  Precision embedding_dtype = Precision::kFp32;
+  Optimizer embedding_optimizer = Optimizer::kRowWiseAdagrad;
+  Precision embedding_optimizer_dtype = Precision::kFp32;
+  Precision param_dtype = Precision::kFp32;
+  Optimizer dense_optimizer = Optimizer::kAdam;
+  int dense_features = 0;
+  MlpConfig bottom_mlp, top_mlp;
+  InteractionConfig interaction;
+  HstuConfig hstu;
+  MoeConfig moe;
+
+  static ModelConfig load(const std::string& path);
+  static ModelConfig from_config(const ConfigNode& node);
+
+  /// Index of the table named `name`, or -1.
+  int table_index(const std::string& table) const;
+  std::vector<std::string> table_names() const;
+  bool has_hstu() const { return hstu.layers > 0; }
+};
+
+/// Parses "fp32" | "tf32" | "bf16" | "fp16" | "fp8" at `key` of `node`, or `fallback`.
+Precision precision_or(const ConfigNode& node, std::string_view key, Precision fallback);
+
+}  // namespace strait::sim::workload

@@ -1,0 +1,111 @@
+#pragma once
+// OpGraph: what each rank does in a training step, as ops with dependencies on streams.
+// The contract shared by the simulator (sim/run replays it on engine, network and cost)
+// and the future executor (runs the same ops with real kernels and NCCL).
+//
+// Semantics
+//   - Each rank has streams (compute, embedding communication, dense communication, ...).
+//     Ops on one stream run in order; an op starts when its stream is free and all its
+//     dependencies (ops of the same rank) have finished.
+//   - A kernel op runs on its GPU: the cost model turns its Kernel into time and into
+//     SM and HBM use, so concurrent kernels share the GPU.
+//   - A collective op is one rank's part of a collective on a process group. The k-th
+//     collective issued on a group by each member is the same collective (NCCL's rule);
+//     it starts when every member has reached it, so waiting there is straggler time.
+//   - Ops of several steps can be in one graph (train pipelines overlap step s+1's input
+//     distribution and embedding lookup with step s's dense compute); `step` says which.
+// Names are interned in the graph's string table to keep millions of ops small.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/core/units.hpp"
+#include "sim/cost/kernel_work.hpp"
+#include "sim/network/collective.hpp"
+
+namespace strait::sim::workload {
+
+// Kernels are described in the cost layer's terms (sim/cost/kernel_work.hpp).
+using cost::bytes_per_element;
+using cost::KernelKind;
+using cost::Precision;
+using Kernel = cost::KernelWork;
+
+/// What a communication op is for: the report's breakdown classes and priority hints.
+enum class CommClass {
+  kInputDist,       // all-to-all of sparse ids (and lengths) to embedding shards
+  kOutputDist,      // all-to-all(-v) of pooled or sequence embeddings back
+  kGradDist,        // all-to-all of embedding gradients to shards (backward)
+  kDenseSync,       // DDP gradient buckets / FSDP gather and reduce-scatter
+  kContextParallel, // HSTU context parallelism (K/V all-gather or all-to-all)
+  kReplicaSync,     // 2D sparse parallelism: embedding replicas across groups
+  kMoe,             // expert all-to-all
+};
+inline constexpr int kCommClassCount = 7;
+const char* to_string(CommClass c);
+
+struct CollectiveCall {
+  network::CollectiveOp op = network::CollectiveOp::kAllReduce;
+  network::Algorithm algorithm = network::Algorithm::kAuto;
+  int group = 0;              // index into OpGraph::groups
+  Bytes bytes = 0;            // nccl-tests convention (see network/collective.hpp)
+  std::vector<Bytes> send_row;  // all_to_allv: bytes this rank sends to each group member
+  CommClass comm_class = CommClass::kDenseSync;
+  int priority = 0;           // engine priority class (0 first)
+  bool sm_free = false;       // runs on copy engines: takes no SMs from compute
+};
+
+enum class OpKind { kKernel, kCollective };
+
+/// Which part of the step an op belongs to (for traces and the bubble/straggler report).
+enum class StepPhase { kInput, kForward, kBackward, kOptimizer };
+const char* to_string(StepPhase p);
+
+struct Op {
+  OpKind kind = OpKind::kKernel;
+  std::int32_t name = 0;          // index into OpGraph::names
+  std::int32_t stream = 0;        // index into OpGraph::streams
+  std::int32_t step = 0;
+  StepPhase phase = StepPhase::kForward;
+  std::vector<std::int32_t> deps; // indices of earlier ops of the same rank
+  Kernel kernel;                  // when kind == kKernel
+  CollectiveCall collective;      // when kind == kCollective
+};
+
+struct RankOps {
+  int rank = 0;
+  int gpu = 0;                    // cluster GPU this rank runs on
+  std::vector<Op> ops;            // topologically ordered: deps point backwards
+  std::int64_t samples = 0;       // samples this rank trains on per step
+};
+
+struct ProcessGroup {
+  std::string name;               // e.g. "dp", "sparse_mp/3", "cp/12"
+  std::vector<int> ranks;         // global ranks; rank i of the group is ranks[i]
+};
+
+struct OpGraph {
+  std::vector<std::string> names;    // interned op names
+  std::vector<std::string> streams;  // e.g. "compute", "embedding_comm", "dense_comm"
+  std::vector<ProcessGroup> groups;
+  std::vector<RankOps> ranks;
+  int steps = 1;
+
+  /// Interns `name`; returns its index in names.
+  std::int32_t intern(std::string_view name);
+  /// Index of stream `name`, adding it if new.
+  std::int32_t stream(std::string_view name);
+
+  // Hash indexes behind intern() and stream(); not part of the contract.
+  struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::int32_t, StringHash, std::equal_to<>> name_index_;
+  std::unordered_map<std::string, std::int32_t, StringHash, std::equal_to<>> stream_index_;
+};
+
+}  // namespace strait::sim::workload

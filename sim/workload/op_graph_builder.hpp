@@ -1,0 +1,43 @@
+#pragma once
+// build_op_graph: a training scenario -> what every rank does in each step.
+//
+// Per rank and step, in issue order (streams in brackets):
+//   sparse forward   input_dist all-to-all(-v) of ids [embedding_comm] -> lookup (TBE)
+//                    [compute, or sparse_compute when pipelined] -> output_dist [embedding_comm]
+//   dense forward    each layer's kernels [compute], CP/MoE collectives inside layers
+//                    [cp_comm]; FSDP all-gathers each layer first [dense_comm]
+//   backward         layers in reverse; DDP buckets of bucket_size all-reduced as their
+//                    gradients become ready [dense_comm]; FSDP all-gather before and
+//                    reduce-scatter after each layer (plus all-reduce across FSDP groups)
+//   sparse backward  grad_dist [embedding_comm] -> embedding update with fused optimizer
+//                    [compute] -> replica sync (2D, every K steps) [embedding_comm]
+//   optimizer        dense optimizer step [compute], after every dense sync of the step
+// Pipelining (depth p > 1): the sparse forward of step s + p - 1 is issued at the start of
+// step s's dense forward and depends on nothing of step s (TorchRec's semi-synchronous
+// pipeline: the lookup may read weights one update old), so it overlaps step s's compute.
+// Cross-datacenter sync of dense gradients, per bucket:
+//   flat          all-reduce over all ranks (algorithm auto)
+//   hierarchical  the same all-reduce with Algorithm::kHierarchical
+//   overlapped    reduce-scatter inside each datacenter -> all-gather inside the datacenter;
+//                 the cross-datacenter all-reduce of the reduced shard (bytes / ranks per
+//                 DC, over ranks at the same position in each DC) runs on stream xdc_comm,
+//                 and only step s+1's optimizer waits for it: step s's optimizer applies the
+//                 datacenter-local sum, the other datacenters' part lands one step late.
+// All-to-alls whose send row is the same to every member are emitted as kAllToAll with
+// `bytes` = this rank's whole send buffer (members may differ) and an empty send_row;
+// others as kAllToAllV with the full send_row. Kernel noise and slow ranks scale flops
+// and hbm_bytes (see scenario.hpp). RankOps::samples = samples of step 0 / CP degree.
+
+#include "sim/workload/op_graph.hpp"
+#include "sim/workload/scenario.hpp"
+
+namespace strait::sim::workload {
+
+struct OpGraphOptions {
+  int steps = 0;  // 0 = the scenario's
+};
+
+/// Builds every rank's ops for the scenario's steps. Deterministic for a seed.
+OpGraph build_op_graph(const TrainingScenario& scenario, const OpGraphOptions& options = {});
+
+}  // namespace strait::sim::workload

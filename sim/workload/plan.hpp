@@ -1,0 +1,88 @@
+#pragma once
+// ParallelPlan: how a model is parallelized and scheduled, as a plan file says.
+//
+//   {"name": "...", "ranks": 768,                       optional; default every GPU
+//    "dense": {"parallelism": "ddp", "bucket_size": "25 MiB"}
+//           | {"parallelism": "fsdp", "group_size": 8, "placement": "host"},
+//    "context_parallel": {"degree": 2, "mode": "all_gather" | "all_to_all", "placement": "host"},
+//    "sparse": {"group_size": 256, "placement": "datacenter", "replica_sync_every": 1,
+//               "default": "row_wise",
+//               "tables": {"t0": "table_wise", "t1": {"type": "grid", "column_shards": 2}}},
+//    "moe": {"expert_parallel": 8, "placement": "host"},
+//    "schedule": {"pipeline_depth": 2, "priorities": {"embedding": 0, "dense": 1},
+//                 "sm_free_comm": true, "cross_dc_sync": "flat" | "hierarchical" | "overlapped",
+//                 "load_balance": "none" | "greedy" | "karmarkar_karp"
+//                               | {"method": "greedy", "scope": "datacenter"}}}
+// Ranks are GPUs 0..ranks-1 in topology order. A group of size G placed at a level
+// ("host", "rack"/"pod" = hosts under one leaf, "datacenter", "cluster") is a contiguous
+// block of G ranks that must lie inside one domain of that level; the ranks at the same
+// position of each block form the complementary (replica) group. The placement itself is
+// checked against the cluster in layout.hpp.
+// Priority classes: "embedding" (input/output/gradient distribution), "dense",
+// "context_parallel", "replica_sync", "moe"; 0 is served first; default 0.
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/config_node.hpp"
+#include "sim/workload/model.hpp"
+
+namespace strait::sim::workload {
+
+enum class PlacementLevel { kHost, kRack, kDatacenter, kCluster };
+const char* to_string(PlacementLevel level);
+
+enum class ShardingType { kDataParallel, kTableWise, kRowWise, kColumnWise, kTableRowWise, kGrid };
+const char* to_string(ShardingType type);
+
+enum class DenseParallelism { kDdp, kFsdp };
+enum class CpMode { kAllGather, kAllToAll };
+enum class CrossDcSync { kFlat, kHierarchical, kOverlapped };
+enum class LoadBalance { kNone, kGreedy, kKarmarkarKarp };
+
+/// A process-group dimension: `size` ranks per group placed at `level`. `node` locates
+/// it in the plan file for errors (size 0 = the whole world).
+struct GroupSpec {
+  int size = 0;
+  PlacementLevel level = PlacementLevel::kCluster;
+  std::optional<ConfigNode> node;
+};
+
+struct TableSharding {
+  ShardingType type = ShardingType::kRowWise;
+  int column_shards = 1;  // column_wise, grid
+};
+
+struct Schedule {
+  int pipeline_depth = 1;
+  std::array<int, kCommClassCount> priority{};  // by CommClass
+  bool sm_free = false;
+  CrossDcSync cross_dc = CrossDcSync::kFlat;
+  LoadBalance balance = LoadBalance::kNone;
+  PlacementLevel balance_scope = PlacementLevel::kCluster;
+};
+
+struct ParallelPlan {
+  std::string name;
+  std::string file;
+  int ranks = 0;  // 0 = every GPU of the cluster
+  std::optional<ConfigNode> ranks_node;
+  DenseParallelism dense = DenseParallelism::kDdp;
+  Bytes bucket_size = 25 * kMiB;
+  GroupSpec fsdp;        // FSDP shard group (HSDP when smaller than the world)
+  int cp_degree = 1;
+  CpMode cp_mode = CpMode::kAllGather;
+  GroupSpec cp;
+  GroupSpec sparse;      // embedding model-parallel group (2D sparse parallelism)
+  int replica_sync_every = 1;
+  std::vector<TableSharding> sharding;  // per model table
+  GroupSpec expert;      // MoE expert-parallel group
+  Schedule schedule;
+
+  static ParallelPlan load(const std::string& path, const ModelConfig& model);
+  static ParallelPlan from_config(const ConfigNode& node, const ModelConfig& model);
+};
+
+}  // namespace strait::sim::workload

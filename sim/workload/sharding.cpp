@@ -1,0 +1,104 @@
+#include "sim/workload/sharding.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace strait::sim::workload {
+namespace {
+
+int least_loaded(const std::vector<double>& load) {
+  return static_cast<int>(std::min_element(load.begin(), load.end()) - load.begin());
+}
+
+}  // namespace
+
+ShardMap ShardMap::build(const ModelConfig& model, const ParallelPlan& plan, int group_size, int host_size) {
+  ShardMap map;
+  map.group_size = group_size;
+  map.member_shards.resize(static_cast<std::size_t>(group_size));
+  host_size = std::max(1, std::min(host_size, group_size));
+  if (group_size % host_size != 0) host_size = 1;
+  const int blocks = group_size / host_size;
+  std::vector<double> load(static_cast<std::size_t>(group_size), 0.0);
+  const auto bytes = [&](int t) {
+    return static_cast<double>(model.tables[static_cast<std::size_t>(t)].rows) *
+           model.tables[static_cast<std::size_t>(t)].dim;
+  };
+  const int n = static_cast<int>(model.tables.size());
+  map.type.resize(static_cast<std::size_t>(n));
+  for (int t = 0; t < n; ++t) map.type[static_cast<std::size_t>(t)] = plan.sharding[static_cast<std::size_t>(t)].type;
+
+  // Row-wise first: they spread evenly and set the baseline load.
+  for (int t = 0; t < n; ++t) {
+    const ShardingType type = map.type[static_cast<std::size_t>(t)];
+    if (type == ShardingType::kDataParallel) map.data_parallel_tables.push_back(t);
+    if (type != ShardingType::kRowWise) continue;
+    for (int m = 0; m < group_size; ++m) {
+      map.member_shards[static_cast<std::size_t>(m)].push_back({t, 1.0 / group_size, 1.0});
+      load[static_cast<std::size_t>(m)] += bytes(t) / group_size;
+    }
+  }
+  // Then slices (whole tables or column slices), largest first.
+  struct Slice {
+    int table;
+    double col_fraction;
+    bool host_block;
+  };
+  std::vector<Slice> slices;
+  for (int t = 0; t < n; ++t) {
+    const auto& s = plan.sharding[static_cast<std::size_t>(t)];
+    switch (s.type) {
+      case ShardingType::kTableWise: slices.push_back({t, 1.0, false}); break;
+      case ShardingType::kTableRowWise: slices.push_back({t, 1.0, true}); break;
+      case ShardingType::kColumnWise:
+      case ShardingType::kGrid:
+        for (int c = 0; c < s.column_shards; ++c) {
+          slices.push_back({t, 1.0 / s.column_shards, s.type == ShardingType::kGrid});
+        }
+        break;
+      default: break;
+    }
+  }
+  std::stable_sort(slices.begin(), slices.end(), [&](const Slice& a, const Slice& b) {
+    return bytes(a.table) * a.col_fraction > bytes(b.table) * b.col_fraction;
+  });
+  for (const Slice& s : slices) {
+    const double size = bytes(s.table) * s.col_fraction;
+    if (!s.host_block) {
+      const int m = least_loaded(load);
+      map.member_shards[static_cast<std::size_t>(m)].push_back({s.table, 1.0, s.col_fraction});
+      load[static_cast<std::size_t>(m)] += size;
+      continue;
+    }
+    std::vector<double> block_load(static_cast<std::size_t>(blocks), 0.0);
+    for (int m = 0; m < group_size; ++m) block_load[static_cast<std::size_t>(m / host_size)] += load[static_cast<std::size_t>(m)];
+    const int b = least_loaded(block_load);
+    for (int i = 0; i < host_size; ++i) {
+      const int m = b * host_size + i;
+      map.member_shards[static_cast<std::size_t>(m)].push_back({s.table, 1.0 / host_size, s.col_fraction});
+      load[static_cast<std::size_t>(m)] += size / host_size;
+    }
+  }
+  return map;
+}
+
+double ShardMap::weight_elements(const ModelConfig& model, int m) const {
+  double e = 0;
+  for (const Shard& s : member_shards[static_cast<std::size_t>(m)]) {
+    const auto& t = model.tables[static_cast<std::size_t>(s.table)];
+    e += static_cast<double>(t.rows) * s.row_fraction * t.dim * s.col_fraction;
+  }
+  return e;
+}
+
+double ShardMap::rows(const ModelConfig& model, int m) const {
+  double r = 0;
+  for (const Shard& s : member_shards[static_cast<std::size_t>(m)]) {
+    r += static_cast<double>(model.tables[static_cast<std::size_t>(s.table)].rows) * s.row_fraction;
+  }
+  return r;
+}
+
+bool ShardMap::has_sharded() const { return data_parallel_tables.size() < type.size(); }
+
+}  // namespace strait::sim::workload

@@ -1,0 +1,47 @@
+#pragma once
+// ShardMap: where each embedding table lives inside one model-parallel group of M ranks
+// (every group holds the same layout: 2D sparse parallelism replicates it across groups).
+//
+//   data_parallel   the whole table on every rank (gradients all-reduced with the dense ones)
+//   table_wise      the whole table on one member
+//   row_wise        rows split evenly over all M members
+//   column_wise     dim split into column_shards slices, each on one member
+//   table_row_wise  rows split evenly over the members of one host-sized block
+//   grid            column slices, each split table-row-wise over a host-sized block
+// Whole-table and column slices go, largest first, to the least-loaded member (block for
+// table_row_wise and grid) by weight bytes, after the row-wise tables are spread; ties go
+// to the lowest index, so the layout is deterministic. Ids are assumed hashed uniformly
+// over rows, so a shard with row fraction f receives f of the table's ids.
+
+#include <vector>
+
+#include "sim/workload/model.hpp"
+#include "sim/workload/plan.hpp"
+
+namespace strait::sim::workload {
+
+struct Shard {
+  int table = 0;
+  double row_fraction = 1;  // of the table's rows (and of its ids)
+  double col_fraction = 1;  // of the table's dim
+};
+
+struct ShardMap {
+  int group_size = 1;
+  std::vector<std::vector<Shard>> member_shards;  // per member of the group
+  std::vector<int> data_parallel_tables;          // indices of replicated tables
+  std::vector<ShardingType> type;                 // per table
+
+  /// Layout of `model`'s tables as `plan` says, in groups of `group_size` ranks whose
+  /// host-sized blocks have `host_size` ranks.
+  static ShardMap build(const ModelConfig& model, const ParallelPlan& plan, int group_size, int host_size);
+
+  /// Weight elements (rows x cols) member `m` holds (sharded tables only).
+  double weight_elements(const ModelConfig& model, int m) const;
+  /// Rows member `m` holds, summed over its shards (for row-wise optimizer state).
+  double rows(const ModelConfig& model, int m) const;
+  /// True when some table is sharded (input/output distribution needed).
+  bool has_sharded() const;
+};
+
+}  // namespace strait::sim::workload

@@ -1,0 +1,177 @@
+#include "sim/cost/calibration_profile.hpp"
+
+#include <functional>
+
+#include <gtest/gtest.h>
+
+#include "sim/core/error.hpp"
+#include "sim/cost/profile_set.hpp"
+
+namespace strait::sim::cost {
+namespace {
+
+const std::string kProfileDir = std::string(STRAIT_SOURCE_DIR) + "/configs/profiles";
+
+// A small valid profile; tests break one thing at a time.
+Json valid_profile() {
+  return Json::parse(R"({
+    "gpu_type": "TEST-GPU",
+    "provenance": {"status": "estimated", "summary": "test", "sources": ["made up"]},
+    "device": {
+      "peak_tflops": {"fp32": 50, "tf32": 400, "bf16": 800, "fp16": 800},
+      "hbm_bandwidth": "2000 GB/s", "hbm_capacity": "64 GiB", "sm_count": 100,
+      "launch_overhead": "2 us", "nccl_sms": 20
+    },
+    "kernels": {
+      "gemm": {"compute_efficiency": {"key": "mnk_cube_root", "points": [[256, 0.2], [1024, 0.6]]},
+               "memory_efficiency": 0.8},
+      "jagged_attention": {"compute_efficiency": 0.4, "memory_efficiency": 0.8},
+      "padded_attention": {"compute_efficiency": 0.5, "memory_efficiency": 0.8},
+      "embedding_lookup": {"compute_efficiency": 0.5, "memory_efficiency": 0.7,
+                           "repeat_hit_rate": 0.5},
+      "embedding_update": {"compute_efficiency": 0.5, "memory_efficiency": 0.6,
+                           "repeat_hit_rate": 0.5},
+      "elementwise": {"compute_efficiency": 0.5, "memory_efficiency": 0.9},
+      "optimizer": {"compute_efficiency": 0.5, "memory_efficiency": 0.9}
+    }
+  })");
+}
+
+CalibrationProfile parse(Json j) {
+  return CalibrationProfile::from_config(ConfigNode(std::move(j), "test.json"));
+}
+
+std::string message_of(Json j) {
+  try {
+    parse(std::move(j));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(CalibrationProfile, ReadsAValidProfile) {
+  const CalibrationProfile p = parse(valid_profile());
+  EXPECT_EQ(p.device.gpu_type, "TEST-GPU");
+  EXPECT_DOUBLE_EQ(*p.device.peak(Precision::kBf16), 800e12);
+  EXPECT_FALSE(p.device.peak(Precision::kFp8).has_value());
+  EXPECT_DOUBLE_EQ(p.device.hbm_bandwidth, 2000e9);
+  EXPECT_EQ(p.device.hbm_capacity, 64 * kGiB);
+  EXPECT_EQ(p.device.launch_overhead, Time::from_us(2));
+  EXPECT_DOUBLE_EQ(p.device.comm_sm_fraction(), 0.2);
+  EXPECT_EQ(p.device.memory_reserved, 0);
+  EXPECT_DOUBLE_EQ(p.kernel(KernelKind::kGemm).compute.at(512), 0.4);
+  EXPECT_DOUBLE_EQ(p.kernel(KernelKind::kEmbeddingLookup).repeat_hit_rate, 0.5);
+  EXPECT_EQ(p.provenance.sources.size(), 1u);
+}
+
+TEST(CalibrationProfile, RejectsAnEfficiencyOfZero) {
+  Json j = valid_profile();
+  j["kernels"]["gemm"]["compute_efficiency"]["points"][1][1] = 0;
+  EXPECT_EQ(message_of(j),
+            "test.json: /kernels/gemm/compute_efficiency/points/1/1: expected an efficiency in "
+            "(0, 1], got 0");
+}
+
+TEST(CalibrationProfile, RejectsAnEfficiencyAboveOne) {
+  Json j = valid_profile();
+  j["kernels"]["elementwise"]["memory_efficiency"] = 1.2;
+  EXPECT_EQ(message_of(j),
+            "test.json: /kernels/elementwise/memory_efficiency: expected an efficiency in (0, 1], "
+            "got 1.2");
+}
+
+TEST(CalibrationProfile, RejectsKeysThatDoNotIncrease) {
+  Json j = valid_profile();
+  j["kernels"]["gemm"]["compute_efficiency"]["points"][1][0] = 256;
+  EXPECT_EQ(message_of(j),
+            "test.json: /kernels/gemm/compute_efficiency/points/1/0: expected keys in strictly "
+            "increasing order, got 256 after 256");
+}
+
+TEST(CalibrationProfile, RejectsUnknownKeysWithASuggestion) {
+  Json j = valid_profile();
+  j["device"]["hbm_bandwith"] = "1 GB/s";
+  EXPECT_EQ(message_of(j),
+            "test.json: /device/hbm_bandwith: unknown key; did you mean \"hbm_bandwidth\"?");
+  j = valid_profile();
+  j["kernels"]["gemm"]["repeat_hit_rate"] = 0.5;  // embedding kinds only
+  EXPECT_EQ(message_of(j),
+            "test.json: /kernels/gemm/repeat_hit_rate: unknown key (known keys: "
+            "compute_efficiency, memory_efficiency)");
+  j = valid_profile();
+  j["kernels"]["matmul"] = 0.5;
+  EXPECT_EQ(message_of(j),
+            "test.json: /kernels/matmul: unknown key (known keys: gemm, jagged_attention, "
+            "padded_attention, embedding_lookup, embedding_update, elementwise, optimizer)");
+}
+
+TEST(CalibrationProfile, RequiresEveryPeakButFp8) {
+  Json j = valid_profile();
+  j["device"]["peak_tflops"].erase("bf16");
+  EXPECT_EQ(message_of(j), "test.json: /device/peak_tflops/bf16: missing required key");
+  j = valid_profile();
+  j["device"]["peak_tflops"]["fp16"] = -1;
+  EXPECT_EQ(message_of(j),
+            "test.json: /device/peak_tflops/fp16: expected a positive number, got -1");
+}
+
+TEST(CalibrationProfile, RejectsOtherBadDeviceAndKernelValues) {
+  Json j = valid_profile();
+  j["device"]["nccl_sms"] = 200;
+  EXPECT_EQ(message_of(j),
+            "test.json: /device/nccl_sms: expected an SM count in [0, sm_count = 100], got 200");
+  j = valid_profile();
+  j["device"]["hbm_bandwidth"] = 2000;
+  EXPECT_EQ(message_of(j),
+            "test.json: /device/hbm_bandwidth: expected a bandwidth with its unit such as "
+            "\"400 Gb/s\" or \"450 GB/s\", got the number 2000");
+  j = valid_profile();
+  j["kernels"].erase("optimizer");
+  EXPECT_EQ(message_of(j), "test.json: /kernels/optimizer: missing required key");
+  j = valid_profile();
+  j["kernels"]["embedding_update"]["repeat_hit_rate"] = 1.5;
+  EXPECT_EQ(message_of(j),
+            "test.json: /kernels/embedding_update/repeat_hit_rate: expected a fraction in [0, 1], "
+            "got 1.5");
+  j = valid_profile();
+  j["provenance"]["sources"] = Json::array();
+  EXPECT_EQ(message_of(j), "test.json: /provenance/sources: expected at least one source");
+}
+
+TEST(CalibrationProfile, BothBundledProfilesLoad) {
+  const CalibrationProfile h100 = load_profile(kProfileDir + "/h100-sxm.json");
+  EXPECT_EQ(h100.device.gpu_type, "H100-SXM");
+  EXPECT_EQ(h100.device.sm_count, 132);
+  EXPECT_DOUBLE_EQ(*h100.device.peak(Precision::kFp8), 1978.9e12);
+  const CalibrationProfile a100 = load_profile(kProfileDir + "/a100-sxm.json");
+  EXPECT_EQ(a100.device.gpu_type, "A100-SXM");
+  EXPECT_FALSE(a100.device.peak(Precision::kFp8).has_value());
+  EXPECT_FALSE(a100.provenance.sources.empty());
+}
+
+TEST(ProfileSet, LoadsEveryProfileOfADirectory) {
+  const ProfileSet set = load_profile_dir(kProfileDir);
+  EXPECT_EQ(set.gpu_types(), (std::vector<std::string>{"A100-SXM", "H100-SXM"}));
+  ASSERT_NE(set.find("H100-SXM"), nullptr);
+  EXPECT_EQ(set.find("B200"), nullptr);
+}
+
+TEST(ProfileSet, RejectsTwoProfilesOfOneGpuType) {
+  const std::string path = kProfileDir + "/h100-sxm.json";
+  try {
+    load_profiles({path, path});
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(
+        std::string(e.what()),
+        path + ": /gpu_type: GPU type \"H100-SXM\" already has a profile (from " + path + ")");
+  }
+}
+
+TEST(ProfileSet, AMissingDirectoryIsAnIoError) {
+  EXPECT_THROW(load_profile_dir(kProfileDir + "/no-such-dir"), IoError);
+}
+
+}  // namespace
+}  // namespace strait::sim::cost

@@ -1,0 +1,98 @@
+// One rank, one table, one MLP layer: every kernel checked by hand.
+//   table t0: 1000 rows, dim 16, sum pooling, pooling factor 2; 13 dense features... here 32;
+//   batch B = 128 samples; top MLP one layer 48 -> 64 (48 = 16 pooled + 32 dense features).
+//   emb/lookup      ids = 2 x 128 = 256; flops = 256 x 16 = 4096;
+//                   bytes = 256 x (16 x 4 + 8) + 128 x 16 x 4 = 26624
+//   top_mlp.0/fwd   GEMM m = 128, n = 64, k = 48: flops 2 x 128 x 48 x 64 = 786432,
+//                   bytes (128 x 48 + 48 x 64 + 128 x 64) x 2 (bf16) = 34816
+//   top_mlp.0/bwd   2 x forward flops = 1572864
+//   one rank: no collectives; ops in order lookup, fwd, loss, loss bwd, bwd, update, optimizer.
+#include <gtest/gtest.h>
+
+#include "sim/workload/op_graph_builder.hpp"
+#include "sim/workload/op_graph_json.hpp"
+#include "test_support.hpp"
+
+namespace strait::sim::workload {
+namespace {
+
+using testing_support::scenario_of;
+
+const char* kOneLayerModel = R"({"embedding": {"tables": [{"name": "t0", "rows": 1000, "dim": 16}]},
+  "dense": {"dense_features": 32, "top_mlp": {"layers": [64]}}})";
+const char* kFixedData = R"({"batch_size": {"per_rank": 128},
+  "pooling_factors": {"default": {"distribution": "fixed", "value": 2}}})";
+
+TEST(OpGraph, OneRankOneLayerHasExactlyTheHandComputedKernels) {
+  const auto sc = scenario_of("hgx-h100-8.json", kOneLayerModel, kFixedData, R"({"ranks": 1})");
+  const OpGraph g = build_op_graph(sc);
+  ASSERT_EQ(g.ranks.size(), 1u);
+  const auto& ops = g.ranks[0].ops;
+  std::vector<std::string> names;
+  for (const auto& op : ops) names.push_back(g.names[static_cast<std::size_t>(op.name)]);
+  EXPECT_EQ(names, (std::vector<std::string>{"emb/lookup", "top_mlp.0/fwd", "loss/fwd", "loss/bwd",
+                                             "top_mlp.0/bwd", "emb/update", "optimizer"}));
+  for (const auto& op : ops) EXPECT_EQ(op.kind, OpKind::kKernel);
+  EXPECT_DOUBLE_EQ(ops[0].kernel.flops, 4096);
+  EXPECT_DOUBLE_EQ(ops[0].kernel.hbm_bytes, 26624);
+  EXPECT_EQ(ops[0].kernel.embedding_dim, 16);
+  const Kernel& fwd = ops[1].kernel;
+  EXPECT_EQ(fwd.kind, KernelKind::kGemm);
+  EXPECT_EQ(fwd.m, 128);
+  EXPECT_EQ(fwd.n, 64);
+  EXPECT_EQ(fwd.k, 48);
+  EXPECT_DOUBLE_EQ(fwd.flops, 786432);
+  EXPECT_DOUBLE_EQ(fwd.hbm_bytes, 34816);
+  EXPECT_DOUBLE_EQ(ops[4].kernel.flops, 2 * 786432.0);
+  EXPECT_EQ(g.ranks[0].samples, 128);
+  // Deps point backwards and the optimizer waits for the embedding update.
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    for (auto d : ops[i].deps) EXPECT_LT(static_cast<std::size_t>(d), i);
+  }
+  const auto& opt_deps = ops.back().deps;
+  EXPECT_NE(std::find(opt_deps.begin(), opt_deps.end(), 5), opt_deps.end());
+}
+
+// HSTU attention forward on one rank with fixed length L = 100, B = 4, h = 2, d = 32:
+//   flops = 2 h (dqk + dv) sum L(L+1)/2 = 4 h d x 4 x 5050 = 4 x 2 x 32 x 20200 = 5171200;
+//   backward = 2.5 x forward; mean_length 100.
+TEST(OpGraph, JaggedAttentionFlopsFollowCausalPairs) {
+  const auto sc = scenario_of("hgx-h100-8.json", testing_support::kSmallHstu,
+                              R"({"batch_size": {"per_rank": 4}, "max_length": 1000,
+                                  "sequence_length": {"distribution": "fixed", "value": 100}})",
+                              R"({"ranks": 1})");
+  const OpGraph g = build_op_graph(sc);
+  const Op* fwd = nullptr;
+  const Op* bwd = nullptr;
+  for (const auto& op : g.ranks[0].ops) {
+    if (g.names[static_cast<std::size_t>(op.name)] == "hstu.0/attention") fwd = &op;
+    if (g.names[static_cast<std::size_t>(op.name)] == "hstu.0/attention_bwd") bwd = &op;
+  }
+  ASSERT_NE(fwd, nullptr);
+  ASSERT_NE(bwd, nullptr);
+  EXPECT_EQ(fwd->kernel.kind, KernelKind::kJaggedAttention);
+  EXPECT_DOUBLE_EQ(fwd->kernel.flops, 5171200);
+  EXPECT_DOUBLE_EQ(bwd->kernel.flops, 2.5 * 5171200);
+  EXPECT_DOUBLE_EQ(fwd->kernel.mean_length, 100);
+  EXPECT_EQ(fwd->kernel.heads, 2);
+  EXPECT_EQ(fwd->kernel.head_dim, 32);
+}
+
+TEST(OpGraph, JsonOfOneRankNamesStreamsAndGroups) {
+  const auto sc = scenario_of("hgx-h100-8.json", kOneLayerModel, kFixedData, R"({"sparse": {"default": "row_wise"}})");
+  const OpGraph g = build_op_graph(sc);
+  const auto j = to_json(g, 3);
+  EXPECT_EQ(j["rank"], 3);
+  const auto& first = j["ops"][0];
+  EXPECT_EQ(first["name"], "emb/input_dist");
+  EXPECT_EQ(first["stream"], "embedding_comm");
+  EXPECT_EQ(first["collective"]["group"], "sparse_mp");
+  EXPECT_EQ(first["collective"]["group_ranks"].size(), 8u);
+  // Row-wise: every member gets 1/8 of the ids: 256 x 8 / 8 + 128 x 4 bytes each.
+  EXPECT_EQ(first["collective"]["op"], "all_to_all");
+  EXPECT_EQ(first["collective"]["bytes"], 8 * (256 + 512));
+  EXPECT_THROW(to_json(g, 8), Error);
+}
+
+}  // namespace
+}  // namespace strait::sim::workload
