@@ -111,7 +111,10 @@ int run_collective(const std::vector<std::string>& args) {
   if (step == 0 && factor <= 1.0) throw UsageError("strait collective: --stepfactor must be > 1");
 
   const int n = static_cast<int>(spec.gpus.size());
-  const auto first_algo = sim::network::choose_algorithm(spec, cluster);
+  auto first_spec = spec;
+  first_spec.bytes = min_bytes;
+  sim::engine::Simulator probe;
+  const auto first_algo = sim::network::make_network(probe, cluster, options)->resolve_algorithm(first_spec);
   std::cout << fmt::format("# strait collective: {} on {} GPUs of cluster '{}', {} mode\n",
                            sim::network::to_string(spec.op), n, cluster.name(),
                            sim::network::to_string(options.mode));

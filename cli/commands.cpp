@@ -6,6 +6,7 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
       {"simulate", "simulate a scenario: report, --json, --trace", run_simulate},
       {"collective", "simulated nccl-tests: one collective over a size sweep", run_collective},
+      {"graph", "the op graph of one rank of a training scenario, as JSON", run_graph},
   };
   return kCommands;
 }

@@ -1,6 +1,9 @@
 // strait simulate SCENARIO: runs a scenario and prints its report; --json and --trace
 // write machine-readable results and a Chrome/Perfetto trace.
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -12,7 +15,9 @@
 #include "sim/core/error.hpp"
 #include "sim/core/quantity.hpp"
 #include "sim/network/rank_set.hpp"
+#include "cli/training_report.hpp"
 #include "sim/run/collective_scenario.hpp"
+#include "sim/run/training_run.hpp"
 #include "traces/chrome_trace_writer.hpp"
 
 namespace strait::cli {
@@ -81,11 +86,81 @@ nlohmann::json to_json(const sim::run::CollectiveScenario& s, const sim::run::Sc
 
 }  // namespace
 
+std::string default_profiles_dir() { return STRAIT_DEFAULT_PROFILES_DIR; }
+
+namespace {
+
+std::optional<sim::network::NetworkMode> mode_option(const po::variables_map& vm, const char* command) {
+  if (!vm.count("mode")) return std::nullopt;
+  const auto m = vm["mode"].as<std::string>();
+  if (m != "flow" && m != "analytical") {
+    throw UsageError(fmt::format("strait {}: --mode: expected flow or analytical, got '{}'", command, m));
+  }
+  return m == "flow" ? sim::network::NetworkMode::kFlow : sim::network::NetworkMode::kAnalytical;
+}
+
+std::vector<int> trace_ranks(const po::variables_map& vm, const sim::topology::Cluster& cluster) {
+  const auto text = vm["trace-ranks"].as<std::string>();
+  // The default "0-7" on a cluster with fewer GPUs means all of them.
+  return sim::network::parse_rank_set(text == "0-7" && cluster.gpu_count() < 8 ? "all" : text, cluster);
+}
+
+void write_trace(const traces::Timeline& timeline, const std::string& path) {
+  traces::write_chrome_trace(timeline, path, {});
+  std::cout << fmt::format("  trace          {} ({} spans; open it in ui.perfetto.dev)\n", path, timeline.spans().size());
+}
+
+int simulate_collectives(const ConfigNode& config, const po::variables_map& vm) {
+  const auto scenario = sim::run::CollectiveScenario::from_config(config);
+  sim::run::RunOptions options;
+  options.mode = mode_option(vm, "simulate");
+  traces::Timeline timeline;
+  if (vm.count("trace")) {
+    options.timeline = &timeline;
+    options.trace_ranks = trace_ranks(vm, scenario.cluster);
+  }
+  const auto mode = options.mode.value_or(scenario.mode);
+  const auto result = sim::run::run_collective_scenario(scenario, options);
+  print_report(scenario, result, mode);
+  if (vm.count("json")) write_file_atomically(vm["json"].as<std::string>(), to_json(scenario, result, mode).dump(2) + "\n");
+  if (vm.count("trace")) write_trace(timeline, vm["trace"].as<std::string>());
+  return 0;
+}
+
+int simulate_training(const ConfigNode& config, const po::variables_map& vm) {
+  const auto scenario = sim::workload::TrainingScenario::from_config(config);
+  const auto cost = sim::run::load_cost_model(
+      scenario, vm.count("profiles") ? vm["profiles"].as<std::string>() : default_profiles_dir());
+  sim::run::TrainingRunOptions options;
+  options.mode = mode_option(vm, "simulate");
+  traces::Timeline timeline;
+  if (vm.count("trace")) {
+    options.timeline = &timeline;
+    options.trace_ranks = trace_ranks(vm, scenario.cluster);
+  }
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  if (terminal) {
+    options.progress = [](Time t, std::uint64_t ops) {
+      std::fprintf(stderr, "\r  simulating: %.3f ms simulated, %llu ops done", t.to_ms(),
+                   static_cast<unsigned long long>(ops));
+    };
+  }
+  const auto report = sim::run::run_training(scenario, cost, options);
+  if (terminal) std::fprintf(stderr, "\r%60s\r", "");
+  print_training_report(std::cout, report);
+  if (vm.count("json")) write_file_atomically(vm["json"].as<std::string>(), training_report_json(report).dump(2) + "\n");
+  if (vm.count("trace")) write_trace(timeline, vm["trace"].as<std::string>());
+  return 0;
+}
+
+}  // namespace
+
 int run_simulate(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()
       ("scenario", po::value<std::string>()->required(), "scenario file (configs/scenarios/*.json)")
       ("mode", po::value<std::string>(), "override the scenario's network mode: flow | analytical")
+      ("profiles", po::value<std::string>(), "calibration profiles directory (default: configs/profiles)")
       ("json", po::value<std::string>(), "write the results as JSON to this file")
       ("trace", po::value<std::string>(), "write a Chrome/Perfetto trace to this file")
       ("trace-ranks", po::value<std::string>()->default_value("0-7"),
@@ -94,35 +169,9 @@ int run_simulate(const std::vector<std::string>& args) {
   positional.add("scenario", 1);
   po::variables_map vm;
   if (!parse_options("simulate", "SCENARIO.json [options]", args, desc, positional, vm)) return 0;
-
-  const auto scenario = sim::run::CollectiveScenario::load(vm["scenario"].as<std::string>());
-  sim::run::RunOptions options;
-  if (vm.count("mode")) {
-    const auto m = vm["mode"].as<std::string>();
-    if (m != "flow" && m != "analytical") {
-      throw UsageError(fmt::format("strait simulate: --mode: expected flow or analytical, got '{}'", m));
-    }
-    options.mode = m == "flow" ? sim::network::NetworkMode::kFlow : sim::network::NetworkMode::kAnalytical;
-  }
-  traces::Timeline timeline;
-  if (vm.count("trace")) {
-    options.timeline = &timeline;
-    const auto text = vm["trace-ranks"].as<std::string>();
-    std::string ranks = text;
-    // "0-7" on a cluster with fewer GPUs means all of them.
-    if (text == "0-7" && scenario.cluster.gpu_count() < 8) ranks = "all";
-    options.trace_ranks = sim::network::parse_rank_set(ranks, scenario.cluster);
-  }
-  const auto mode = options.mode.value_or(scenario.mode);
-  const auto result = sim::run::run_collective_scenario(scenario, options);
-  print_report(scenario, result, mode);
-  if (vm.count("json")) write_file_atomically(vm["json"].as<std::string>(), to_json(scenario, result, mode).dump(2) + "\n");
-  if (vm.count("trace")) {
-    traces::write_chrome_trace(timeline, vm["trace"].as<std::string>(), {});
-    std::cout << fmt::format("  trace: {} ({} spans; open it in ui.perfetto.dev)\n", vm["trace"].as<std::string>(),
-                             timeline.spans().size());
-  }
-  return 0;
+  const auto config = load_config(vm["scenario"].as<std::string>());
+  if (config.is_object() && config.has("collectives")) return simulate_collectives(config, vm);
+  return simulate_training(config, vm);
 }
 
 }  // namespace strait::cli

@@ -9,9 +9,7 @@
 // levels, pairwise rounds) and agrees with flow mode there. It ignores contention between
 // different collectives and transfers: each sees an idle network.
 
-#include <unordered_map>
-#include <vector>
-
+#include "sim/network/detail/schedule_estimator.hpp"
 #include "sim/network/network.hpp"
 
 namespace strait::sim::network {
@@ -26,14 +24,8 @@ class AnalyticalNetwork final : public Network {
   void start_transfer(int src, int dst, Bytes bytes, int priority,
                       std::function<void()> on_done) override;
 
-  /// The time `schedule` takes on an idle network; adds its traffic to traffic().
-  Time estimate(const Schedule& schedule);
-
  private:
-  std::vector<double> link_load_;                  // bytes per link for the current pattern
-  std::vector<double> lane_load_;                  // one lane's bytes per link, all phases
-  std::vector<topology::LinkIndex> touched_;       // links with a non-zero load
-  std::vector<topology::LinkIndex> path_;          // scratch
+  std::vector<topology::LinkIndex> path_;  // scratch
 };
 
 }  // namespace strait::sim::network

@@ -58,6 +58,9 @@ struct CollectiveSpec {
   int peer = 1;            // send/recv destination (a rank index)
   /// all-to-all-v only: bytes sent from rank i to rank j at [i * n + j]; `bytes` is ignored.
   std::vector<Bytes> send_matrix;
+  /// all-to-all only, optional: rank i's send buffer when ranks differ (it sends
+  /// send_bytes[i] / n to every rank); empty = every rank sends `bytes`.
+  std::vector<Bytes> send_bytes;
   int priority = 0;        // engine priority class of its flows (0 first)
   double weight = 1.0;     // share within the priority class
 };

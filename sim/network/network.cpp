@@ -1,5 +1,7 @@
 #include "sim/network/network.hpp"
 
+#include "sim/core/error.hpp"
+
 #include "sim/network/analytical_network.hpp"
 #include "sim/network/flow_network.hpp"
 
@@ -10,10 +12,41 @@ const char* to_string(NetworkMode mode) {
 }
 
 Network::Network(engine::Simulator& sim, const topology::Cluster& cluster, NetworkOptions options)
-    : sim_(sim), cluster_(cluster), router_(cluster, options.ecmp), options_(std::move(options)) {}
+    : sim_(sim),
+      cluster_(cluster),
+      router_(cluster, options.ecmp),
+      options_(std::move(options)),
+      estimator_(cluster, router_) {}
+
+Algorithm Network::resolve_algorithm(const CollectiveSpec& spec) {
+  if (spec.algorithm != Algorithm::kAuto) return spec.algorithm;
+  if (spec.op != CollectiveOp::kAllReduce || spec.gpus.size() < 2) return choose_algorithm(spec, cluster_);
+  std::uint64_t key = std::hash<std::int64_t>{}(spec.bytes) ^ (static_cast<std::uint64_t>(spec.op) << 56);
+  for (int g : spec.gpus) key = (key ^ static_cast<std::uint64_t>(g)) * 0x100000001B3ULL;
+  if (auto it = auto_choice_.find(key); it != auto_choice_.end()) return it->second;
+  Algorithm best = choose_algorithm(spec, cluster_);
+  Time best_time = Time::infinite();
+  for (auto candidate : {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical}) {
+    CollectiveSpec s = spec;
+    s.algorithm = candidate;
+    try {
+      const Time t = estimator_.estimate(build_schedule(s, cluster_, options_.schedule), nullptr);
+      if (t < best_time) {
+        best_time = t;
+        best = candidate;
+      }
+    } catch (const Error&) {
+      // Not applicable to this rank set (e.g. hierarchical on uneven hosts).
+    }
+  }
+  auto_choice_.emplace(key, best);
+  return best;
+}
 
 void Network::start_collective(const CollectiveSpec& spec, std::function<void()> on_done) {
-  start_schedule(build_schedule(spec, cluster_, options_.schedule), spec.priority, spec.weight,
+  CollectiveSpec resolved = spec;
+  resolved.algorithm = resolve_algorithm(spec);
+  start_schedule(build_schedule(resolved, cluster_, options_.schedule), spec.priority, spec.weight,
                  std::move(on_done));
 }
 
@@ -33,13 +66,15 @@ std::unique_ptr<Network> make_network(engine::Simulator& sim, const topology::Cl
 
 CollectiveResult simulate_collective(const topology::Cluster& cluster, const CollectiveSpec& spec,
                                      const NetworkOptions& options) {
-  Schedule schedule = build_schedule(spec, cluster, options.schedule);
+  engine::Simulator sim;
+  auto network = make_network(sim, cluster, options);
+  CollectiveSpec resolved = spec;
+  resolved.algorithm = network->resolve_algorithm(spec);
+  Schedule schedule = build_schedule(resolved, cluster, options.schedule);
   CollectiveResult result;
   result.algorithm = schedule.algorithm;
   result.channels = schedule.channels;
   result.chunks = schedule.chunks;
-  engine::Simulator sim;
-  auto network = make_network(sim, cluster, options);
   Time finished = Time::zero();
   network->start_schedule(std::move(schedule), spec.priority, spec.weight, [&] { finished = sim.now(); });
   sim.run();

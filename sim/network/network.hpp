@@ -14,10 +14,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/engine/simulator.hpp"
 #include "sim/network/collective.hpp"
+#include "sim/network/detail/schedule_estimator.hpp"
+#include "sim/network/traffic.hpp"
 #include "sim/network/schedule.hpp"
 #include "sim/topology/cluster.hpp"
 #include "sim/topology/router.hpp"
@@ -26,14 +29,6 @@ namespace strait::sim::network {
 
 enum class NetworkMode { kFlow, kAnalytical };
 const char* to_string(NetworkMode mode);
-
-/// Bytes carried per link class, summed over links (a transfer crossing two scale-out
-/// links counts twice), and how many transfers were started.
-struct TrafficStats {
-  std::array<double, topology::kLinkClassCount> link_bytes{};
-  std::uint64_t transfers = 0;
-  double bytes(topology::LinkClass c) const { return link_bytes[static_cast<std::size_t>(c)]; }
-};
 
 /// One finished transfer, for traces (set NetworkOptions::on_transfer to receive them).
 struct TransferRecord {
@@ -67,6 +62,11 @@ class Network {
   virtual void start_transfer(int src, int dst, Bytes bytes, int priority,
                               std::function<void()> on_done) = 0;
 
+  /// The algorithm `spec` runs with: its own, or for kAuto the one NCCL's tuner would
+  /// pick — for all-reduce the fastest of ring, tree and hierarchical by the analytical
+  /// estimate (cached per op, size and rank set), else choose_algorithm's rule.
+  Algorithm resolve_algorithm(const CollectiveSpec& spec);
+
   const TrafficStats& traffic() const { return traffic_; }
   const topology::Cluster& cluster() const { return cluster_; }
   topology::Router& router() { return router_; }
@@ -81,6 +81,8 @@ class Network {
   topology::Router router_;
   NetworkOptions options_;
   TrafficStats traffic_;
+  detail::ScheduleEstimator estimator_;
+  std::unordered_map<std::uint64_t, Algorithm> auto_choice_;
 };
 
 std::unique_ptr<Network> make_network(engine::Simulator& sim, const topology::Cluster& cluster,

@@ -54,6 +54,11 @@ Schedule build_schedule(const CollectiveSpec& spec, const topology::Cluster& clu
     throw Error(fmt::format("collective: all_to_allv needs an {}x{} send matrix, got {} entries",
                             layout.n, layout.n, spec.send_matrix.size()));
   }
+  if (!spec.send_bytes.empty() &&
+      (spec.op != CollectiveOp::kAllToAll || spec.send_bytes.size() != static_cast<std::size_t>(layout.n))) {
+    throw Error(fmt::format("collective: per-rank send sizes need all_to_all and {} entries, got {} for {}",
+                            layout.n, spec.send_bytes.size(), to_string(spec.op)));
+  }
   if ((spec.op == CollectiveOp::kBroadcast || spec.op == CollectiveOp::kReduce ||
        spec.op == CollectiveOp::kSendRecv) &&
       (spec.root < 0 || spec.root >= layout.n)) {

@@ -51,7 +51,8 @@ struct ScheduleOptions {
   int channels = 0;                // rings in parallel; 0 = one per NIC rail the ring crosses
 };
 
-/// The algorithm kAuto resolves to for `spec` on `cluster`, following NCCL's habits:
+/// The algorithm kAuto resolves to for `spec` on `cluster` by rule alone (the networks
+/// refine all-reduce by estimated time, see Network::resolve_algorithm), after NCCL's habits:
 /// all-reduce: ring inside one host, hierarchical across datacenters, tree for small
 /// messages (<= 256 KiB) on more than 8 ranks across hosts, ring otherwise;
 /// all-gather, reduce-scatter, broadcast, reduce: ring; all-to-all(v): direct (NCCL

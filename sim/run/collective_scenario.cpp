@@ -162,9 +162,7 @@ ScenarioResult run_collective_scenario(const CollectiveScenario& scenario, const
     out.name = c.name;
     out.ranks = static_cast<int>(c.spec.gpus.size());
     out.bytes = c.spec.bytes;
-    out.algorithm = c.spec.algorithm == network::Algorithm::kAuto
-                        ? network::choose_algorithm(c.spec, scenario.cluster)
-                        : c.spec.algorithm;
+    out.algorithm = net->resolve_algorithm(c.spec);
     waiting[i] = static_cast<int>(c.after.size()) + 1;  // +1: its start time
     for (int a : c.after) dependents[static_cast<std::size_t>(a)].push_back(static_cast<int>(i));
   }

@@ -91,7 +91,7 @@ class Replayer {
                                 "some group member never reached?)",
                                 r, rank.ops_left));
       }
-      rank.account.straggler_wait += makespan - rank.account.end;
+      account_tail(rank, makespan);
       result_.ranks[r] = rank.account;
     }
     result_.traffic = net_->traffic();
@@ -189,6 +189,28 @@ class Replayer {
     }
   }
 
+  // After its last compute op a rank may still wait for its own collectives (e.g. a
+  // replica sync), then for the slowest rank: exposed communication, then straggler wait.
+  void account_tail(RankState& rank, Time makespan) {
+    Time t = rank.compute_idle_since;
+    const auto& ops = rank.ops->ops;
+    std::int32_t last = kNone;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].kind == OpKind::kCollective && rank.op_end[i] > t &&
+          (last == kNone || rank.op_end[i] > rank.op_end[static_cast<std::size_t>(last)])) {
+        last = static_cast<std::int32_t>(i);
+      }
+    }
+    if (last != kNone) {
+      const auto l = static_cast<std::size_t>(last);
+      const Time started = std::clamp(rank.collective_start[l], t, rank.op_end[l]);
+      rank.account.straggler_wait += started - t;
+      rank.account.exposed_comm[static_cast<std::size_t>(ops[l].collective.comm_class)] += rank.op_end[l] - started;
+      t = rank.op_end[l];
+    }
+    rank.account.straggler_wait += makespan - t;
+  }
+
   // The compute stream was idle from compute_idle_since until now: say why.
   void account_gap(RankState& rank, std::int32_t index) {
     const Time gap_start = rank.compute_idle_since;
@@ -245,6 +267,19 @@ class Replayer {
     const auto n = inst->members.size();
     spec.gpus.reserve(n);
     for (const auto& [rank, op] : inst->members) spec.gpus.push_back(ranks_[static_cast<std::size_t>(rank)].ops->gpu);
+    if (call.op == network::CollectiveOp::kAllToAll) {
+      // Compact all-to-all: members may each send a different (uniform) buffer.
+      bool differ = false;
+      for (const auto& [rank, op] : inst->members) {
+        differ = differ || ranks_[static_cast<std::size_t>(rank)].ops->ops[static_cast<std::size_t>(op)].collective.bytes != call.bytes;
+      }
+      if (differ) {
+        spec.send_bytes.reserve(n);
+        for (const auto& [rank, op] : inst->members) {
+          spec.send_bytes.push_back(ranks_[static_cast<std::size_t>(rank)].ops->ops[static_cast<std::size_t>(op)].collective.bytes);
+        }
+      }
+    }
     if (!inst->rows.empty()) {
       spec.send_matrix.reserve(n * n);
       for (std::size_t i = 0; i < n; ++i) {

@@ -53,6 +53,7 @@ struct CollectiveCall {
   int group = 0;              // index into OpGraph::groups
   Bytes bytes = 0;            // nccl-tests convention (see network/collective.hpp)
   std::vector<Bytes> send_row;  // all_to_allv: bytes this rank sends to each group member
+                                // (all_to_all: `bytes` is this rank's buffer; members may differ)
   CommClass comm_class = CommClass::kDenseSync;
   int priority = 0;           // engine priority class (0 first)
   bool sm_free = false;       // runs on copy engines: takes no SMs from compute

@@ -281,13 +281,17 @@ class RankBuilder {
     } else if (bucket + dp_tables > 0) {
       sync_bucket(b++, static_cast<Bytes>(bucket + dp_tables), dp_tables > 0 ? update : last, s, waits, xdc_now);
     }
-    if (L.sparse.replica[r] >= 0 && sh_.map.has_sharded() && (s + 1) % sc.plan.replica_sync_every == 0) {
+    // Replica sync every K steps is spread over the steps: each step all-reduces a
+    // rotating 1/K slice of the shard (weights and optimizer state), so every step carries
+    // the time-averaged cost and a short simulation still sees it.
+    if (L.sparse.replica[r] >= 0 && sh_.map.has_sharded()) {
       const int m = member_;
       const double elems = sh_.map.weight_elements(sc.model, m), rows = std::max(1.0, sh_.map.rows(sc.model, m));
       const double bytes = elems * bytes_per_element(sc.model.embedding_dtype) +
                            optimizer_state_bytes(sc.model.embedding_optimizer, rows, elems / rows,
                                                  bytes_per_element(sc.model.embedding_optimizer_dtype));
-      collective(CollectiveOp::kAllReduce, L.sparse.replica[r], static_cast<Bytes>(bytes), CommClass::kReplicaSync,
+      collective(CollectiveOp::kAllReduce, L.sparse.replica[r],
+                 static_cast<Bytes>(bytes / sc.plan.replica_sync_every), CommClass::kReplicaSync,
                  sh_.nm.replica_sync, sh_.st.embedding_comm, s, StepPhase::kOptimizer, {update});
     }
     // Dense optimizer: Adam reads p, g, m, v and writes p, m, v (7 x 4 bytes per parameter).

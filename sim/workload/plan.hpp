@@ -18,6 +18,9 @@
 // block of G ranks that must lie inside one domain of that level; the ranks at the same
 // position of each block form the complementary (replica) group. The placement itself is
 // checked against the cluster in layout.hpp.
+// replica_sync_every K: replicas of each embedding shard (2D sparse parallelism) are
+// averaged every K steps; the op graph spreads that over the steps, all-reducing a
+// rotating 1/K slice of the shard's weights and optimizer state every step.
 // Priority classes: "embedding" (input/output/gradient distribution), "dense",
 // "context_parallel", "replica_sync", "moe"; 0 is served first; default 0.
 

@@ -203,9 +203,10 @@ void build_all_to_all(BuildContext& ctx) {
   const int n = layout.n;
   const bool v = ctx.spec.op == CollectiveOp::kAllToAllV;
   const Bytes uniform = divide_up(ctx.spec.bytes, n);
+  const auto& per_rank = ctx.spec.send_bytes;
   auto bytes = [&](int from, int to) {
-    return v ? ctx.spec.send_matrix[static_cast<std::size_t>(from) * static_cast<std::size_t>(n) + static_cast<std::size_t>(to)]
-             : uniform;
+    if (v) return ctx.spec.send_matrix[static_cast<std::size_t>(from) * static_cast<std::size_t>(n) + static_cast<std::size_t>(to)];
+    return per_rank.empty() ? uniform : divide_up(per_rank[static_cast<std::size_t>(from)], n);
   };
   auto add_transfer = [](Phase& p, int from, int to, Bytes b) {
     if (from != to && b > 0) p.transfers.push_back({from, to, b});

@@ -1,0 +1,37 @@
+// strait graph SCENARIO --rank R: the op graph of one rank, as JSON (stdout or --json).
+
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/command.hpp"
+#include "cli/options.hpp"
+#include "sim/core/atomic_file.hpp"
+#include "sim/workload/op_graph_builder.hpp"
+#include "sim/workload/op_graph_json.hpp"
+#include "sim/workload/scenario.hpp"
+
+namespace strait::cli {
+
+int run_graph(const std::vector<std::string>& args) {
+  po::options_description desc("options");
+  desc.add_options()
+      ("scenario", po::value<std::string>()->required(), "training scenario file")
+      ("rank", po::value<int>()->default_value(0), "rank whose ops to show")
+      ("json", po::value<std::string>(), "write to this file instead of stdout");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map vm;
+  if (!parse_options("graph", "SCENARIO.json [--rank R] [--json FILE]", args, desc, positional, vm)) return 0;
+  const auto scenario = sim::workload::TrainingScenario::load(vm["scenario"].as<std::string>());
+  const auto graph = sim::workload::build_op_graph(scenario);
+  const auto text = sim::workload::to_json(graph, vm["rank"].as<int>()).dump(2) + "\n";
+  if (vm.count("json")) {
+    write_file_atomically(vm["json"].as<std::string>(), text);
+  } else {
+    std::cout << text;
+  }
+  return 0;
+}
+
+}  // namespace strait::cli

@@ -1,0 +1,57 @@
+#include "sim/network/detail/schedule_estimator.hpp"
+
+#include <algorithm>
+
+namespace strait::sim::network::detail {
+
+ScheduleEstimator::ScheduleEstimator(const topology::Cluster& cluster, topology::Router& router)
+    : cluster_(cluster), router_(router), link_load_(cluster.links().size(), 0.0) {}
+
+Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
+  const int lanes = std::max(1, schedule.chunks);
+  Time sum = Time::zero(), slowest = Time::zero();
+  if (lanes > 1) lane_load_.assign(cluster_.links().size(), 0.0);
+  for (const auto& phase : schedule.phases) {
+    Time latency = Time::zero();
+    for (const auto& t : phase.transfers) {
+      router_.gpu_path(schedule.gpus[static_cast<std::size_t>(t.src)],
+                       schedule.gpus[static_cast<std::size_t>(t.dst)], path_);
+      const double lane_bytes = static_cast<double>((t.bytes + lanes - 1) / lanes);
+      Time path_latency = Time::zero();
+      for (auto l : path_) {
+        if (link_load_[l] == 0.0) touched_.push_back(l);
+        link_load_[l] += lane_bytes;
+        if (lanes > 1) lane_load_[l] += lane_bytes * phase.repeat;
+        path_latency += cluster_.link(l).latency;
+        if (traffic) {
+          traffic->link_bytes[static_cast<std::size_t>(cluster_.link(l).link_class)] +=
+              static_cast<double>(t.bytes) * phase.repeat;
+        }
+      }
+      latency = std::max(latency, path_latency);
+      if (traffic) traffic->transfers += static_cast<std::uint64_t>(phase.repeat) * static_cast<std::uint64_t>(lanes);
+    }
+    Time busiest = Time::zero();
+    for (auto l : touched_) {
+      busiest = std::max(busiest, Time::for_work(link_load_[l], cluster_.link(l).bandwidth));
+      link_load_[l] = 0.0;
+    }
+    touched_.clear();
+    const Time t = busiest + latency;
+    sum += t * phase.repeat;
+    slowest = std::max(slowest, t);
+  }
+  if (lanes == 1) return sum;
+  // In steady state a new lane enters every cycle; a cycle is bound by the slowest phase
+  // and by links that several phases load (a tree node receives children's reductions
+  // and its parent's broadcast on the same link).
+  Time cycle = slowest;
+  for (std::size_t l = 0; l < lane_load_.size(); ++l) {
+    if (lane_load_[l] > 0) {
+      cycle = std::max(cycle, Time::for_work(lane_load_[l], cluster_.link(static_cast<topology::LinkIndex>(l)).bandwidth));
+    }
+  }
+  return sum + cycle * (lanes - 1);
+}
+
+}  // namespace strait::sim::network::detail

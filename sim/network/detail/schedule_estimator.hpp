@@ -1,0 +1,28 @@
+#pragma once
+// ScheduleEstimator: the analytical time of a Schedule on an idle network (the formula of
+// analytical_network.hpp), shared by analytical mode and by `auto` algorithm selection.
+
+#include <vector>
+
+#include "sim/network/schedule.hpp"
+#include "sim/network/traffic.hpp"
+#include "sim/topology/router.hpp"
+
+namespace strait::sim::network::detail {
+
+class ScheduleEstimator {
+ public:
+  ScheduleEstimator(const topology::Cluster& cluster, topology::Router& router);
+  /// The schedule's time; adds its traffic to `traffic` when not null.
+  Time estimate(const Schedule& schedule, TrafficStats* traffic);
+
+ private:
+  const topology::Cluster& cluster_;
+  topology::Router& router_;
+  std::vector<double> link_load_;             // bytes per link for the current phase
+  std::vector<double> lane_load_;             // one lane's bytes per link, all phases
+  std::vector<topology::LinkIndex> touched_;  // links with a non-zero load
+  std::vector<topology::LinkIndex> path_;     // scratch
+};
+
+}  // namespace strait::sim::network::detail

@@ -1,0 +1,136 @@
+#include "sim/run/training_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "sim/workload/op_graph_builder.hpp"
+
+namespace strait::sim::run {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = p * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+RankAccount per_step(const RankAccount& a, int steps) {
+  RankAccount out = a;
+  const std::int64_t k = std::max(1, steps);
+  auto div = [k](Time t) { return Time::from_ps(t.ps() / k); };
+  out.compute = div(a.compute);
+  out.straggler_wait = div(a.straggler_wait);
+  out.bubble = div(a.bubble);
+  for (auto& t : out.exposed_comm) t = div(t);
+  out.flops = a.flops / static_cast<double>(k);
+  return out;
+}
+
+}  // namespace
+
+cost::CostModel load_cost_model(const workload::TrainingScenario& scenario, const std::string& default_dir) {
+  return cost::CostModel(cost::load_profile_dir(scenario.profiles_dir.empty() ? default_dir : scenario.profiles_dir));
+}
+
+TrainingReport run_training(const workload::TrainingScenario& scenario, const cost::CostModel& cost,
+                            const TrainingRunOptions& options) {
+  TrainingReport report;
+  report.scenario = scenario.name;
+  report.cluster = scenario.cluster.name();
+  report.gpus = scenario.cluster.gpu_count();
+  report.datacenters = static_cast<int>(scenario.cluster.datacenters().size());
+  report.mode = options.mode.value_or(scenario.mode);
+  report.steps = scenario.steps;
+
+  const auto build_start = std::chrono::steady_clock::now();
+  const auto graph = workload::build_op_graph(scenario);
+  report.memory = workload::memory_per_rank(scenario);
+  report.build_wall_s = seconds_since(build_start);
+
+  ReplayOptions replay_options;
+  replay_options.mode = report.mode;
+  replay_options.timeline = options.timeline;
+  replay_options.trace_ranks = options.trace_ranks;
+  replay_options.progress = options.progress;
+  const auto sim_start = std::chrono::steady_clock::now();
+  const auto result = replay(graph, scenario.cluster, cost, replay_options);
+  report.sim_wall_s = seconds_since(sim_start);
+  report.events = result.events;
+  report.traffic = result.traffic;
+  for (const auto& r : graph.ranks) report.ops += r.ops.size();
+
+  Time previous = Time::zero();
+  for (const auto& end : result.step_end) {
+    report.step_ms.push_back((end - previous).to_ms());
+    previous = end;
+  }
+  const Time makespan = previous;
+  report.mean_ms = std::accumulate(report.step_ms.begin(), report.step_ms.end(), 0.0) /
+                   static_cast<double>(std::max<std::size_t>(1, report.step_ms.size()));
+  report.p50_ms = percentile(report.step_ms, 0.50);
+  report.p99_ms = percentile(report.step_ms, 0.99);
+
+  // Throughput and MFU.
+  double samples = 0, flops = 0, peak = 0;
+  for (const auto& r : graph.ranks) {
+    samples += static_cast<double>(r.samples);
+    peak += cost.device(scenario.cluster.gpu(r.gpu).type).peak(cost::Precision::kBf16).value_or(0);
+  }
+  for (const auto& a : result.ranks) flops += a.flops;
+  report.samples_per_step = samples;
+  const double seconds = makespan.to_s();
+  report.samples_per_sec = seconds > 0 ? samples * scenario.steps / seconds : 0;
+  report.mfu = seconds > 0 && peak > 0 ? flops / (seconds * peak) : 0;
+
+  // Breakdowns: the critical rank and the average rank.
+  const auto n = result.ranks.size();
+  std::size_t critical = 0;
+  for (std::size_t r = 1; r < n; ++r) {
+    if (result.ranks[r].straggler_wait < result.ranks[critical].straggler_wait) critical = r;
+  }
+  report.critical_rank = static_cast<int>(critical);
+  report.critical = per_step(result.ranks[critical], scenario.steps);
+  RankAccount sum;
+  for (const auto& a : result.ranks) {
+    sum.compute += a.compute;
+    sum.straggler_wait += a.straggler_wait;
+    sum.bubble += a.bubble;
+    for (std::size_t c = 0; c < sum.exposed_comm.size(); ++c) sum.exposed_comm[c] += a.exposed_comm[c];
+    sum.flops += a.flops;
+  }
+  report.average = per_step(sum, scenario.steps * static_cast<int>(n));
+
+  std::vector<Straggler> by_compute;
+  by_compute.reserve(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    by_compute.push_back({static_cast<int>(r), per_step(result.ranks[r], scenario.steps).compute.to_ms()});
+  }
+  const auto top = std::min<std::size_t>(5, by_compute.size());
+  std::partial_sort(by_compute.begin(), by_compute.begin() + static_cast<std::ptrdiff_t>(top), by_compute.end(),
+                    [](const Straggler& a, const Straggler& b) {
+                      return a.compute_ms != b.compute_ms ? a.compute_ms > b.compute_ms : a.rank < b.rank;
+                    });
+  by_compute.resize(top);
+  report.top_stragglers = std::move(by_compute);
+
+  // Memory against the GPU with the least capacity among the ranks that do not fit best.
+  double capacity = 0;
+  for (const auto& r : graph.ranks) {
+    const auto& d = cost.device(scenario.cluster.gpu(r.gpu).type);
+    const double usable = static_cast<double>(d.hbm_capacity - d.memory_reserved);
+    capacity = capacity == 0 ? usable : std::min(capacity, usable);
+  }
+  report.memory_capacity = capacity;
+  report.fit = report.memory.fits(capacity);
+  return report;
+}
+
+}  // namespace strait::sim::run

@@ -1,0 +1,69 @@
+#pragma once
+// TrainingRun: one training scenario simulated end to end — op graph, replay on engine,
+// network and cost model, memory model — and summarized the way its users read a step:
+// step time, throughput, MFU, where the time went, stragglers, memory, traffic.
+//
+// Conventions
+//   - Step s ends when its last op ends on any rank; step times are the differences
+//     (step 0 includes filling the train pipeline).
+//   - Breakdowns are per step (a rank's totals divided by the steps) and add up, for
+//     every rank, to the mean step time: compute + exposed communication (by class) +
+//     straggler wait + bubble (see op_replay.hpp for how idle time is attributed).
+//   - The critical rank is the one with the least straggler wait: the others wait for it.
+//   - MFU = kernel FLOPs of all ranks / (makespan x sum of the GPUs' bf16 peaks).
+
+#include <string>
+#include <vector>
+
+#include "sim/cost/cost_model.hpp"
+#include "sim/run/op_replay.hpp"
+#include "sim/workload/memory_model.hpp"
+#include "sim/workload/scenario.hpp"
+
+namespace strait::sim::run {
+
+struct Straggler {
+  int rank = 0;
+  double compute_ms = 0;  // per step
+};
+
+struct TrainingReport {
+  std::string scenario;
+  std::string cluster;
+  int gpus = 0;
+  int datacenters = 0;
+  network::NetworkMode mode = network::NetworkMode::kFlow;
+  int steps = 0;
+  std::vector<double> step_ms;
+  double mean_ms = 0, p50_ms = 0, p99_ms = 0;
+  double samples_per_step = 0;
+  double samples_per_sec = 0;
+  double mfu = 0;
+  int critical_rank = 0;
+  RankAccount critical;  // per step
+  RankAccount average;   // per step
+  std::vector<Straggler> top_stragglers;
+  workload::MemoryReport memory;
+  workload::MemoryFit fit;
+  double memory_capacity = 0;  // bytes per GPU of the critical GPU type
+  network::TrafficStats traffic;
+  std::uint64_t events = 0;
+  std::uint64_t ops = 0;
+  double build_wall_s = 0;  // op graph and memory model
+  double sim_wall_s = 0;    // replay
+};
+
+struct TrainingRunOptions {
+  std::optional<network::NetworkMode> mode;  // overrides the scenario's
+  traces::Timeline* timeline = nullptr;
+  std::vector<int> trace_ranks;
+  std::function<void(Time, std::uint64_t)> progress;
+};
+
+/// The profiles a scenario uses: its "profiles" directory, else `default_dir`.
+cost::CostModel load_cost_model(const workload::TrainingScenario& scenario, const std::string& default_dir);
+
+TrainingReport run_training(const workload::TrainingScenario& scenario, const cost::CostModel& cost,
+                            const TrainingRunOptions& options);
+
+}  // namespace strait::sim::run
