@@ -8,9 +8,19 @@ AnalyticalNetwork::AnalyticalNetwork(engine::Simulator& sim, const topology::Clu
                                      NetworkOptions options)
     : Network(sim, cluster, std::move(options)) {}
 
+void AnalyticalNetwork::start_collective(const CollectiveSpec& spec, std::function<void()> on_done) {
+  const bool all_to_all = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV;
+  if (all_to_all && levels_.applicable() && resolve_algorithm(spec) == Algorithm::kDirect) {
+    validate_collective(spec, cluster_);
+    sim_.after(levels_.all_to_all(spec, &traffic_), std::move(on_done));
+    return;
+  }
+  Network::start_collective(spec, std::move(on_done));
+}
+
 void AnalyticalNetwork::start_schedule(Schedule schedule, int /*priority*/, double /*weight*/,
                                        std::function<void()> on_done) {
-  sim_.after(estimator_.estimate(schedule, &traffic_), std::move(on_done));
+  sim_.after(estimate(schedule, &traffic_), std::move(on_done));
 }
 
 void AnalyticalNetwork::start_transfer(int src, int dst, Bytes bytes, int /*priority*/,

@@ -7,8 +7,11 @@
 //   bytes on the link summed over all phases / bandwidth)   (t_p for one lane's share).
 // This is exact for the uncontended, symmetric schedules strait builds (ring steps, tree
 // levels, pairwise rounds) and agrees with flow mode there. It ignores contention between
-// different collectives and transfers: each sees an idle network.
+// different collectives and transfers: each sees an idle network. On hierarchy-form
+// clusters the busiest link is found per level (detail/level_estimator.hpp) instead of by
+// routing every transfer, and a direct all-to-all(v) is summed per level from its spec.
 
+#include "sim/network/detail/level_estimator.hpp"
 #include "sim/network/detail/schedule_estimator.hpp"
 #include "sim/network/network.hpp"
 
@@ -19,6 +22,7 @@ class AnalyticalNetwork final : public Network {
   AnalyticalNetwork(engine::Simulator& sim, const topology::Cluster& cluster,
                     NetworkOptions options);
 
+  void start_collective(const CollectiveSpec& spec, std::function<void()> on_done) override;
   void start_schedule(Schedule schedule, int priority, double weight,
                       std::function<void()> on_done) override;
   void start_transfer(int src, int dst, Bytes bytes, int priority,

@@ -16,7 +16,12 @@ Network::Network(engine::Simulator& sim, const topology::Cluster& cluster, Netwo
       cluster_(cluster),
       router_(cluster, options.ecmp),
       options_(std::move(options)),
-      estimator_(cluster, router_) {}
+      estimator_(cluster, router_),
+      levels_(cluster, router_) {}
+
+Time Network::estimate(const Schedule& schedule, TrafficStats* traffic) {
+  return levels_.applicable() ? levels_.estimate(schedule, traffic) : estimator_.estimate(schedule, traffic);
+}
 
 Algorithm Network::resolve_algorithm(const CollectiveSpec& spec) {
   if (spec.algorithm != Algorithm::kAuto) return spec.algorithm;
@@ -30,7 +35,7 @@ Algorithm Network::resolve_algorithm(const CollectiveSpec& spec) {
     CollectiveSpec s = spec;
     s.algorithm = candidate;
     try {
-      const Time t = estimator_.estimate(build_schedule(s, cluster_, options_.schedule), nullptr);
+      const Time t = estimate(build_schedule(s, cluster_, options_.schedule), nullptr);
       if (t < best_time) {
         best_time = t;
         best = candidate;

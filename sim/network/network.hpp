@@ -19,6 +19,7 @@
 
 #include "sim/engine/simulator.hpp"
 #include "sim/network/collective.hpp"
+#include "sim/network/detail/level_estimator.hpp"
 #include "sim/network/detail/schedule_estimator.hpp"
 #include "sim/network/traffic.hpp"
 #include "sim/network/schedule.hpp"
@@ -54,7 +55,7 @@ class Network {
   Network& operator=(const Network&) = delete;
 
   /// Starts `spec` now; `on_done` runs when every rank has finished.
-  void start_collective(const CollectiveSpec& spec, std::function<void()> on_done);
+  virtual void start_collective(const CollectiveSpec& spec, std::function<void()> on_done);
   /// Starts an already built schedule now (its flows get `priority` and `weight`).
   virtual void start_schedule(Schedule schedule, int priority, double weight,
                               std::function<void()> on_done) = 0;
@@ -81,7 +82,12 @@ class Network {
   topology::Router router_;
   NetworkOptions options_;
   TrafficStats traffic_;
+  /// The analytical time of a schedule on an idle network: per level on hierarchy-form
+  /// clusters, by routing every transfer otherwise.
+  Time estimate(const Schedule& schedule, TrafficStats* traffic);
+
   detail::ScheduleEstimator estimator_;
+  detail::LevelEstimator levels_;
   std::unordered_map<std::uint64_t, Algorithm> auto_choice_;
 };
 

@@ -45,8 +45,7 @@ Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& 
   }
 }
 
-Schedule build_schedule(const CollectiveSpec& spec, const topology::Cluster& cluster,
-                        const ScheduleOptions& options) {
+static detail::RankLayout validated_layout(const CollectiveSpec& spec, const topology::Cluster& cluster) {
   const auto layout = detail::make_rank_layout(spec, cluster);
   if (spec.bytes < 0) throw Error("collective: size must not be negative");
   if (spec.op == CollectiveOp::kAllToAllV &&
@@ -67,7 +66,16 @@ Schedule build_schedule(const CollectiveSpec& spec, const topology::Cluster& clu
   if (spec.op == CollectiveOp::kSendRecv && (spec.peer < 0 || spec.peer >= layout.n)) {
     throw Error(fmt::format("collective: peer rank {} is outside 0..{}", spec.peer, layout.n - 1));
   }
+  return layout;
+}
 
+void validate_collective(const CollectiveSpec& spec, const topology::Cluster& cluster) {
+  validated_layout(spec, cluster);
+}
+
+Schedule build_schedule(const CollectiveSpec& spec, const topology::Cluster& cluster,
+                        const ScheduleOptions& options) {
+  const auto layout = validated_layout(spec, cluster);
   Schedule s;
   s.op = spec.op;
   s.gpus = spec.gpus;

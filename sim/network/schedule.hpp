@@ -59,6 +59,10 @@ struct ScheduleOptions {
 /// posts every peer's send and receive in one group); send/recv: direct.
 Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& cluster);
 
+/// Checks a spec (GPUs exist and are distinct, sizes and matrices fit the rank set, roots
+/// are ranks); throws strait::Error like build_schedule.
+void validate_collective(const CollectiveSpec& spec, const topology::Cluster& cluster);
+
 /// Compiles `spec` into a schedule. Throws strait::Error if the algorithm does not apply
 /// to the op, a GPU index is out of range or repeated, or the ranks are unsuitable
 /// (e.g. hierarchical on hosts with unequal rank counts).

@@ -61,10 +61,38 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"reduce_scatter", CollectiveOp::kReduceScatter, Algorithm::kRing, 1, 2, 4, 32 * kMiB},
         Case{"pairwise_all_to_all", CollectiveOp::kAllToAll, Algorithm::kPairwise, 1, 16, 1, 64 * kMiB},
         Case{"direct_all_to_all", CollectiveOp::kAllToAll, Algorithm::kDirect, 1, 4, 4, 64 * kMiB},
+        Case{"direct_all_to_all_3dc", CollectiveOp::kAllToAll, Algorithm::kDirect, 3, 2, 4, 48 * kMiB},
         Case{"hier_all_to_all", CollectiveOp::kAllToAll, Algorithm::kHierarchical, 1, 4, 4, 64 * kMiB},
         Case{"broadcast_chain", CollectiveOp::kBroadcast, Algorithm::kRing, 1, 2, 4, 32 * kMiB},
         Case{"reduce_tree", CollectiveOp::kReduce, Algorithm::kTree, 1, 2, 4, 32 * kMiB}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
+
+}  // namespace
+}  // namespace strait::sim::network
+
+namespace strait::sim::network {
+namespace {
+
+// Uneven all-to-all: rank i of 16 (4 hosts x 4 GPUs) sends (i + 1) MiB in total, 1/16 to
+// each rank. The busiest NIC is rank 15's egress: 12/16 of 16 MiB = 12 MiB over 50 GB/s
+// = 251.66 us (the fullest ingress, a host-0 rank's, gets 126/16 MiB). Analytical mode's
+// per-level bound and flow mode's bundles must agree within 2%.
+TEST(AnalyticalAgreementUneven, PerRankSendSizesAgreeWithFlowMode) {
+  const auto c = testing::make_cluster(1, 4, 4);
+  CollectiveSpec spec;
+  spec.op = CollectiveOp::kAllToAll;
+  spec.algorithm = Algorithm::kDirect;
+  spec.gpus = testing::all_gpus(c);
+  for (int i = 0; i < 16; ++i) spec.send_bytes.push_back((i + 1) * kMiB);
+  NetworkOptions analytical;
+  analytical.mode = NetworkMode::kAnalytical;
+  const auto flow = simulate_collective(c, spec, {});
+  const auto model = simulate_collective(c, spec, analytical);
+  const double bound = 12.0 * kMiB / 50e9;
+  EXPECT_NEAR(model.time.to_s(), bound, 1e-9);
+  EXPECT_GE(flow.time.to_s(), bound);
+  EXPECT_NEAR(model.time.to_s(), flow.time.to_s(), 0.02 * flow.time.to_s());
+}
 
 }  // namespace
 }  // namespace strait::sim::network

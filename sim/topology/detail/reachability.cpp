@@ -25,13 +25,21 @@ bool all_attach_to_one_fabric(const Cluster& cluster) {
   std::vector<int> component(nodes.size());
   boost::strong_components(fabric, component.data());
 
+  // The shared fabric is the component most GPU links enter (a host's NVSwitch is a
+  // component of its own that only its GPUs reach).
   constexpr int kNone = -1;
   int shared = kNone;
-  std::vector<char> reaches_shared(nodes.size(), 0), reached_from_shared(nodes.size(), 0);
+  std::vector<int> entering(nodes.size(), 0);
   for (const Link& l : cluster.links()) {
-    if (is_gpu(l.src) && !is_gpu(l.dst) && shared == kNone) shared = component[l.dst];
+    if (is_gpu(l.src) && !is_gpu(l.dst)) {
+      const int c = component[l.dst];
+      if (shared == kNone || ++entering[static_cast<std::size_t>(c)] > entering[static_cast<std::size_t>(shared)]) {
+        shared = c;
+      }
+    }
   }
   if (shared == kNone) return false;
+  std::vector<char> reaches_shared(nodes.size(), 0), reached_from_shared(nodes.size(), 0);
   for (const Link& l : cluster.links()) {
     if (is_gpu(l.src) && !is_gpu(l.dst) && component[l.dst] == shared) reaches_shared[l.src] = 1;
     if (!is_gpu(l.src) && is_gpu(l.dst) && component[l.src] == shared) {

@@ -1,0 +1,303 @@
+#include "sim/network/detail/level_estimator.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+
+namespace strait::sim::network::detail {
+namespace {
+
+Bytes divide_up(Bytes bytes, std::int64_t parts) { return (bytes + parts - 1) / parts; }
+
+}  // namespace
+
+LevelEstimator::LevelEstimator(const topology::Cluster& cluster, topology::Router& router)
+    : cluster_(cluster), router_(router) {
+  applicable_ = !cluster.hosts().empty();
+  for (const auto& h : cluster.hosts()) applicable_ = applicable_ && (h.nics > 0 || cluster.hosts().size() == 1);
+  datacenters_ = std::max<int>(1, static_cast<int>(cluster.datacenters().size()));
+  nvlink_bw_.assign(static_cast<std::size_t>(cluster.gpu_count()), 0.0);
+  nic_bw_.assign(static_cast<std::size_t>(cluster.gpu_count()), 0.0);
+  cross_cap_.assign(static_cast<std::size_t>(datacenters_ * datacenters_), -1.0);
+  phase_ = make_loads();
+  lane_ = make_loads();
+}
+
+LevelEstimator::Loads LevelEstimator::make_loads() const {
+  Loads l;
+  const auto n = static_cast<std::size_t>(cluster_.gpu_count());
+  l.nv_out.assign(n, 0);
+  l.nv_in.assign(n, 0);
+  l.nic_out.assign(n, 0);
+  l.nic_in.assign(n, 0);
+  l.cross.assign(static_cast<std::size_t>(datacenters_ * datacenters_), 0);
+  return l;
+}
+
+void LevelEstimator::Loads::add(int src, int dst, bool same_host, int pair, double bytes) {
+  const auto s = static_cast<std::size_t>(src), d = static_cast<std::size_t>(dst);
+  if (nv_out[s] == 0 && nv_in[s] == 0 && nic_out[s] == 0 && nic_in[s] == 0) gpus.push_back(src);
+  if (nv_out[d] == 0 && nv_in[d] == 0 && nic_out[d] == 0 && nic_in[d] == 0) gpus.push_back(dst);
+  if (same_host) {
+    nv_out[s] += bytes;
+    nv_in[d] += bytes;
+  } else {
+    nic_out[s] += bytes;
+    nic_in[d] += bytes;
+  }
+  if (pair >= 0) {
+    if (cross[static_cast<std::size_t>(pair)] == 0) pairs.push_back(pair);
+    cross[static_cast<std::size_t>(pair)] += bytes;
+  }
+}
+
+Time LevelEstimator::Loads::busiest(LevelEstimator& e) {
+  Time t = Time::zero();
+  for (int g : gpus) {
+    const auto i = static_cast<std::size_t>(g);
+    const double nv = std::max(nv_out[i], nv_in[i]), nic = std::max(nic_out[i], nic_in[i]);
+    if (nv > 0) t = std::max(t, Time::for_work(nv, e.nvlink_bandwidth(g)));
+    if (nic > 0) t = std::max(t, Time::for_work(nic, e.nic_bandwidth(g)));
+  }
+  for (int p : pairs) t = std::max(t, Time::for_work(cross[static_cast<std::size_t>(p)], e.cross_capacity(p)));
+  return t;
+}
+
+void LevelEstimator::Loads::clear() {
+  for (int g : gpus) {
+    const auto i = static_cast<std::size_t>(g);
+    nv_out[i] = nv_in[i] = nic_out[i] = nic_in[i] = 0;
+  }
+  for (int p : pairs) cross[static_cast<std::size_t>(p)] = 0;
+  gpus.clear();
+  pairs.clear();
+}
+
+int LevelEstimator::pair_index(int src, int dst) const {
+  const int a = cluster_.gpu(src).datacenter, b = cluster_.gpu(dst).datacenter;
+  return a == b ? -1 : a * datacenters_ + b;
+}
+
+LevelEstimator::LevelPath LevelEstimator::route(int src, int dst) {
+  LevelPath p;
+  router_.gpu_path(src, dst, path_);
+  for (auto l : path_) {
+    p.latency += cluster_.link(l).latency;
+    p.links[static_cast<std::size_t>(cluster_.link(l).link_class)] += 1;
+  }
+  return p;
+}
+
+const LevelEstimator::LevelPath& LevelEstimator::level_path(int src, int dst) {
+  // Levels: 0 = inside a host (per host), 1 = across hosts of datacenter d, 2 = pair (a, b).
+  const auto& s = cluster_.gpu(src);
+  const auto& d = cluster_.gpu(dst);
+  const std::int64_t key = s.host == d.host ? (static_cast<std::int64_t>(s.host) << 2)
+                           : s.datacenter == d.datacenter
+                               ? (static_cast<std::int64_t>(s.datacenter) << 2) | 1
+                               : (static_cast<std::int64_t>(s.datacenter * datacenters_ + d.datacenter) << 2) | 2;
+  if (auto it = level_paths_.find(key); it != level_paths_.end()) return it->second;
+  LevelPath p;
+  if (s.host == d.host) {
+    // GPU -> NVSwitch -> GPU, read off the links rather than routed (no table per host).
+    p = LevelPath{};
+    for (auto l : cluster_.out_links(s.node)) {
+      if (cluster_.link(l).link_class != topology::LinkClass::kNvlink) continue;
+      p.latency = cluster_.link(l).latency * 2;
+      p.links[static_cast<std::size_t>(topology::LinkClass::kNvlink)] = 2;
+      break;
+    }
+  } else if (s.datacenter == d.datacenter) {
+    // The farthest pair of the datacenter: its first and last GPUs (through a spine).
+    const auto& hosts = cluster_.datacenters()[static_cast<std::size_t>(s.datacenter)].hosts;
+    const int first = cluster_.hosts()[static_cast<std::size_t>(hosts.front())].gpus.front();
+    const int last = cluster_.hosts()[static_cast<std::size_t>(hosts.back())].gpus.front();
+    p = route(first, last);
+  } else {
+    const auto& a = cluster_.datacenters()[static_cast<std::size_t>(s.datacenter)].hosts;
+    const auto& b = cluster_.datacenters()[static_cast<std::size_t>(d.datacenter)].hosts;
+    p = route(cluster_.hosts()[static_cast<std::size_t>(a.front())].gpus.front(),
+              cluster_.hosts()[static_cast<std::size_t>(b.front())].gpus.front());
+  }
+  return level_paths_.emplace(key, p).first->second;
+}
+
+BytesPerSec LevelEstimator::nvlink_bandwidth(int gpu) {
+  auto& bw = nvlink_bw_[static_cast<std::size_t>(gpu)];
+  if (bw > 0) return bw;
+  for (auto l : cluster_.out_links(cluster_.gpu(gpu).node)) {
+    if (cluster_.link(l).link_class == topology::LinkClass::kNvlink) {
+      bw = bw == 0 ? cluster_.link(l).bandwidth : std::min(bw, cluster_.link(l).bandwidth);
+    }
+  }
+  if (bw == 0) throw Error(fmt::format("cluster '{}': GPU {} has no NVLink link", cluster_.name(), gpu));
+  return bw;
+}
+
+BytesPerSec LevelEstimator::nic_bandwidth(int gpu) {
+  auto& bw = nic_bw_[static_cast<std::size_t>(gpu)];
+  if (bw > 0) return bw;
+  // The bottleneck of the path to the first GPU of another host (scale-out and PCIe only).
+  const int host = cluster_.gpu(gpu).host;
+  int probe = -1;
+  for (const auto& h : cluster_.hosts()) {
+    if (h.gpus.empty() || cluster_.gpu(h.gpus.front()).host == host) continue;
+    probe = h.gpus.front();
+    if (cluster_.gpu(probe).datacenter == cluster_.gpu(gpu).datacenter) break;
+  }
+  if (probe < 0) throw Error(fmt::format("cluster '{}': GPU {} has no other host to reach", cluster_.name(), gpu));
+  router_.gpu_path(gpu, probe, path_);
+  for (auto l : path_) {
+    const auto& link = cluster_.link(l);
+    if (link.link_class == topology::LinkClass::kCrossDc) continue;
+    bw = bw == 0 ? link.bandwidth : std::min(bw, link.bandwidth);
+  }
+  return bw;
+}
+
+BytesPerSec LevelEstimator::cross_capacity(int pair) {
+  auto& cap = cross_cap_[static_cast<std::size_t>(pair)];
+  if (cap >= 0) return cap;
+  const int a = pair / datacenters_, b = pair % datacenters_;
+  cap = 0;
+  for (const auto& link : cluster_.links()) {
+    if (link.link_class == topology::LinkClass::kCrossDc && cluster_.nodes()[link.src].datacenter == a &&
+        cluster_.nodes()[link.dst].datacenter == b) {
+      cap += link.bandwidth;
+    }
+  }
+  if (cap == 0) {
+    // No direct link: the pair is joined through a third datacenter; its path's narrowest
+    // cross-datacenter hop bounds it.
+    const auto& ha = cluster_.datacenters()[static_cast<std::size_t>(a)].hosts;
+    const auto& hb = cluster_.datacenters()[static_cast<std::size_t>(b)].hosts;
+    router_.gpu_path(cluster_.hosts()[static_cast<std::size_t>(ha.front())].gpus.front(),
+                     cluster_.hosts()[static_cast<std::size_t>(hb.front())].gpus.front(), path_);
+    for (auto l : path_) {
+      if (cluster_.link(l).link_class == topology::LinkClass::kCrossDc) {
+        cap = cap == 0 ? cluster_.link(l).bandwidth : std::min(cap, cluster_.link(l).bandwidth);
+      }
+    }
+  }
+  return cap;
+}
+
+Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
+  const int lanes = std::max(1, schedule.chunks);
+  Time sum = Time::zero(), slowest = Time::zero();
+  for (const auto& phase : schedule.phases) {
+    Time latency = Time::zero();
+    for (const auto& t : phase.transfers) {
+      const int src = schedule.gpus[static_cast<std::size_t>(t.src)];
+      const int dst = schedule.gpus[static_cast<std::size_t>(t.dst)];
+      const bool same_host = cluster_.gpu(src).host == cluster_.gpu(dst).host;
+      const int pair = pair_index(src, dst);
+      const double lane_bytes = static_cast<double>(divide_up(t.bytes, lanes));
+      phase_.add(src, dst, same_host, pair, lane_bytes);
+      if (lanes > 1) lane_.add(src, dst, same_host, pair, lane_bytes * phase.repeat);
+      const auto& level = level_path(src, dst);
+      latency = std::max(latency, level.latency);
+      if (traffic) {
+        for (std::size_t c = 0; c < level.links.size(); ++c) {
+          traffic->link_bytes[c] += static_cast<double>(t.bytes) * phase.repeat * level.links[c];
+        }
+        traffic->transfers += static_cast<std::uint64_t>(phase.repeat) * static_cast<std::uint64_t>(lanes);
+      }
+    }
+    const Time t = phase_.busiest(*this) + latency;
+    phase_.clear();
+    sum += t * phase.repeat;
+    slowest = std::max(slowest, t);
+  }
+  if (lanes == 1) return sum;
+  const Time cycle = std::max(slowest, lane_.busiest(*this));
+  lane_.clear();
+  return sum + cycle * (lanes - 1);
+}
+
+Time LevelEstimator::all_to_all(const CollectiveSpec& spec, TrafficStats* traffic) {
+  const auto n = static_cast<std::int64_t>(spec.gpus.size());
+  const auto un = static_cast<std::size_t>(n);
+  auto gpu = [&](std::size_t i) -> const topology::Gpu& { return cluster_.gpu(spec.gpus[i]); };
+  Time latency = Time::zero();
+  std::array<double, topology::kLinkClassCount> link_bytes{};
+  auto add_level = [&](std::size_t i, std::size_t j, double bytes) {
+    const auto& level = level_path(spec.gpus[i], spec.gpus[j]);
+    latency = std::max(latency, level.latency);
+    for (std::size_t c = 0; c < link_bytes.size(); ++c) link_bytes[c] += bytes * level.links[c];
+  };
+  if (spec.op == CollectiveOp::kAllToAllV) {
+    for (std::size_t i = 0; i < un; ++i) {
+      for (std::size_t j = 0; j < un; ++j) {
+        const double b = static_cast<double>(spec.send_matrix[i * un + j]);
+        if (i == j || b == 0) continue;
+        phase_.add(spec.gpus[i], spec.gpus[j], gpu(i).host == gpu(j).host, pair_index(spec.gpus[i], spec.gpus[j]), b);
+        add_level(i, j, b);
+      }
+    }
+  } else {
+    // Rank i sends s_i / n to every member: sum per host and per datacenter in O(n).
+    std::unordered_map<int, double> host_send;
+    std::unordered_map<int, std::int64_t> host_members;
+    std::vector<double> dc_send(static_cast<std::size_t>(datacenters_), 0.0);
+    std::vector<std::int64_t> dc_members(static_cast<std::size_t>(datacenters_), 0);
+    std::vector<double> share(un);
+    double total = 0;
+    for (std::size_t i = 0; i < un; ++i) {
+      share[i] = static_cast<double>(divide_up(spec.send_bytes.empty() ? spec.bytes : spec.send_bytes[i], n));
+      const double s = share[i] * static_cast<double>(n);
+      host_send[gpu(i).host] += s;
+      ++host_members[gpu(i).host];
+      dc_send[static_cast<std::size_t>(gpu(i).datacenter)] += s;
+      ++dc_members[static_cast<std::size_t>(gpu(i).datacenter)];
+      total += s;
+    }
+    for (std::size_t i = 0; i < un; ++i) {
+      const auto g = static_cast<std::size_t>(spec.gpus[i]);
+      const double local = static_cast<double>(host_members[gpu(i).host]);
+      const double host_total = host_send[gpu(i).host];
+      phase_.add(spec.gpus[i], spec.gpus[i], true, -1, 0);  // registers the GPU
+      phase_.nv_out[g] = share[i] * (local - 1);
+      phase_.nv_in[g] = (host_total - share[i] * static_cast<double>(n)) / static_cast<double>(n);
+      phase_.nic_out[g] = share[i] * (static_cast<double>(n) - local);
+      phase_.nic_in[g] = (total - host_total) / static_cast<double>(n);
+    }
+    for (int a = 0; a < datacenters_; ++a) {
+      for (int b = 0; b < datacenters_; ++b) {
+        const double bytes = dc_send[static_cast<std::size_t>(a)] * static_cast<double>(dc_members[static_cast<std::size_t>(b)]) /
+                             static_cast<double>(n);
+        if (a == b || bytes <= 0) continue;
+        phase_.pairs.push_back(a * datacenters_ + b);
+        phase_.cross[static_cast<std::size_t>(a * datacenters_ + b)] = bytes;
+      }
+    }
+    // Latency and traffic: from member 0 to one member of each other host level; bytes per
+    // level from the sums above.
+    double intra = 0, inter = 0, cross = 0;
+    for (std::size_t i = 0; i < un; ++i) {
+      intra += phase_.nv_out[static_cast<std::size_t>(spec.gpus[i])];
+      inter += phase_.nic_out[static_cast<std::size_t>(spec.gpus[i])];
+    }
+    for (int p : phase_.pairs) cross += phase_.cross[static_cast<std::size_t>(p)];
+    std::size_t same_host = un, same_dc = un, other_dc = un;
+    for (std::size_t j = 1; j < un; ++j) {
+      if (gpu(j).host == gpu(0).host) same_host = std::min(same_host, j);
+      else if (gpu(j).datacenter == gpu(0).datacenter) same_dc = std::min(same_dc, j);
+      else other_dc = std::min(other_dc, j);
+    }
+    if (same_host < un) add_level(0, same_host, intra);
+    if (same_dc < un) add_level(0, same_dc, inter - cross);
+    if (other_dc < un) add_level(0, other_dc, cross);
+  }
+  const Time t = phase_.busiest(*this) + latency;
+  phase_.clear();
+  if (traffic) {
+    for (std::size_t c = 0; c < link_bytes.size(); ++c) traffic->link_bytes[c] += link_bytes[c];
+    traffic->transfers += static_cast<std::uint64_t>(n * (n - 1));
+  }
+  return t;
+}
+
+}  // namespace strait::sim::network::detail

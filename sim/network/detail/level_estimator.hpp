@@ -1,0 +1,73 @@
+#pragma once
+// LevelEstimator: analytical time of a schedule from per-level bottlenecks, without
+// routing every transfer — the analytical mode for clusters in the hierarchy form
+// (hosts with NVSwitch and NICs, datacenters joined by cross-datacenter links), where
+// routing all 16,384 destinations would cost gigabytes of tables.
+//
+// Per phase, every transfer is classified as inside a host, across hosts of one
+// datacenter, or across datacenters a -> b, and summed per GPU and per datacenter pair:
+//   t_phase = max( max_g NVLink bytes out or in of g / NVLink bandwidth of g,
+//                  max_g NIC bytes out or in of g / NIC bandwidth of g,
+//                  max_(a,b) bytes a -> b / cross-datacenter capacity a -> b )
+//             + the longest latency of the levels the phase uses,
+// and phases combine as in analytical_network.hpp (repeats, pipelined lanes). A GPU's NIC
+// bandwidth is the bottleneck of its path to another host. This equals the routed
+// busiest-link estimate on non-blocking fabrics; oversubscribed leaf uplinks are not seen
+// (use the routed estimate, i.e. a graph-form cluster, to study them). Latency and
+// link-class traffic follow one representative path per level (per datacenter, per pair).
+
+#include <array>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/network/collective.hpp"
+#include "sim/network/schedule.hpp"
+#include "sim/network/traffic.hpp"
+#include "sim/topology/router.hpp"
+
+namespace strait::sim::network::detail {
+
+class LevelEstimator {
+ public:
+  LevelEstimator(const topology::Cluster& cluster, topology::Router& router);
+  /// True for hierarchy-form clusters (every host has NICs, or there is one host).
+  bool applicable() const { return applicable_; }
+  /// The schedule's time; adds its traffic to `traffic` when not null.
+  Time estimate(const Schedule& schedule, TrafficStats* traffic);
+  /// A direct all-to-all(v) from its spec, in O(n) for all_to_all (O(n^2) for the
+  /// all_to_allv matrix), without building its n^2 transfers.
+  Time all_to_all(const CollectiveSpec& spec, TrafficStats* traffic);
+
+ private:
+  struct LevelPath {  // a representative path of one level
+    Time latency;
+    std::array<double, topology::kLinkClassCount> links{};
+  };
+  struct Loads {  // bytes per GPU and per datacenter pair, with the entries touched
+    std::vector<double> nv_out, nv_in, nic_out, nic_in, cross;
+    std::vector<int> gpus;
+    std::vector<int> pairs;
+    void add(int src, int dst, bool same_host, int pair, double bytes);
+    Time busiest(LevelEstimator& e);
+    void clear();
+  };
+  Loads make_loads() const;
+  int pair_index(int src, int dst) const;  // -1 inside one datacenter
+  const LevelPath& level_path(int src, int dst);
+  BytesPerSec nvlink_bandwidth(int gpu);
+  BytesPerSec nic_bandwidth(int gpu);
+  BytesPerSec cross_capacity(int pair);
+  LevelPath route(int src, int dst);
+
+  const topology::Cluster& cluster_;
+  topology::Router& router_;
+  bool applicable_ = false;
+  int datacenters_ = 1;
+  std::vector<BytesPerSec> nvlink_bw_, nic_bw_, cross_cap_;  // 0 = not computed yet
+  std::unordered_map<std::int64_t, LevelPath> level_paths_;  // by level key
+  std::vector<topology::LinkIndex> path_;
+  Loads phase_, lane_;
+};
+
+}  // namespace strait::sim::network::detail
