@@ -4,7 +4,7 @@ BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD_TYPE ?= Release
 CMAKE_FLAGS ?=
-DEMO_SCENARIO ?= configs/scenarios/collectives-3dc.json
+DEMO_SCENARIO ?= configs/scenarios/hstu-3dc.json
 
 .PHONY: all setup configure build demo test bench format clean
 

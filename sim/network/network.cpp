@@ -32,6 +32,10 @@ Algorithm Network::resolve_algorithm(const CollectiveSpec& spec) {
   Algorithm best = choose_algorithm(spec, cluster_);
   Time best_time = Time::infinite();
   for (auto candidate : {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical}) {
+    // Trees only for messages of one chunk: pipelined trees contend with themselves in
+    // ways the estimate does not see (and cost many flows in flow mode); for larger
+    // messages hierarchical plays the part of NCCL's trees across hosts.
+    if (candidate == Algorithm::kTree && spec.bytes > options_.schedule.chunk_bytes) continue;
     CollectiveSpec s = spec;
     s.algorithm = candidate;
     try {

@@ -64,8 +64,9 @@ class Network {
                               std::function<void()> on_done) = 0;
 
   /// The algorithm `spec` runs with: its own, or for kAuto the one NCCL's tuner would
-  /// pick — for all-reduce the fastest of ring, tree and hierarchical by the analytical
-  /// estimate (cached per op, size and rank set), else choose_algorithm's rule.
+  /// pick — for all-reduce the fastest by the analytical estimate (cached per op, size and
+  /// rank set) of ring, hierarchical and, for messages of one chunk, tree; else
+  /// choose_algorithm's rule.
   Algorithm resolve_algorithm(const CollectiveSpec& spec);
 
   const TrafficStats& traffic() const { return traffic_; }

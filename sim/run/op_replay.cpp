@@ -192,7 +192,7 @@ class Replayer {
   // After its last compute op a rank may still wait for its own collectives (e.g. a
   // replica sync), then for the slowest rank: exposed communication, then straggler wait.
   void account_tail(RankState& rank, Time makespan) {
-    Time t = rank.compute_idle_since;
+    Time t = std::min(rank.compute_idle_since, makespan);
     const auto& ops = rank.ops->ops;
     std::int32_t last = kNone;
     for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -203,10 +203,11 @@ class Replayer {
     }
     if (last != kNone) {
       const auto l = static_cast<std::size_t>(last);
-      const Time started = std::clamp(rank.collective_start[l], t, rank.op_end[l]);
+      const Time end = std::min(rank.op_end[l], makespan);
+      const Time started = std::clamp(rank.collective_start[l], t, end);
       rank.account.straggler_wait += started - t;
-      rank.account.exposed_comm[static_cast<std::size_t>(ops[l].collective.comm_class)] += rank.op_end[l] - started;
-      t = rank.op_end[l];
+      rank.account.exposed_comm[static_cast<std::size_t>(ops[l].collective.comm_class)] += end - started;
+      t = end;
     }
     rank.account.straggler_wait += makespan - t;
   }
@@ -334,9 +335,14 @@ class Replayer {
       }
       rank.compute_idle_since = now;
     }
-    auto& step_end = result_.step_end[static_cast<std::size_t>(std::clamp(op.step, 0, static_cast<int>(result_.step_end.size()) - 1))];
-    step_end = std::max(step_end, now);
+    // A step ends with its last op on the compute stream: communication left running in
+    // the background (overlapped syncs) belongs to the time of the steps it overlaps.
+    if (op.stream == compute_stream_ || compute_stream_ == kNone) {
+      auto& step_end = result_.step_end[static_cast<std::size_t>(std::clamp(op.step, 0, static_cast<int>(result_.step_end.size()) - 1))];
+      step_end = std::max(step_end, now);
+    }
     rank.account.end = std::max(rank.account.end, now);
+    result_.drain_end = std::max(result_.drain_end, now);
     --rank.ops_left;
     if (rank.traced && options_.timeline) record(r, rank, index);
     for (auto k = rank.succ_offsets[i]; k < rank.succ_offsets[i + 1]; ++k) {

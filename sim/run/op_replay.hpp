@@ -52,7 +52,8 @@ struct ReplayOptions {
 };
 
 struct ReplayResult {
-  std::vector<Time> step_end;            // when the last op of step s finished, on any rank
+  std::vector<Time> step_end;            // when the last compute-stream op of step s finished
+  Time drain_end;                        // when the very last op (e.g. a background sync) finished
   std::vector<RankAccount> ranks;
   network::TrafficStats traffic;
   std::uint64_t events = 0;

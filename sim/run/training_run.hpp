@@ -4,7 +4,7 @@
 // step time, throughput, MFU, where the time went, stragglers, memory, traffic.
 //
 // Conventions
-//   - Step s ends when its last op ends on any rank; step times are the differences
+//   - Step s ends when its last compute-stream op ends on any rank; step times are the differences
 //     (step 0 includes filling the train pipeline).
 //   - Breakdowns are per step (a rank's totals divided by the steps) and add up, for
 //     every rank, to the mean step time: compute + exposed communication (by class) +

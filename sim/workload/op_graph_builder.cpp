@@ -21,7 +21,7 @@ using network::Algorithm;
 using network::CollectiveOp;
 
 struct Streams {
-  std::int32_t compute, sparse_compute, embedding_comm, dense_comm, cp_comm, xdc_comm;
+  std::int32_t compute, sparse_compute, embedding_comm, dense_comm, cp_comm, xdc_comm, replica_comm;
 };
 
 struct Names {
@@ -266,7 +266,8 @@ class RankBuilder {
                              sh_.st.embedding_comm, s, StepPhase::kBackward, {last}, Algorithm::kAuto, t.grad_row(member_));
     }
     const std::int32_t update = kernel(t.update(member_), sh_.nm.update, sh_.st.compute, s, StepPhase::kBackward,
-                                       {last, grad_dist});
+                                       {last, grad_dist, pending_replica_});
+    pending_replica_ = -1;
     // Data-parallel tables' gradients join the last DDP bucket (or sync alone under FSDP).
     double dp_tables = 0;
     for (int table : sh_.map.data_parallel_tables) {
@@ -282,17 +283,19 @@ class RankBuilder {
       sync_bucket(b++, static_cast<Bytes>(bucket + dp_tables), dp_tables > 0 ? update : last, s, waits, xdc_now);
     }
     // Replica sync every K steps is spread over the steps: each step all-reduces a
-    // rotating 1/K slice of the shard (weights and optimizer state), so every step carries
-    // the time-averaged cost and a short simulation still sees it.
+    // rotating 1/K slice of the shard (weights and optimizer state) on its own stream,
+    // overlapped with the next step, whose embedding update waits for it (one step of
+    // staleness, as streaming synchronization across datacenters does). Every step thus
+    // carries the time-averaged cost and a short simulation still sees it.
     if (L.sparse.replica[r] >= 0 && sh_.map.has_sharded()) {
       const int m = member_;
       const double elems = sh_.map.weight_elements(sc.model, m), rows = std::max(1.0, sh_.map.rows(sc.model, m));
       const double bytes = elems * bytes_per_element(sc.model.embedding_dtype) +
                            optimizer_state_bytes(sc.model.embedding_optimizer, rows, elems / rows,
                                                  bytes_per_element(sc.model.embedding_optimizer_dtype));
-      collective(CollectiveOp::kAllReduce, L.sparse.replica[r],
-                 static_cast<Bytes>(bytes / sc.plan.replica_sync_every), CommClass::kReplicaSync,
-                 sh_.nm.replica_sync, sh_.st.embedding_comm, s, StepPhase::kOptimizer, {update});
+      pending_replica_ = collective(CollectiveOp::kAllReduce, L.sparse.replica[r],
+                                    static_cast<Bytes>(bytes / sc.plan.replica_sync_every), CommClass::kReplicaSync,
+                                    sh_.nm.replica_sync, sh_.st.replica_comm, s, StepPhase::kOptimizer, {update});
     }
     // Dense optimizer: Adam reads p, g, m, v and writes p, m, v (7 x 4 bytes per parameter).
     double params = sh_.stack.total_params();
@@ -319,6 +322,7 @@ class RankBuilder {
   int member_;
   int rank_;
   Rng noise_{0};
+  std::int32_t pending_replica_ = -1;  // last replica sync: the next embedding update waits for it
 };
 
 Names intern_names(OpGraph& g, const DenseStack& stack, int buckets) {
@@ -369,6 +373,7 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
   sh.st.embedding_comm = g.stream("embedding_comm");
   sh.st.dense_comm = g.stream("dense_comm");
   sh.st.cp_comm = g.stream("cp_comm");
+  sh.st.replica_comm = g.stream("replica_comm");
   sh.st.sparse_compute = sh.lookahead > 0 ? g.stream("sparse_compute") : sh.st.compute;
   sh.st.xdc_comm = sc.plan.schedule.cross_dc == CrossDcSync::kOverlapped ? g.stream("xdc_comm") : sh.st.dense_comm;
   const double grad_bytes = sh.stack.total_params() * 4 + 1;
