@@ -30,6 +30,7 @@ struct Activity {
   double rate = 0;
   double weight = 1;
   double max_rate = kInf;
+  double bound = kInf;  // min(max_rate, rate alone on its resources): no rate exceeds it
   double new_rate = 0;  // scratch of resolve()
   Time last_update;
   std::uint64_t sequence = 0;
@@ -48,6 +49,8 @@ struct Resource {
   double capacity = 0;
   double left = 0;             // scratch of resolve(): capacity not yet given out
   double weight_sum = 0;       // scratch: sum of weight * coefficient of unfrozen users
+  double potential = 0;        // sum of coefficient * bound of its users
+  double accumulated = 0;      // scratch of compute_bound()
   std::uint32_t unfrozen = 0;  // scratch: open users
   std::uint32_t mark = 0;
   bool saturated = false;
@@ -71,6 +74,14 @@ struct LargerShare {
 };
 
 bool constrains(const Resource& r, const Use& u) { return r.capacity < kInf && u.coefficient > 0; }
+
+// A resource couples its users only if they could fill it: when the sum of their
+// coefficient * bound stays within its capacity it can never saturate, so it cannot
+// limit anyone beyond their own bounds and is left out of components and filling. This
+// keeps the components of big collectives down to the links that are really shared.
+bool couples(const Resource& r, const Use& u) {
+  return constrains(r, u) && r.potential > r.capacity * (1 + 1e-9);
+}
 
 Time finish_after(Time now, double remaining, double rate) {
   if (remaining <= 0 || rate == kInf) return now;
@@ -133,6 +144,8 @@ struct FluidModel::Impl {
   void grow_component();
   void freeze(Activity& a, double lambda);
   bool fill_alone(Activity& a) const;
+  double compute_bound(const Activity& a);
+  void add_potential(const Activity& a, double sign);
   void fill_component();
   void apply_rates(Time now);
   void solve_component(Time now);
@@ -155,11 +168,13 @@ void FluidModel::Impl::release(std::uint32_t index) {
   Activity& a = activities[index];
   for (const Use& u : a.uses) {
     Resource& r = resources[u.resource];
+    const bool coupled = couples(r, u);
     const Link moved = r.users.back();
     r.users[u.slot] = moved;
     activities[moved.activity].uses[moved.use].slot = u.slot;
     r.users.pop_back();
-    if (!r.users.empty() && constrains(r, u)) dirty_resources.push_back(u.resource);
+    if (constrains(r, u)) r.potential = r.users.empty() ? 0.0 : r.potential - u.coefficient * a.bound;
+    if (!r.users.empty() && coupled) dirty_resources.push_back(u.resource);
   }
   a.uses.clear();
   a.on_done = nullptr;
@@ -168,6 +183,30 @@ void FluidModel::Impl::release(std::uint32_t index) {
   ++a.version;
   free_slots.push_back(index);
   --alive;
+}
+
+// The rate `a` would get alone: min over its finite resources of capacity / (sum of its
+// coefficients there), capped by max_rate.
+double FluidModel::Impl::compute_bound(const Activity& a) {
+  for (const Use& u : a.uses) {
+    if (constrains(resources[u.resource], u)) resources[u.resource].accumulated += u.coefficient;
+  }
+  double bound = a.max_rate;
+  for (const Use& u : a.uses) {
+    Resource& r = resources[u.resource];
+    if (r.accumulated > 0) {
+      bound = std::min(bound, r.capacity / r.accumulated);
+      r.accumulated = 0;
+    }
+  }
+  return bound;
+}
+
+void FluidModel::Impl::add_potential(const Activity& a, double sign) {
+  for (const Use& u : a.uses) {
+    Resource& r = resources[u.resource];
+    if (constrains(r, u)) r.potential = std::max(0.0, r.potential + sign * u.coefficient * a.bound);
+  }
 }
 
 void FluidModel::Impl::next_epoch() {
@@ -185,7 +224,7 @@ void FluidModel::Impl::grow_component() {
     const Activity& a = activities[component_activities[k]];
     for (const Use& u : a.uses) {
       Resource& r = resources[u.resource];
-      if (r.mark == epoch || !constrains(r, u)) continue;
+      if (r.mark == epoch || !couples(r, u)) continue;
       r.mark = epoch;
       component_resources.push_back(u.resource);
       for (const Link& l : r.users) reach(l.activity);
@@ -195,10 +234,10 @@ void FluidModel::Impl::grow_component() {
 
 void FluidModel::Impl::freeze(Activity& a, double lambda) {
   a.fill = Fill::kFrozen;
-  a.new_rate = std::min(a.weight * lambda, a.max_rate);
+  a.new_rate = std::min(a.weight * lambda, a.bound);
   for (const Use& u : a.uses) {
     Resource& r = resources[u.resource];
-    if (!constrains(r, u)) continue;
+    if (r.mark != epoch || !couples(r, u)) continue;
     r.weight_sum -= a.weight * u.coefficient;
     --r.unfrozen;
     if (r.saturated) {
@@ -209,20 +248,10 @@ void FluidModel::Impl::freeze(Activity& a, double lambda) {
   }
 }
 
-// An activity alone in its component is limited only by its max_rate and its resources;
-// a resource it uses several times counts with the sum of those coefficients. Long
-// paths go to the general filling instead of this quadratic scan.
+// An activity alone in its component shares no resource that could saturate: its own
+// bound is its rate.
 bool FluidModel::Impl::fill_alone(Activity& a) const {
-  if (a.uses.size() > 16) return false;
-  a.new_rate = a.max_rate;
-  for (std::size_t k = 0; k < a.uses.size(); ++k) {
-    const Resource& r = resources[a.uses[k].resource];
-    if (!constrains(r, a.uses[k])) continue;
-    double coefficient = 0;
-    for (const Use& u : a.uses)
-      coefficient += u.resource == a.uses[k].resource ? u.coefficient : 0.0;
-    a.new_rate = std::min(a.new_rate, r.capacity / coefficient);
-  }
+  a.new_rate = a.bound;
   return true;
 }
 
@@ -265,10 +294,10 @@ void FluidModel::Impl::fill_component() {
     for (const std::uint32_t index : open) {
       Activity& a = activities[index];
       a.fill = Fill::kOpen;
-      if (a.max_rate < kInf) fill_heap.push_back({a.max_rate / a.weight, index, kActivityEntry});
+      if (a.bound < kInf) fill_heap.push_back({a.bound / a.weight, index, kActivityEntry});
       for (const Use& u : a.uses) {
         Resource& r = resources[u.resource];
-        if (!constrains(r, u)) continue;
+        if (r.mark != epoch || !couples(r, u)) continue;
         r.weight_sum += a.weight * u.coefficient;
         ++r.unfrozen;
       }
@@ -359,10 +388,22 @@ ResourceId FluidModel::add_resource(double capacity, std::string name) {
 
 void FluidModel::set_capacity(ResourceId id, double capacity) {
   if (!(capacity >= 0)) throw std::invalid_argument("FluidModel: resource capacity must be >= 0");
-  Resource& r = impl_->resources.at(id.index);
+  Impl& m = *impl_;
+  Resource& r = m.resources.at(id.index);
   if (r.capacity == capacity) return;
+  // Bounds depend on capacities: refresh every user's, and the potentials they feed.
+  std::vector<std::uint32_t> users;
+  for (const Link& l : r.users) users.push_back(l.activity);
+  for (auto index : users) m.add_potential(m.activities[index], -1.0);
   r.capacity = capacity;
-  impl_->dirty_resources.push_back(id.index);
+  for (auto index : users) {
+    Activity& a = m.activities[index];
+    a.bound = m.compute_bound(a);
+    m.add_potential(a, +1.0);
+    for (const Use& u : a.uses) m.dirty_resources.push_back(u.resource);
+    m.dirty_activities.push_back(index);
+  }
+  m.dirty_resources.push_back(id.index);
 }
 
 double FluidModel::capacity(ResourceId id) const { return impl_->resources.at(id.index).capacity; }
@@ -399,14 +440,15 @@ ActivityId FluidModel::start(ActivitySpec spec, std::span<const ResourceUse> use
   a.last_update = now;
   a.sequence = m.next_sequence++;
   a.on_done = std::move(spec.on_done);
-  bool constrained = spec.max_rate < kInf;
   for (const ResourceUse& u : uses) {
     Resource& r = m.resources[u.resource.index];
     const auto use_index = static_cast<std::uint32_t>(a.uses.size());
     a.uses.push_back({u.resource.index, static_cast<std::uint32_t>(r.users.size()), u.coefficient});
     r.users.push_back({index, use_index});
-    constrained = constrained || constrains(r, a.uses.back());
   }
+  a.bound = m.compute_bound(a);
+  m.add_potential(a, +1.0);
+  const bool constrained = a.bound < kInf;
   ++m.alive;
   if (spec.work <= 0 || !constrained) {
     // Needs no rate from the solver: completes within this instant, before resolve().
@@ -489,7 +531,7 @@ void FluidModel::resolve() {
     Resource& r = m.resources[r_index];
     if (r.mark == m.epoch) continue;
     r.mark = m.epoch;
-    if (r.capacity < kInf) m.component_resources.push_back(r_index);
+    if (r.capacity < kInf && r.potential > r.capacity * (1 + 1e-9)) m.component_resources.push_back(r_index);
     for (const Link& l : r.users) m.reach(l.activity);
     if (!m.component_activities.empty()) m.solve_component(now);
     m.component_resources.clear();

@@ -12,7 +12,9 @@ void AnalyticalNetwork::start_collective(const CollectiveSpec& spec, std::functi
   const bool all_to_all = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV;
   if (all_to_all && levels_.applicable() && resolve_algorithm(spec) == Algorithm::kDirect) {
     validate_collective(spec, cluster_);
-    sim_.after(levels_.all_to_all(spec, &traffic_), std::move(on_done));
+    TrafficStats delta;
+    sim_.after(levels_.all_to_all(spec, &delta), std::move(on_done));
+    add_traffic(delta, spec.traffic_tag);
     return;
   }
   Network::start_collective(spec, std::move(on_done));
@@ -20,7 +22,9 @@ void AnalyticalNetwork::start_collective(const CollectiveSpec& spec, std::functi
 
 void AnalyticalNetwork::start_schedule(Schedule schedule, int /*priority*/, double /*weight*/,
                                        std::function<void()> on_done) {
-  sim_.after(estimate(schedule, &traffic_), std::move(on_done));
+  TrafficStats delta;
+  sim_.after(estimate(schedule, &delta), std::move(on_done));
+  add_traffic(delta, schedule.traffic_tag);
 }
 
 void AnalyticalNetwork::start_transfer(int src, int dst, Bytes bytes, int /*priority*/,

@@ -62,6 +62,7 @@ struct CollectiveSpec {
   /// send_bytes[i] / n to every rank); empty = every rank sends `bytes`.
   std::vector<Bytes> send_bytes;
   int priority = 0;        // engine priority class of its flows (0 first)
+  int traffic_tag = -1;    // when >= 0, its traffic is also counted in Network::tagged(tag)
   double weight = 1.0;     // share within the priority class
 };
 

@@ -62,9 +62,11 @@ Time FlowNetwork::route(int src, int dst, double coefficient, std::vector<engine
 }
 
 void FlowNetwork::add_traffic(const std::array<double, topology::kLinkClassCount>& bytes, double scale,
-                              std::uint64_t transfers) {
-  for (std::size_t c = 0; c < bytes.size(); ++c) traffic_.link_bytes[c] += bytes[c] * scale;
-  traffic_.transfers += transfers;
+                              std::uint64_t transfers, int tag) {
+  TrafficStats delta;
+  for (std::size_t c = 0; c < bytes.size(); ++c) delta.link_bytes[c] = bytes[c] * scale;
+  delta.transfers = transfers;
+  add_traffic(delta, tag);
 }
 
 topology::LinkClass FlowNetwork::slowest_class(int src, int dst) {

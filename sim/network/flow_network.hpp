@@ -43,7 +43,8 @@ class FlowNetwork final : public Network {
              topology::LinkClass* slowest);
   /// Adds precomputed link-bytes per class (times `scale`) and `transfers` to the counters.
   void add_traffic(const std::array<double, topology::kLinkClassCount>& bytes, double scale,
-                   std::uint64_t transfers);
+                   std::uint64_t transfers, int tag);
+  using Network::add_traffic;
   /// The slowest link class on the path from `src` to `dst` (for trace tracks).
   topology::LinkClass slowest_class(int src, int dst);
   Time now() const { return sim_.now(); }

@@ -59,6 +59,18 @@ void Network::start_collective(const CollectiveSpec& spec, std::function<void()>
                  std::move(on_done));
 }
 
+TrafficStats Network::tagged(int tag) const {
+  return tag >= 0 && static_cast<std::size_t>(tag) < tagged_.size() ? tagged_[static_cast<std::size_t>(tag)]
+                                                                    : TrafficStats{};
+}
+
+void Network::add_traffic(const TrafficStats& delta, int tag) {
+  traffic_ += delta;
+  if (tag < 0) return;
+  if (static_cast<std::size_t>(tag) >= tagged_.size()) tagged_.resize(static_cast<std::size_t>(tag) + 1);
+  tagged_[static_cast<std::size_t>(tag)] += delta;
+}
+
 void Network::account(const std::vector<topology::LinkIndex>& path, double bytes) {
   for (auto l : path) {
     traffic_.link_bytes[static_cast<std::size_t>(cluster_.link(l).link_class)] += bytes;

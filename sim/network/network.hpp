@@ -70,11 +70,15 @@ class Network {
   Algorithm resolve_algorithm(const CollectiveSpec& spec);
 
   const TrafficStats& traffic() const { return traffic_; }
+  /// Traffic of the collectives started with `traffic_tag` == tag (zero if none).
+  TrafficStats tagged(int tag) const;
   const topology::Cluster& cluster() const { return cluster_; }
   topology::Router& router() { return router_; }
 
  protected:
   Network(engine::Simulator& sim, const topology::Cluster& cluster, NetworkOptions options);
+  /// Adds `delta` to the totals and to the counters of `tag` (if >= 0).
+  void add_traffic(const TrafficStats& delta, int tag);
   /// Adds `bytes` on every link of `path` to the traffic counters.
   void account(const std::vector<topology::LinkIndex>& path, double bytes);
 
@@ -83,6 +87,7 @@ class Network {
   topology::Router router_;
   NetworkOptions options_;
   TrafficStats traffic_;
+  std::vector<TrafficStats> tagged_;
   /// The analytical time of a schedule on an idle network: per level on hierarchy-form
   /// clusters, by routing every transfer otherwise.
   Time estimate(const Schedule& schedule, TrafficStats* traffic);

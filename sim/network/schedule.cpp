@@ -78,6 +78,7 @@ Schedule build_schedule(const CollectiveSpec& spec, const topology::Cluster& clu
   const auto layout = validated_layout(spec, cluster);
   Schedule s;
   s.op = spec.op;
+  s.traffic_tag = spec.traffic_tag;
   s.gpus = spec.gpus;
   s.algorithm = spec.algorithm == Algorithm::kAuto ? choose_algorithm(spec, cluster) : spec.algorithm;
   detail::BuildContext ctx{spec, layout, options, s};

@@ -39,6 +39,7 @@ struct Schedule {
   std::vector<Phase> phases;
   int chunks = 1;
   int channels = 1;
+  int traffic_tag = -1;  // from the spec
 
   int expanded_phase_count() const;
   /// Bytes moved by all transfers of all phases (each chunk counted once).

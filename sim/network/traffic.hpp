@@ -14,6 +14,11 @@ struct TrafficStats {
   std::array<double, topology::kLinkClassCount> link_bytes{};
   std::uint64_t transfers = 0;
   double bytes(topology::LinkClass c) const { return link_bytes[static_cast<std::size_t>(c)]; }
+  TrafficStats& operator+=(const TrafficStats& o) {
+    for (std::size_t c = 0; c < link_bytes.size(); ++c) link_bytes[c] += o.link_bytes[c];
+    transfers += o.transfers;
+    return *this;
+  }
 };
 
 }  // namespace strait::sim::network

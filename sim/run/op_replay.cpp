@@ -95,6 +95,7 @@ class Replayer {
       result_.ranks[r] = rank.account;
     }
     result_.traffic = net_->traffic();
+    for (int c = 0; c < workload::kCommClassCount; ++c) result_.class_traffic[static_cast<std::size_t>(c)] = net_->tagged(c);
     result_.events = sim_.events();
     return std::move(result_);
   }
@@ -265,6 +266,7 @@ class Replayer {
     spec.algorithm = call.algorithm;
     spec.bytes = call.bytes;
     spec.priority = call.priority;
+    spec.traffic_tag = static_cast<int>(call.comm_class);
     const auto n = inst->members.size();
     spec.gpus.reserve(n);
     for (const auto& [rank, op] : inst->members) spec.gpus.push_back(ranks_[static_cast<std::size_t>(rank)].ops->gpu);

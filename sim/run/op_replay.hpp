@@ -56,6 +56,7 @@ struct ReplayResult {
   Time drain_end;                        // when the very last op (e.g. a background sync) finished
   std::vector<RankAccount> ranks;
   network::TrafficStats traffic;
+  std::array<network::TrafficStats, workload::kCommClassCount> class_traffic;  // by CommClass
   std::uint64_t events = 0;
   std::uint64_t kernels = 0;
   std::uint64_t collectives = 0;

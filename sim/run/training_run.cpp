@@ -65,6 +65,7 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
   report.sim_wall_s = seconds_since(sim_start);
   report.events = result.events;
   report.traffic = result.traffic;
+  report.class_traffic = result.class_traffic;
   for (const auto& r : graph.ranks) report.ops += r.ops.size();
 
   Time previous = Time::zero();

@@ -47,6 +47,7 @@ struct TrainingReport {
   workload::MemoryFit fit;
   double memory_capacity = 0;  // bytes per GPU of the critical GPU type
   network::TrafficStats traffic;
+  std::array<network::TrafficStats, workload::kCommClassCount> class_traffic;  // by CommClass
   std::uint64_t events = 0;
   std::uint64_t ops = 0;
   double build_wall_s = 0;  // op graph and memory model

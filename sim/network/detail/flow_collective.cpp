@@ -43,6 +43,8 @@ FlowCollective::FlowCollective(FlowNetwork& network, Schedule schedule, int prio
   launched_.assign(n * static_cast<std::size_t>(lanes_), 0);
   launch_time_.assign(n * static_cast<std::size_t>(lanes_), Time::zero());
   done_.assign(static_cast<std::size_t>(phases_) * n * static_cast<std::size_t>(lanes_), 0);
+  arrived_.assign(static_cast<std::size_t>(phases_), 0);
+  phase_start_.assign(static_cast<std::size_t>(phases_), Time::zero());
   lanes_left_ = static_cast<std::int64_t>(n) * lanes_;
 }
 
@@ -52,7 +54,6 @@ void FlowCollective::make_plan(std::size_t pattern) {
   const auto n = static_cast<std::size_t>(ranks_);
   plan.src_bundles.assign(n + 1, 0);
   plan.involvement.assign(n, 0);
-  const bool bundle_per_rank = lanes_ == 1;
   // Group transfers by sender (counting sort keeps their order within a sender).
   std::vector<std::int32_t> offsets(n + 1, 0);
   for (const auto& t : transfers) ++offsets[static_cast<std::size_t>(t.src) + 1];
@@ -64,32 +65,47 @@ void FlowCollective::make_plan(std::size_t pattern) {
         static_cast<std::int32_t>(t);
   }
   std::vector<std::int32_t> seen(n, -1);
-  for (std::size_t r = 0; r < n; ++r) {
-    plan.src_bundles[r] = static_cast<std::int32_t>(plan.bundles.size());
-    for (auto first = offsets[r]; first < offsets[r + 1];) {
-      const auto last = bundle_per_rank ? offsets[r + 1] : first + 1;
-      Bundle b;
-      b.src = static_cast<int>(r);
-      b.transfers_begin = static_cast<std::uint32_t>(first);
-      b.transfers_count = static_cast<std::uint32_t>(last - first);
-      b.dsts_begin = static_cast<std::uint32_t>(plan.dsts.size());
-      const auto index = static_cast<std::int32_t>(plan.bundles.size());
-      for (auto i = first; i < last; ++i) {
-        const auto& t = transfers[static_cast<std::size_t>(plan.transfer_list[static_cast<std::size_t>(i)])];
-        b.bytes += static_cast<double>(t.bytes);
-        if (seen[static_cast<std::size_t>(t.dst)] != index) {
-          seen[static_cast<std::size_t>(t.dst)] = index;
-          plan.dsts.push_back(t.dst);
-          ++plan.involvement[static_cast<std::size_t>(t.dst)];
+  if (lanes_ == 1 && !transfers.empty()) {
+    // One coflow for the whole phase; every rank that sends or receives waits for it.
+    plan.coflow = true;
+    Bundle b;
+    b.src = -1;
+    b.transfers_begin = 0;
+    b.transfers_count = static_cast<std::uint32_t>(transfers.size());
+    for (const auto& t : transfers) {
+      b.bytes += static_cast<double>(t.bytes);
+      for (int r : {t.src, t.dst}) {
+        if (seen[static_cast<std::size_t>(r)] < 0) {
+          seen[static_cast<std::size_t>(r)] = 0;
+          plan.members.push_back(r);
+          plan.involvement[static_cast<std::size_t>(r)] = 1;
         }
       }
-      b.dsts_count = static_cast<std::uint32_t>(plan.dsts.size()) - b.dsts_begin;
-      ++plan.involvement[r];
-      plan.bundles.push_back(b);
-      first = last;
     }
+    b.dsts_begin = 0;
+    b.dsts_count = static_cast<std::uint32_t>(plan.members.size());
+    plan.dsts = plan.members;
+    plan.bundles.push_back(b);
+  } else {
+    for (std::size_t r = 0; r < n; ++r) {
+      plan.src_bundles[r] = static_cast<std::int32_t>(plan.bundles.size());
+      for (auto i = offsets[r]; i < offsets[r + 1]; ++i) {
+        const auto& t = transfers[static_cast<std::size_t>(plan.transfer_list[static_cast<std::size_t>(i)])];
+        Bundle b;
+        b.src = static_cast<int>(r);
+        b.transfers_begin = static_cast<std::uint32_t>(i);
+        b.transfers_count = 1;
+        b.bytes = static_cast<double>(t.bytes);
+        b.dsts_begin = static_cast<std::uint32_t>(plan.dsts.size());
+        b.dsts_count = 1;
+        plan.dsts.push_back(t.dst);
+        ++plan.involvement[static_cast<std::size_t>(t.dst)];
+        ++plan.involvement[r];
+        plan.bundles.push_back(b);
+      }
+    }
+    plan.src_bundles[n] = static_cast<std::int32_t>(plan.bundles.size());
   }
-  plan.src_bundles[n] = static_cast<std::int32_t>(plan.bundles.size());
   // Phases that run more than once (ring steps, chunk lanes) keep their routes.
   plan.cached = schedule_.phases[pattern].repeat > 1 || lanes_ > 1;
   if (plan.cached) {
@@ -168,22 +184,33 @@ void FlowCollective::launch(int rank, int lane, int phase) {
   launched_[lane_index(rank, lane)] = phase + 1;
   const auto p = static_cast<std::size_t>(pattern_[static_cast<std::size_t>(phase)]);
   auto& plan = plans_[p];
-  launch_time_[lane_index(rank, lane)] = network_.now();
-  const auto first = plan.src_bundles[static_cast<std::size_t>(rank)];
-  const auto last = plan.src_bundles[static_cast<std::size_t>(rank) + 1];
-  for (auto b = first; b < last; ++b) {
-    const auto& bundle = plan.bundles[static_cast<std::size_t>(b)];
-    const Routes* routes = &scratch_routes_;
-    if (plan.cached) {
-      routes = &plan.routes[static_cast<std::size_t>(b)];
-    } else {
-      route_bundle(plan, bundle, p, scratch_routes_);
+  if (plan.coflow) {
+    if (plan.involvement[static_cast<std::size_t>(rank)] == 0 ||
+        ++arrived_[static_cast<std::size_t>(phase)] < static_cast<std::int32_t>(plan.members.size())) {
+      return;
     }
-    network_.add_traffic(routes->traffic, 1.0 / lanes_, bundle.transfers_count);
-    const std::uint64_t tag = pack(phase, lane, b);
-    network_.start_flow(routes->uses, bundle.bytes / lanes_, routes->latency, priority_, weight_,
-                        [this, tag] { bundle_done(tag); });
+    phase_start_[static_cast<std::size_t>(phase)] = network_.now();
+    start_bundle(plan, p, phase, lane, 0);
+    return;
   }
+  launch_time_[lane_index(rank, lane)] = network_.now();
+  for (auto b = plan.src_bundles[static_cast<std::size_t>(rank)]; b < plan.src_bundles[static_cast<std::size_t>(rank) + 1]; ++b) {
+    start_bundle(plan, p, phase, lane, b);
+  }
+}
+
+void FlowCollective::start_bundle(Plan& plan, std::size_t pattern, int phase, int lane, std::int32_t b) {
+  const auto& bundle = plan.bundles[static_cast<std::size_t>(b)];
+  const Routes* routes = &scratch_routes_;
+  if (plan.cached) {
+    routes = &plan.routes[static_cast<std::size_t>(b)];
+  } else {
+    route_bundle(plan, bundle, pattern, scratch_routes_);
+  }
+  network_.add_traffic(routes->traffic, 1.0 / lanes_, bundle.transfers_count, schedule_.traffic_tag);
+  const std::uint64_t tag = pack(phase, lane, b);
+  network_.start_flow(routes->uses, bundle.bytes / lanes_, routes->latency, priority_, weight_,
+                      [this, tag] { bundle_done(tag); });
 }
 
 void FlowCollective::bundle_done(std::uint64_t tag) {
@@ -195,18 +222,19 @@ void FlowCollective::bundle_done(std::uint64_t tag) {
   const auto& bundle = plan.bundles[b];
   if (network_.tracing()) {
     const auto& transfers = schedule_.phases[p].transfers;
+    const Time start = plan.coflow ? phase_start_[static_cast<std::size_t>(phase)]
+                                   : launch_time_[lane_index(bundle.src, lane)];
     for (std::uint32_t i = 0; i < bundle.transfers_count; ++i) {
       const auto& t = transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])];
       const int src = schedule_.gpus[static_cast<std::size_t>(t.src)];
       const int dst = schedule_.gpus[static_cast<std::size_t>(t.dst)];
-      network_.record(TransferRecord{src, dst, (t.bytes + lanes_ - 1) / lanes_,
-                                     launch_time_[lane_index(bundle.src, lane)], network_.now(),
+      network_.record(TransferRecord{src, dst, (t.bytes + lanes_ - 1) / lanes_, start, network_.now(),
                                      network_.slowest_class(src, dst)});
     }
   }
-  ++done_[done_index(phase, bundle.src, lane)];
+  if (bundle.src >= 0) ++done_[done_index(phase, bundle.src, lane)];
   for (std::uint32_t i = 0; i < bundle.dsts_count; ++i) ++done_[done_index(phase, plan.dsts[bundle.dsts_begin + i], lane)];
-  advance(bundle.src, lane);
+  if (bundle.src >= 0) advance(bundle.src, lane);
   for (std::uint32_t i = 0; i < bundle.dsts_count && lanes_left_ > 0; ++i) {
     advance(plan.dsts[bundle.dsts_begin + i], lane);
   }

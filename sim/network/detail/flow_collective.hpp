@@ -1,13 +1,15 @@
 #pragma once
 // FlowCollective: one collective's Schedule running on a FlowNetwork.
 //
-// Unpipelined schedules (one lane) send all transfers a rank sends in one phase as one
-// fluid flow, a "bundle", spread over their paths in proportion to their bytes: NCCL's
-// channels and an all-to-all's peers progress together, and a rank's phase ends with its
-// slowest send anyway. This keeps a 1,024-GPU ring at one flow per rank and step instead
-// of one per channel. The bundle's latency is the longest of its paths. Pipelined
-// schedules (tree, chain) keep one flow per transfer: their lanes contend with each
-// other on shared links, where proportional progress would be wrong.
+// Unpipelined schedules (one lane) move each phase as one fluid flow, a "coflow": all
+// its transfers spread over their paths in proportion to their bytes, so the phase ends
+// when its busiest link drains, and it shares links with other traffic as one unit. A
+// phase starts when every rank taking part has finished the previous one (a barrier per
+// phase: exact for the symmetric phases of rings, hierarchical and direct algorithms).
+// This keeps a 1,024-GPU ring at one flow per step instead of one per rank and channel,
+// and an all-to-all at one flow instead of n^2; its latency is the longest of its paths.
+// Pipelined schedules (tree, chain) keep one flow per transfer and per-rank progress:
+// their lanes contend with each other on shared links, where a coflow would be wrong.
 //
 // State per (rank, lane): the next phase to complete and the next to launch; per
 // (phase, rank, lane): bundles finished that the rank sends or receives. A rank's lane
@@ -41,7 +43,7 @@ class FlowCollective {
 
  private:
   struct Bundle {
-    int src = 0;
+    int src = 0;                         // -1 for a whole-phase coflow
     double bytes = 0;                    // all lanes
     std::uint32_t dsts_begin = 0, dsts_count = 0;
     std::uint32_t transfers_begin = 0, transfers_count = 0;  // into Plan::transfer_list
@@ -59,6 +61,8 @@ class FlowCollective {
     std::vector<std::int32_t> involvement;    // per rank: bundles sent + received
     std::vector<Routes> routes;               // per bundle, when cached
     bool cached = false;
+    bool coflow = false;                      // one bundle for the whole phase
+    std::vector<std::int32_t> members;        // coflow: ranks taking part
   };
 
   void make_plan(std::size_t pattern);
@@ -66,6 +70,7 @@ class FlowCollective {
   void bundle_done(std::uint64_t tag);
   void advance(int rank, int lane);
   void launch(int rank, int lane, int phase);
+  void start_bundle(Plan& plan, std::size_t pattern, int phase, int lane, std::int32_t bundle);
   std::size_t lane_index(int rank, int lane) const {
     return static_cast<std::size_t>(rank) * static_cast<std::size_t>(lanes_) + static_cast<std::size_t>(lane);
   }
@@ -89,6 +94,8 @@ class FlowCollective {
   std::vector<std::int32_t> launched_;  // per (rank, lane): phases launched so far
   std::vector<Time> launch_time_;       // per (rank, lane): start of its current bundle
   std::vector<std::int32_t> done_;      // per (phase, rank, lane)
+  std::vector<std::int32_t> arrived_;   // coflow phases: ranks that reached the phase
+  std::vector<Time> phase_start_;       // coflow phases: when the coflow started
   std::int64_t lanes_left_;
   Routes scratch_routes_;
   std::vector<engine::ResourceUse> scratch_uses_;
