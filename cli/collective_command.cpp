@@ -2,6 +2,7 @@
 // size sweep (-b, -e, -f or -i as in nccl-tests), printed as nccl-tests' table.
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -33,7 +34,7 @@ constexpr DataType kTypes[] = {{"int8", 1},   {"uint8", 1},  {"int32", 4},    {"
 Bytes size_option(const po::variables_map& vm, const char* key) {
   const auto text = vm[key].as<std::string>();
   const auto v = parse_size_suffix(text);
-  if (!v || *v < 0) throw UsageError(fmt::format("strait collective: --{}: expected a size like 8, 1K or 128M, got '{}'", key, text));
+  if (!v || *v < 0) throw UsageError(fmt::format("collective: --{}: expected a size like 8, 1K or 128M, got '{}'", key, text));
   return *v;
 }
 
@@ -69,13 +70,15 @@ int run_collective(const std::vector<std::string>& args) {
   sim::network::CollectiveSpec spec;
   const auto op = sim::network::parse_collective_op(vm["op"].as<std::string>());
   if (!op || *op == CollectiveOp::kAllToAllV) {
-    throw UsageError(fmt::format("strait collective: --op: expected one of {} except all_to_allv, got '{}'",
-                                 sim::network::collective_op_names(), vm["op"].as<std::string>()));
+    // all_to_allv needs a send matrix, which a size sweep cannot give.
+    std::string names = sim::network::collective_op_names();
+    names.erase(names.find(", all_to_allv"), std::string(", all_to_allv").size());
+    throw UsageError(fmt::format("collective: --op: expected one of {}, got '{}'", names, vm["op"].as<std::string>()));
   }
   spec.op = *op;
   const auto algo = sim::network::parse_algorithm(vm["algo"].as<std::string>());
   if (!algo) {
-    throw UsageError(fmt::format("strait collective: --algo: expected one of {}, got '{}'",
+    throw UsageError(fmt::format("collective: --algo: expected one of {}, got '{}'",
                                  sim::network::algorithm_names(), vm["algo"].as<std::string>()));
   }
   spec.algorithm = *algo;
@@ -86,14 +89,14 @@ int run_collective(const std::vector<std::string>& args) {
   sim::network::NetworkOptions options;
   const auto mode = vm["mode"].as<std::string>();
   if (mode != "flow" && mode != "analytical") {
-    throw UsageError(fmt::format("strait collective: --mode: expected flow or analytical, got '{}'", mode));
+    throw UsageError(fmt::format("collective: --mode: expected flow or analytical, got '{}'", mode));
   }
   options.mode = mode == "flow" ? sim::network::NetworkMode::kFlow : sim::network::NetworkMode::kAnalytical;
   options.schedule.channels = vm["channels"].as<int>();
   options.schedule.chunk_bytes = size_option(vm, "chunk-bytes");
   const auto ecmp = vm["ecmp"].as<std::string>();
   if (ecmp != "dmodk" && ecmp != "hash") {
-    throw UsageError(fmt::format("strait collective: --ecmp: expected dmodk or hash, got '{}'", ecmp));
+    throw UsageError(fmt::format("collective: --ecmp: expected dmodk or hash, got '{}'", ecmp));
   }
   options.ecmp = ecmp == "dmodk" ? sim::topology::EcmpPolicy::kDestinationModK : sim::topology::EcmpPolicy::kHash;
 
@@ -102,13 +105,19 @@ int run_collective(const std::vector<std::string>& args) {
   for (const auto& t : kTypes) {
     if (type_name == t.name) type_bytes = t.bytes;
   }
-  if (type_bytes == 0) throw UsageError(fmt::format("strait collective: --datatype: unknown type '{}'", type_name));
+  if (type_bytes == 0) throw UsageError(fmt::format("collective: --datatype: unknown type '{}'", type_name));
 
   const Bytes min_bytes = size_option(vm, "minbytes"), max_bytes = size_option(vm, "maxbytes");
-  if (max_bytes < min_bytes) throw UsageError("strait collective: --maxbytes must be >= --minbytes");
+  if (max_bytes < min_bytes) throw UsageError("collective: --maxbytes must be >= --minbytes");
   const double factor = vm["stepfactor"].as<double>();
   const Bytes step = vm.count("stepbytes") ? size_option(vm, "stepbytes") : 0;
-  if (step == 0 && factor <= 1.0) throw UsageError("strait collective: --stepfactor must be > 1");
+  if (step == 0 && !(factor > 1.0 && std::isfinite(factor))) {
+    throw UsageError(fmt::format("collective: --stepfactor: expected a finite number > 1, got {}", factor));
+  }
+  if (vm["channels"].as<int>() < 0) {
+    throw UsageError(fmt::format("collective: --channels: expected 0 (one per NIC rail) or more, got {}",
+                                 vm["channels"].as<int>()));
+  }
 
   const int n = static_cast<int>(spec.gpus.size());
   auto first_spec = spec;
@@ -159,8 +168,10 @@ int run_collective(const std::vector<std::string>& args) {
     wall_total += wall;
     events_total += r.events;
     ++rows;
-    const Bytes next = step > 0 ? size + step : static_cast<Bytes>(static_cast<double>(size) * factor);
-    if (next <= size) break;
+    if (size == max_bytes) break;
+    Bytes next = step > 0 ? size + step : static_cast<Bytes>(static_cast<double>(size) * factor);
+    // A factor too small to grow a small size (8 * 1.0000001 truncates to 8) still moves on.
+    if (next <= size) next = size + 1;
     size = next;
   }
   std::cout << fmt::format("# Avg bus bandwidth    : {:.3f} GB/s\n", rows ? busbw_sum / rows : 0.0);

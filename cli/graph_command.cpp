@@ -7,6 +7,8 @@
 #include "cli/command.hpp"
 #include "cli/options.hpp"
 #include "sim/core/atomic_file.hpp"
+#include "sim/core/config_node.hpp"
+#include "sim/core/error.hpp"
 #include "sim/workload/op_graph_builder.hpp"
 #include "sim/workload/op_graph_json.hpp"
 #include "sim/workload/scenario.hpp"
@@ -23,7 +25,13 @@ int run_graph(const std::vector<std::string>& args) {
   positional.add("scenario", 1);
   po::variables_map vm;
   if (!parse_options("graph", "SCENARIO.json [--rank R] [--json FILE]", args, desc, positional, vm)) return 0;
-  const auto scenario = sim::workload::TrainingScenario::load(vm["scenario"].as<std::string>());
+  const auto config = load_config(vm["scenario"].as<std::string>());
+  if (config.is_object() && config.has("collectives")) {
+    throw Error(fmt::format("{}: is a scenario of collectives; 'strait graph' shows the ops of a training "
+                            "scenario (one with model, data and plan)",
+                            config.file()));
+  }
+  const auto scenario = sim::workload::TrainingScenario::from_config(config);
   const auto graph = sim::workload::build_op_graph(scenario);
   const auto text = sim::workload::to_json(graph, vm["rank"].as<int>()).dump(2) + "\n";
   if (vm.count("json")) {

@@ -21,7 +21,7 @@ bool parse_options(const std::string& command, const std::string& usage,
     }
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(fmt::format("strait {}: {} (see 'strait {} --help')", command, e.what(), command));
+    throw UsageError(fmt::format("{}: {} (see 'strait {} --help')", command, e.what(), command));
   }
   return true;
 }

@@ -94,7 +94,7 @@ std::optional<sim::network::NetworkMode> mode_option(const po::variables_map& vm
   if (!vm.count("mode")) return std::nullopt;
   const auto m = vm["mode"].as<std::string>();
   if (m != "flow" && m != "analytical") {
-    throw UsageError(fmt::format("strait {}: --mode: expected flow or analytical, got '{}'", command, m));
+    throw UsageError(fmt::format("{}: --mode: expected flow or analytical, got '{}'", command, m));
   }
   return m == "flow" ? sim::network::NetworkMode::kFlow : sim::network::NetworkMode::kAnalytical;
 }

@@ -74,6 +74,15 @@ void print_training_report(std::ostream& out, const sim::run::TrainingReport& r)
   for (auto c : kClasses) {
     out << fmt::format("  {} {}", sim::topology::to_string(c), format_bytes(r.traffic.bytes(c)));
   }
+  out << "\n  cross-datacenter traffic by purpose:";
+  bool any = false;
+  for (int c = 0; c < sim::workload::kCommClassCount; ++c) {
+    const double b = r.class_traffic[static_cast<std::size_t>(c)].bytes(LinkClass::kCrossDc);
+    if (b <= 0) continue;
+    any = true;
+    out << fmt::format("  {} {}", sim::workload::to_string(static_cast<CommClass>(c)), format_bytes(b));
+  }
+  if (!any) out << "  none";
   out << fmt::format("\n  simulation     {} ops, {} events; build {:.3f} s, replay {:.3f} s ({:.2f} M events/s)\n", r.ops,
                      r.events, r.build_wall_s, r.sim_wall_s,
                      r.sim_wall_s > 0 ? static_cast<double>(r.events) / r.sim_wall_s / 1e6 : 0.0);
@@ -95,6 +104,13 @@ nlohmann::json training_report_json(const sim::run::TrainingReport& r) {
   for (const auto& t : r.memory.ranks.at(static_cast<std::size_t>(r.fit.rank)).terms) terms[t.name] = t.bytes / kGiB;
   nlohmann::json traffic = nlohmann::json::object();
   for (auto c : kClasses) traffic[sim::topology::to_string(c)] = r.traffic.bytes(c);
+  nlohmann::json by_class = nlohmann::json::object();
+  for (int c = 0; c < sim::workload::kCommClassCount; ++c) {
+    const auto& t = r.class_traffic[static_cast<std::size_t>(c)];
+    if (t.transfers == 0) continue;
+    auto& entry = by_class[sim::workload::to_string(static_cast<CommClass>(c))];
+    for (auto lc : kClasses) entry[sim::topology::to_string(lc)] = t.bytes(lc);
+  }
   nlohmann::json stragglers = nlohmann::json::array();
   for (const auto& s : r.top_stragglers) stragglers.push_back({{"rank", s.rank}, {"compute_ms", s.compute_ms}});
   return {{"scenario", r.scenario},
@@ -118,6 +134,7 @@ nlohmann::json training_report_json(const sim::run::TrainingReport& r) {
           {"memory_fits", r.fit.fits},
           {"memory_terms_gib", terms},
           {"traffic_bytes", traffic},
+          {"traffic_bytes_by_comm_class", by_class},
           {"ops", r.ops},
           {"events", r.events},
           {"build_wall_s", r.build_wall_s},

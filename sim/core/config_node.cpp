@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -248,6 +249,7 @@ std::string ConfigNode::choice_or(std::string_view key,
 }
 
 ConfigNode load_config(const std::string& path) {
+  if (std::filesystem::is_directory(path)) throw IoError(fmt::format("{}: is a directory, not a JSON file", path));
   std::ifstream in(path);
   if (!in) throw IoError(fmt::format("{}: cannot open file for reading", path));
   std::stringstream buffer;

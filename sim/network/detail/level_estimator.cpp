@@ -20,6 +20,7 @@ LevelEstimator::LevelEstimator(const topology::Cluster& cluster, topology::Route
   datacenters_ = std::max<int>(1, static_cast<int>(cluster.datacenters().size()));
   nvlink_bw_.assign(static_cast<std::size_t>(cluster.gpu_count()), 0.0);
   nic_bw_.assign(static_cast<std::size_t>(cluster.gpu_count()), 0.0);
+  leaf_.assign(static_cast<std::size_t>(cluster.gpu_count()), kNoNode);
   cross_cap_.assign(static_cast<std::size_t>(datacenters_ * datacenters_), -1.0);
   phase_ = make_loads();
   lane_ = make_loads();
@@ -90,19 +91,39 @@ LevelEstimator::LevelPath LevelEstimator::route(int src, int dst) {
   return p;
 }
 
+topology::NodeIndex LevelEstimator::leaf_of(int gpu) {
+  auto& leaf = leaf_[static_cast<std::size_t>(gpu)];
+  if (leaf != kNoNode) return leaf;
+  // GPU -> (PCIe) -> NIC -> (scale-out) -> leaf switch: the first switch off the host.
+  topology::NodeIndex node = cluster_.gpu(gpu).node;
+  leaf = node;
+  for (int hop = 0; hop < 2; ++hop) {
+    for (auto l : cluster_.out_links(node)) {
+      const auto c = cluster_.link(l).link_class;
+      if (c == (hop == 0 ? topology::LinkClass::kPcie : topology::LinkClass::kScaleOut)) {
+        node = cluster_.link(l).dst;
+        break;
+      }
+    }
+  }
+  leaf = node;
+  return leaf;
+}
+
 const LevelEstimator::LevelPath& LevelEstimator::level_path(int src, int dst) {
-  // Levels: 0 = inside a host (per host), 1 = across hosts of datacenter d, 2 = pair (a, b).
+  // Levels: inside a host (per host); across hosts of datacenter d under one leaf switch or
+  // not; across datacenters (per pair).
   const auto& s = cluster_.gpu(src);
   const auto& d = cluster_.gpu(dst);
+  const bool same_leaf = s.host != d.host && s.datacenter == d.datacenter && leaf_of(src) == leaf_of(dst);
   const std::int64_t key = s.host == d.host ? (static_cast<std::int64_t>(s.host) << 2)
                            : s.datacenter == d.datacenter
-                               ? (static_cast<std::int64_t>(s.datacenter) << 2) | 1
+                               ? (static_cast<std::int64_t>(s.datacenter * 2 + (same_leaf ? 1 : 0)) << 2) | 1
                                : (static_cast<std::int64_t>(s.datacenter * datacenters_ + d.datacenter) << 2) | 2;
   if (auto it = level_paths_.find(key); it != level_paths_.end()) return it->second;
   LevelPath p;
   if (s.host == d.host) {
     // GPU -> NVSwitch -> GPU, read off the links rather than routed (no table per host).
-    p = LevelPath{};
     for (auto l : cluster_.out_links(s.node)) {
       if (cluster_.link(l).link_class != topology::LinkClass::kNvlink) continue;
       p.latency = cluster_.link(l).latency * 2;
@@ -110,11 +131,20 @@ const LevelEstimator::LevelPath& LevelEstimator::level_path(int src, int dst) {
       break;
     }
   } else if (s.datacenter == d.datacenter) {
-    // The farthest pair of the datacenter: its first and last GPUs (through a spine).
+    // A pair of the datacenter with the same relation (same leaf or not) as this one,
+    // found from the datacenter's first GPU so that few routing tables are built.
     const auto& hosts = cluster_.datacenters()[static_cast<std::size_t>(s.datacenter)].hosts;
     const int first = cluster_.hosts()[static_cast<std::size_t>(hosts.front())].gpus.front();
-    const int last = cluster_.hosts()[static_cast<std::size_t>(hosts.back())].gpus.front();
-    p = route(first, last);
+    int other = dst;
+    for (std::size_t h = 1; h < hosts.size() && other == dst; ++h) {
+      for (int g : cluster_.hosts()[static_cast<std::size_t>(hosts[h])].gpus) {
+        if ((leaf_of(g) == leaf_of(first)) == same_leaf) {
+          other = g;
+          break;
+        }
+      }
+    }
+    p = other == dst ? route(src, dst) : route(first, other);
   } else {
     const auto& a = cluster_.datacenters()[static_cast<std::size_t>(s.datacenter)].hosts;
     const auto& b = cluster_.datacenters()[static_cast<std::size_t>(d.datacenter)].hosts;

@@ -14,7 +14,8 @@
 // bandwidth is the bottleneck of its path to another host. This equals the routed
 // busiest-link estimate on non-blocking fabrics; oversubscribed leaf uplinks are not seen
 // (use the routed estimate, i.e. a graph-form cluster, to study them). Latency and
-// link-class traffic follow one representative path per level (per datacenter, per pair).
+// link-class traffic follow one representative path per level: inside a host, between
+// hosts of a datacenter under the same leaf switch or not, per pair of datacenters.
 
 #include <array>
 #include <optional>
@@ -55,6 +56,7 @@ class LevelEstimator {
   Loads make_loads() const;
   int pair_index(int src, int dst) const;  // -1 inside one datacenter
   const LevelPath& level_path(int src, int dst);
+  topology::NodeIndex leaf_of(int gpu);
   BytesPerSec nvlink_bandwidth(int gpu);
   BytesPerSec nic_bandwidth(int gpu);
   BytesPerSec cross_capacity(int pair);
@@ -64,7 +66,9 @@ class LevelEstimator {
   topology::Router& router_;
   bool applicable_ = false;
   int datacenters_ = 1;
+  static constexpr topology::NodeIndex kNoNode = ~topology::NodeIndex{0};
   std::vector<BytesPerSec> nvlink_bw_, nic_bw_, cross_cap_;  // 0 = not computed yet
+  std::vector<topology::NodeIndex> leaf_;                    // first switch off the host, per GPU
   std::unordered_map<std::int64_t, LevelPath> level_paths_;  // by level key
   std::vector<topology::LinkIndex> path_;
   Loads phase_, lane_;

@@ -1,0 +1,123 @@
+// Mistakes a user makes on the command line or in an input file: each gives exit code 2
+// (usage: "strait: ...") or 1 (bad input: "strait: error: ..."), one message on stderr
+// that names what was wrong, and no stack of other output.
+//
+// Usage errors are matched from the subcommand name on: the text between "strait: " and
+// "collective:" is a presentation detail, the message after it is the contract.
+
+#include <cstdio>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "strait_process.hpp"
+
+namespace strait::cli::testing {
+namespace {
+
+constexpr const char* kCluster = "configs/clusters/hgx-h100-8.json";
+
+TEST(CliInputErrors, UnknownOptionIsAUsageError) {
+  const auto run = run_strait({"collective", "--cluster", kCluster, "--bogus"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "strait: collective: unrecognised option '--bogus' (see 'strait collective --help')\n");
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(CliInputErrors, MisspelledOpIsAUsageErrorListingValidOps) {
+  const auto run = run_strait({"collective", "--cluster", kCluster, "--op", "allreduc"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err,
+            "strait: collective: --op: expected one of all_reduce, all_gather, reduce_scatter, all_to_all, "
+            "broadcast, reduce, sendrecv, got 'allreduc'\n");
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(CliInputErrors, MissingClusterIsAUsageError) {
+  const auto run = run_strait({"collective", "-b", "1M"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err,
+            "strait: collective: the option '--cluster' is required but missing (see 'strait collective --help')\n");
+}
+
+TEST(CliInputErrors, MisspelledClusterKeyNamesFilePointerAndSuggestion) {
+  // The bundled 8-GPU host with "nvlink" under defaults/host spelled "nvlinks".
+  std::string text = read_text(std::string(STRAIT_SOURCE_DIR) + "/" + kCluster);
+  const auto at = text.find("\"nvlink\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 8, "\"nvlinks\"");
+  const std::string path = temp_path("cluster.json");
+  write_text(path, text);
+
+  const auto run = run_strait({"collective", "--cluster", path});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "strait: error: " + path +
+                         ": /defaults/host/nvlinks: unknown key; did you mean \"nvlink\"?\n");
+  EXPECT_EQ(run.out, "");
+  std::remove(path.c_str());
+}
+
+TEST(CliInputErrors, MissingScenarioFileCannotBeOpened) {
+  const std::string path = temp_path("no-such-scenario.json");
+  const auto run = run_strait({"simulate", path});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "strait: error: " + path + ": cannot open file for reading\n");
+}
+
+TEST(CliInputErrors, MalformedScenarioReportsLineAndColumn) {
+  // The value of "cluster" is missing: the parser stops at the '}' on line 2, column 13.
+  const std::string path = temp_path("malformed.json");
+  write_text(path, "{\"name\": \"x\", \"steps\": 3,\n \"cluster\": }\n");
+  const auto run = run_strait({"simulate", path});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "strait: error: " + path + ": /: malformed JSON at line 2, column 13\n");
+  std::remove(path.c_str());
+}
+
+TEST(CliInputErrors, RankSetBeyondTheClusterIsBadInput) {
+  const auto run = run_strait({"collective", "--cluster", kCluster, "--ranks", "0-99"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_TRUE(starts_with(
+      run.err,
+      "strait: error: rank set '0-99': GPU 99 does not exist (the cluster has GPUs 0..7)"));
+  EXPECT_EQ(run.err.find('\n'), run.err.size() - 1) << "one line expected: " << run.err;
+}
+
+TEST(CliInputErrors, NonFiniteStepFactorIsAUsageError) {
+  for (const char* factor : {"nan", "inf"}) {
+    const auto run =
+        run_strait({"collective", "--cluster", kCluster, "-b", "1K", "-e", "1M", "-f", factor});
+    EXPECT_EQ(run.exit_code, 2) << factor;
+    EXPECT_EQ(run.err, std::string("strait: collective: --stepfactor: expected a finite number > 1, got ") + factor + "\n")
+        << factor;
+  }
+}
+
+TEST(CliInputErrors, NegativeChannelsAreAUsageError) {
+  const auto run = run_strait({"collective", "--cluster", kCluster, "--channels", "-1"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "strait: collective: --channels: expected 0 (one per NIC rail) or more, got -1\n");
+}
+
+TEST(CliInputErrors, ADirectoryIsNotAClusterFile) {
+  const auto run = run_strait({"collective", "--cluster", "configs/clusters"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "strait: error: configs/clusters: is a directory, not a JSON file\n");
+}
+
+// -f 1.0000001 cannot grow 1 KiB by even a byte: the sweep still walks up to -e.
+TEST(CliInputErrors, ATinyStepFactorStillReachesTheLargestSize) {
+  const auto run = run_strait({"collective", "--cluster", kCluster, "-b", "1000", "-e", "1003", "-f", "1.0000001"});
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_TRUE(contains(run.out, "  1003 ")) << run.out;
+}
+
+TEST(CliInputErrors, GraphOfACollectivesScenarioSaysWhatItNeeds) {
+  const auto run = run_strait({"graph", "configs/scenarios/collectives-3dc.json"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "strait: error: configs/scenarios/collectives-3dc.json: is a scenario of collectives; "
+                     "'strait graph' shows the ops of a training scenario (one with model, data and plan)\n");
+}
+
+}  // namespace
+}  // namespace strait::cli::testing

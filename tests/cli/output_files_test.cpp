@@ -1,0 +1,75 @@
+// Output files (--json, --trace) are written atomically: a run that fails leaves no file,
+// no half-written file and no temporary file behind, and never clobbers an older result.
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "strait_process.hpp"
+
+namespace strait::cli::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kCluster = "configs/clusters/hgx-h100-8.json";
+
+std::vector<std::string> entries(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  return out;
+}
+
+TEST(CliOutputFiles, JsonIntoMissingDirectoryFailsAndLeavesNothing) {
+  ASSERT_FALSE(fs::exists("/nonexistent-dir"));
+  const auto run = run_strait({"collective", "--cluster", kCluster, "-b", "1M", "-e", "1M",
+                               "--json", "/nonexistent-dir/out.json"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "strait: error: /nonexistent-dir/out.json: cannot open file for writing\n");
+  EXPECT_FALSE(fs::exists("/nonexistent-dir"));
+}
+
+TEST(CliOutputFiles, FailedJsonStopsTheTraceToo) {
+  const fs::path dir = temp_path("outputs");
+  fs::create_directories(dir);
+  const auto run =
+      run_strait({"simulate", "configs/scenarios/dlrm-8gpu.json", "--json",
+                  "/nonexistent-dir/out.json", "--trace", (dir / "trace.json").string()});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err, "strait: error: /nonexistent-dir/out.json: cannot open file for writing\n");
+  EXPECT_TRUE(entries(dir).empty()) << entries(dir).front();
+  fs::remove_all(dir);
+}
+
+TEST(CliOutputFiles, FailedRenameLeavesNoTemporaryFile) {
+  // The target is an existing directory: the temporary file is written next to it, the
+  // rename onto the directory fails, and the temporary file must be gone afterwards.
+  const fs::path dir = temp_path("outputs");
+  fs::create_directories(dir / "out.json" / "occupied");
+  const auto run = run_strait({"collective", "--cluster", kCluster, "-b", "1M", "-e", "1M",
+                               "--json", (dir / "out.json").string()});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_TRUE(starts_with(
+      run.err, "strait: error: " + (dir / "out.json").string() + ": cannot rename temporary file"));
+  EXPECT_EQ(entries(dir), std::vector<std::string>{"out.json"});
+  EXPECT_TRUE(fs::is_directory(dir / "out.json"));
+  fs::remove_all(dir);
+}
+
+TEST(CliOutputFiles, FailedRunKeepsTheOlderResult) {
+  const std::string scenario = temp_path("malformed.json");
+  write_text(scenario, "{");
+  const std::string result = temp_path("result.json");
+  write_text(result, "{\"old\": true}\n");
+  const auto run = run_strait({"simulate", scenario, "--json", result});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(read_text(result), "{\"old\": true}\n");
+  std::remove(scenario.c_str());
+  std::remove(result.c_str());
+}
+
+}  // namespace
+}  // namespace strait::cli::testing
