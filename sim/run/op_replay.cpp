@@ -253,10 +253,12 @@ class Replayer {
     inst.members[pos] = {r, index};
     if (!inst.rows.empty()) inst.rows[pos] = call.send_row;
     if (++inst.arrived < static_cast<int>(members.size())) return;
-    launch_collective(g, k);
+    launch_collective(g, k, r);
   }
 
-  void launch_collective(std::int32_t g, std::int32_t k) {
+  // `last` is the member whose arrival completed the group: in traces an arrow goes from it
+  // to every other traced member, showing whom they waited for.
+  void launch_collective(std::int32_t g, std::int32_t k, std::int32_t last) {
     auto node = instances_[static_cast<std::size_t>(g)].extract(k);
     auto inst = std::make_shared<Instance>(std::move(node.mapped()));
     const auto& first = ranks_[static_cast<std::size_t>(inst->members[0].first)];
@@ -309,6 +311,22 @@ class Replayer {
     }
     for (const auto& [rank, op] : inst->members) {
       ranks_[static_cast<std::size_t>(rank)].collective_start[static_cast<std::size_t>(op)] = sim_.now();
+    }
+    if (options_.timeline && ranks_[static_cast<std::size_t>(last)].traced) {
+      auto& tl = *options_.timeline;
+      const auto& last_state = ranks_[static_cast<std::size_t>(last)];
+      std::int32_t last_op = kNone;
+      for (const auto& [rank, op] : inst->members) {
+        if (rank == last) last_op = op;
+      }
+      const auto from_track = tl.track(graph_.streams[static_cast<std::size_t>(last_state.ops->ops[static_cast<std::size_t>(last_op)].stream)]);
+      for (const auto& [rank, op] : inst->members) {
+        const auto& st = ranks_[static_cast<std::size_t>(rank)];
+        if (rank == last || !st.traced) continue;
+        const auto to_track = tl.track(graph_.streams[static_cast<std::size_t>(st.ops->ops[static_cast<std::size_t>(op)].stream)]);
+        tl.add_flow(next_flow_++, traces::FlowEnd{last, from_track, sim_.now()}, traces::FlowEnd{rank, to_track, sim_.now()},
+                    "waited for", "collective");
+      }
     }
     ++result_.collectives;
     net_->start_collective(spec, [this, inst, holds = std::move(holds)] {
@@ -391,6 +409,7 @@ class Replayer {
   std::vector<std::unordered_map<std::int32_t, Instance>> instances_;
   ReplayResult result_;
   std::uint64_t finished_ops_ = 0;
+  std::uint64_t next_flow_ = 0;
 };
 
 }  // namespace
