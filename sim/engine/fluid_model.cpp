@@ -294,13 +294,26 @@ void FluidModel::Impl::fill_component() {
     for (const std::uint32_t index : open) {
       Activity& a = activities[index];
       a.fill = Fill::kOpen;
-      if (a.bound < kInf) fill_heap.push_back({a.bound / a.weight, index, kActivityEntry});
+      // Its own limit: max_rate and the resources it uses that cannot saturate (the others
+      // limit it through their fair share). Equal to its bound when nothing is shared.
+      double own = a.max_rate;
       for (const Use& u : a.uses) {
         Resource& r = resources[u.resource];
-        if (r.mark != epoch || !couples(r, u)) continue;
-        r.weight_sum += a.weight * u.coefficient;
-        ++r.unfrozen;
+        if (r.mark == epoch && couples(r, u)) {
+          r.weight_sum += a.weight * u.coefficient;
+          ++r.unfrozen;
+        } else if (constrains(r, u)) {
+          r.accumulated += u.coefficient;
+        }
       }
+      for (const Use& u : a.uses) {
+        Resource& r = resources[u.resource];
+        if (r.accumulated > 0) {
+          own = std::min(own, r.capacity / r.accumulated);
+          r.accumulated = 0;
+        }
+      }
+      if (own < kInf) fill_heap.push_back({own / a.weight, index, kActivityEntry});
     }
     for (const std::uint32_t r_index : component_resources) {
       const Resource& r = resources[r_index];
