@@ -27,14 +27,16 @@ struct DataType {
   const char* name;
   int bytes;
 };
-constexpr DataType kTypes[] = {{"int8", 1},   {"uint8", 1},  {"int32", 4},    {"uint32", 4},
-                               {"int64", 8},  {"uint64", 8}, {"half", 2},     {"float", 4},
+constexpr DataType kTypes[] = {{"int8", 1},   {"uint8", 1},   {"int32", 4}, {"uint32", 4},
+                               {"int64", 8},  {"uint64", 8},  {"half", 2},  {"float", 4},
                                {"double", 8}, {"bfloat16", 2}};
 
 Bytes size_option(const po::variables_map& vm, const char* key) {
   const auto text = vm[key].as<std::string>();
   const auto v = parse_size_suffix(text);
-  if (!v || *v < 0) throw UsageError(fmt::format("collective: --{}: expected a size like 8, 1K or 128M, got '{}'", key, text));
+  if (!v || *v < 0)
+    throw UsageError(
+        fmt::format("collective: --{}: expected a size like 8, 1K or 128M, got '{}'", key, text));
   return *v;
 }
 
@@ -42,29 +44,33 @@ Bytes size_option(const po::variables_map& vm, const char* key) {
 
 int run_collective(const std::vector<std::string>& args) {
   po::options_description desc("options (sizes as in nccl-tests: 8, 1K, 128M, 1G)");
-  desc.add_options()
-      ("cluster", po::value<std::string>()->required(), "cluster file (configs/clusters/*.json)")
-      ("op", po::value<std::string>()->default_value("all_reduce"),
-       ("collective: " + sim::network::collective_op_names()).c_str())
-      ("algo", po::value<std::string>()->default_value("auto"),
-       ("algorithm: " + sim::network::algorithm_names()).c_str())
-      ("mode", po::value<std::string>()->default_value("flow"), "flow | analytical")
-      ("ranks", po::value<std::string>()->default_value("all"),
-       "GPUs taking part: all, 0-7,16, dc0, host:3, first:64, local:0")
-      ("minbytes,b", po::value<std::string>()->default_value("32M"), "smallest size")
-      ("maxbytes,e", po::value<std::string>()->default_value("32M"), "largest size")
-      ("stepfactor,f", po::value<double>()->default_value(2.0), "multiply the size by this each step")
-      ("stepbytes,i", po::value<std::string>(), "add this many bytes each step instead of -f")
-      ("datatype,d", po::value<std::string>()->default_value("float"), "element type (for the count column)")
-      ("root,r", po::value<int>()->default_value(0), "root rank of broadcast/reduce, sender of sendrecv")
-      ("peer", po::value<int>()->default_value(1), "receiver rank of sendrecv")
-      ("channels", po::value<int>()->default_value(0), "rings in parallel (0 = one per NIC rail)")
-      ("chunk-bytes", po::value<std::string>()->default_value("512K"), "pipelining chunk of tree/chain")
-      ("ecmp", po::value<std::string>()->default_value("dmodk"), "equal-cost path choice: dmodk | hash")
-      ("json", po::value<std::string>(), "also write the results as JSON to this file");
+  desc.add_options()("cluster", po::value<std::string>()->required(),
+                     "cluster file (configs/clusters/*.json)")(
+      "op", po::value<std::string>()->default_value("all_reduce"),
+      ("collective: " + sim::network::collective_op_names()).c_str())(
+      "algo", po::value<std::string>()->default_value("auto"),
+      ("algorithm: " + sim::network::algorithm_names()).c_str())(
+      "mode", po::value<std::string>()->default_value("flow"), "flow | analytical")(
+      "ranks", po::value<std::string>()->default_value("all"),
+      "GPUs taking part: all, 0-7,16, dc0, host:3, first:64, local:0")(
+      "minbytes,b", po::value<std::string>()->default_value("32M"), "smallest size")(
+      "maxbytes,e", po::value<std::string>()->default_value("32M"), "largest size")(
+      "stepfactor,f", po::value<double>()->default_value(2.0),
+      "multiply the size by this each step")("stepbytes,i", po::value<std::string>(),
+                                             "add this many bytes each step instead of -f")(
+      "datatype,d", po::value<std::string>()->default_value("float"),
+      "element type (for the count column)")("root,r", po::value<int>()->default_value(0),
+                                             "root rank of broadcast/reduce, sender of sendrecv")(
+      "peer", po::value<int>()->default_value(1), "receiver rank of sendrecv")(
+      "channels", po::value<int>()->default_value(0), "rings in parallel (0 = one per NIC rail)")(
+      "chunk-bytes", po::value<std::string>()->default_value("512K"),
+      "pipelining chunk of tree/chain")("ecmp", po::value<std::string>()->default_value("dmodk"),
+                                        "equal-cost path choice: dmodk | hash")(
+      "json", po::value<std::string>(), "also write the results as JSON to this file");
   po::positional_options_description positional;
   po::variables_map vm;
-  if (!parse_options("collective", "--cluster FILE [options]", args, desc, positional, vm)) return 0;
+  if (!parse_options("collective", "--cluster FILE [options]", args, desc, positional, vm))
+    return 0;
 
   const auto cluster = sim::topology::Cluster::load(vm["cluster"].as<std::string>());
   sim::network::CollectiveSpec spec;
@@ -73,7 +79,8 @@ int run_collective(const std::vector<std::string>& args) {
     // all_to_allv needs a send matrix, which a size sweep cannot give.
     std::string names = sim::network::collective_op_names();
     names.erase(names.find(", all_to_allv"), std::string(", all_to_allv").size());
-    throw UsageError(fmt::format("collective: --op: expected one of {}, got '{}'", names, vm["op"].as<std::string>()));
+    throw UsageError(fmt::format("collective: --op: expected one of {}, got '{}'", names,
+                                 vm["op"].as<std::string>()));
   }
   spec.op = *op;
   const auto algo = sim::network::parse_algorithm(vm["algo"].as<std::string>());
@@ -89,71 +96,81 @@ int run_collective(const std::vector<std::string>& args) {
   sim::network::NetworkOptions options;
   const auto mode = vm["mode"].as<std::string>();
   if (mode != "flow" && mode != "analytical") {
-    throw UsageError(fmt::format("collective: --mode: expected flow or analytical, got '{}'", mode));
+    throw UsageError(
+        fmt::format("collective: --mode: expected flow or analytical, got '{}'", mode));
   }
-  options.mode = mode == "flow" ? sim::network::NetworkMode::kFlow : sim::network::NetworkMode::kAnalytical;
+  options.mode =
+      mode == "flow" ? sim::network::NetworkMode::kFlow : sim::network::NetworkMode::kAnalytical;
   options.schedule.channels = vm["channels"].as<int>();
   options.schedule.chunk_bytes = size_option(vm, "chunk-bytes");
   const auto ecmp = vm["ecmp"].as<std::string>();
   if (ecmp != "dmodk" && ecmp != "hash") {
     throw UsageError(fmt::format("collective: --ecmp: expected dmodk or hash, got '{}'", ecmp));
   }
-  options.ecmp = ecmp == "dmodk" ? sim::topology::EcmpPolicy::kDestinationModK : sim::topology::EcmpPolicy::kHash;
+  options.ecmp = ecmp == "dmodk" ? sim::topology::EcmpPolicy::kDestinationModK
+                                 : sim::topology::EcmpPolicy::kHash;
 
   int type_bytes = 0;
   const auto type_name = vm["datatype"].as<std::string>();
   for (const auto& t : kTypes) {
     if (type_name == t.name) type_bytes = t.bytes;
   }
-  if (type_bytes == 0) throw UsageError(fmt::format("collective: --datatype: unknown type '{}'", type_name));
+  if (type_bytes == 0)
+    throw UsageError(fmt::format("collective: --datatype: unknown type '{}'", type_name));
 
   const Bytes min_bytes = size_option(vm, "minbytes"), max_bytes = size_option(vm, "maxbytes");
   if (max_bytes < min_bytes) throw UsageError("collective: --maxbytes must be >= --minbytes");
   const double factor = vm["stepfactor"].as<double>();
   const Bytes step = vm.count("stepbytes") ? size_option(vm, "stepbytes") : 0;
   if (step == 0 && !(factor > 1.0 && std::isfinite(factor))) {
-    throw UsageError(fmt::format("collective: --stepfactor: expected a finite number > 1, got {}", factor));
+    throw UsageError(
+        fmt::format("collective: --stepfactor: expected a finite number > 1, got {}", factor));
   }
   if (vm["channels"].as<int>() < 0) {
-    throw UsageError(fmt::format("collective: --channels: expected 0 (one per NIC rail) or more, got {}",
-                                 vm["channels"].as<int>()));
+    throw UsageError(
+        fmt::format("collective: --channels: expected 0 (one per NIC rail) or more, got {}",
+                    vm["channels"].as<int>()));
   }
 
   const int n = static_cast<int>(spec.gpus.size());
   auto first_spec = spec;
   first_spec.bytes = min_bytes;
   sim::engine::Simulator probe;
-  const auto first_algo = sim::network::make_network(probe, cluster, options)->resolve_algorithm(first_spec);
+  const auto first_algo =
+      sim::network::make_network(probe, cluster, options)->resolve_algorithm(first_spec);
   std::cout << fmt::format("# strait collective: {} on {} GPUs of cluster '{}', {} mode\n",
                            sim::network::to_string(spec.op), n, cluster.name(),
                            sim::network::to_string(options.mode));
   std::cout << fmt::format("# algorithm {} (auto picks {} at the smallest size)\n",
-                           sim::network::to_string(spec.algorithm), sim::network::to_string(first_algo));
-  std::cout << fmt::format("#\n# {:>10} {:>12} {:>8} {:>6} {:>6} {:>12} {:>8} {:>8}  {:<12} {:>10} {:>8}\n",
-                           "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "algorithm",
-                           "events", "wall");
-  std::cout << fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>6} {:>12} {:>8} {:>8}  {:<12} {:>10} {:>8}\n", "(B)",
-                           "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "", "(s)");
+                           sim::network::to_string(spec.algorithm),
+                           sim::network::to_string(first_algo));
+  std::cout << fmt::format(
+      "#\n# {:>10} {:>12} {:>8} {:>6} {:>6} {:>12} {:>8} {:>8}  {:<12} {:>10} {:>8}\n", "size",
+      "count", "type", "redop", "root", "time", "algbw", "busbw", "algorithm", "events", "wall");
+  std::cout << fmt::format(
+      "# {:>10} {:>12} {:>8} {:>6} {:>6} {:>12} {:>8} {:>8}  {:<12} {:>10} {:>8}\n", "(B)",
+      "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "", "(s)");
 
   nlohmann::json results = nlohmann::json::array();
   double busbw_sum = 0, wall_total = 0;
   std::uint64_t events_total = 0;
   int rows = 0;
   const bool rooted = spec.op == CollectiveOp::kBroadcast || spec.op == CollectiveOp::kReduce;
-  const bool reduces = spec.op == CollectiveOp::kAllReduce || spec.op == CollectiveOp::kReduceScatter ||
-                       spec.op == CollectiveOp::kReduce;
+  const bool reduces = spec.op == CollectiveOp::kAllReduce ||
+                       spec.op == CollectiveOp::kReduceScatter || spec.op == CollectiveOp::kReduce;
   for (Bytes size = min_bytes; size <= max_bytes;) {
     spec.bytes = size;
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = sim::network::simulate_collective(cluster, spec, options);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double seconds = r.time.to_s();
     const double algbw = seconds > 0 ? static_cast<double>(size) / seconds / 1e9 : 0.0;
     const double busbw = algbw * sim::network::busbw_factor(spec.op, n);
-    std::cout << fmt::format("  {:>10} {:>12} {:>8} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f}  {:<12} {:>10} {:>8.3f}\n",
-                             size, size / type_bytes, type_name, reduces ? "sum" : "none",
-                             rooted ? spec.root : -1, r.time.to_us(), algbw, busbw,
-                             sim::network::to_string(r.algorithm), r.events, wall);
+    std::cout << fmt::format(
+        "  {:>10} {:>12} {:>8} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f}  {:<12} {:>10} {:>8.3f}\n",
+        size, size / type_bytes, type_name, reduces ? "sum" : "none", rooted ? spec.root : -1,
+        r.time.to_us(), algbw, busbw, sim::network::to_string(r.algorithm), r.events, wall);
     results.push_back({{"size_bytes", size},
                        {"count", size / type_bytes},
                        {"time_us", r.time.to_us()},
@@ -175,7 +192,8 @@ int run_collective(const std::vector<std::string>& args) {
     size = next;
   }
   std::cout << fmt::format("# Avg bus bandwidth    : {:.3f} GB/s\n", rows ? busbw_sum / rows : 0.0);
-  std::cout << fmt::format("# Simulated {} events in {:.3f} s of wall time\n", events_total, wall_total);
+  std::cout << fmt::format("# Simulated {} events in {:.3f} s of wall time\n", events_total,
+                           wall_total);
 
   if (vm.count("json")) {
     nlohmann::json out = {{"cluster", cluster.name()},

@@ -17,19 +17,20 @@ namespace strait::cli {
 
 int run_graph(const std::vector<std::string>& args) {
   po::options_description desc("options");
-  desc.add_options()
-      ("scenario", po::value<std::string>()->required(), "training scenario file")
-      ("rank", po::value<int>()->default_value(0), "rank whose ops to show")
-      ("json", po::value<std::string>(), "write to this file instead of stdout");
+  desc.add_options()("scenario", po::value<std::string>()->required(), "training scenario file")(
+      "rank", po::value<int>()->default_value(0), "rank whose ops to show")(
+      "json", po::value<std::string>(), "write to this file instead of stdout");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
-  if (!parse_options("graph", "SCENARIO.json [--rank R] [--json FILE]", args, desc, positional, vm)) return 0;
+  if (!parse_options("graph", "SCENARIO.json [--rank R] [--json FILE]", args, desc, positional, vm))
+    return 0;
   const auto config = load_config(vm["scenario"].as<std::string>());
   if (config.is_object() && config.has("collectives")) {
-    throw Error(fmt::format("{}: is a scenario of collectives; 'strait graph' shows the ops of a training "
-                            "scenario (one with model, data and plan)",
-                            config.file()));
+    throw Error(
+        fmt::format("{}: is a scenario of collectives; 'strait graph' shows the ops of a training "
+                    "scenario (one with model, data and plan)",
+                    config.file()));
   }
   const auto scenario = sim::workload::TrainingScenario::from_config(config);
   const auto graph = sim::workload::build_op_graph(scenario);

@@ -16,7 +16,8 @@ namespace {
 void print_help() {
   std::cout << "usage: strait <command> [options]   (strait <command> --help for its options)\n\n"
                "commands:\n";
-  for (const auto& c : strait::cli::commands()) std::cout << fmt::format("  {:<12} {}\n", c.name, c.summary);
+  for (const auto& c : strait::cli::commands())
+    std::cout << fmt::format("  {:<12} {}\n", c.name, c.summary);
 }
 
 }  // namespace

@@ -11,11 +11,11 @@
 
 #include "cli/command.hpp"
 #include "cli/options.hpp"
+#include "cli/training_report.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/quantity.hpp"
 #include "sim/network/rank_set.hpp"
-#include "cli/training_report.hpp"
 #include "sim/run/collective_scenario.hpp"
 #include "sim/run/training_run.hpp"
 #include "traces/chrome_trace_writer.hpp"
@@ -30,12 +30,13 @@ constexpr LinkClass kClasses[] = {LinkClass::kNvlink, LinkClass::kPcie, LinkClas
 
 void print_report(const sim::run::CollectiveScenario& s, const sim::run::ScenarioResult& r,
                   sim::network::NetworkMode mode) {
-  std::cout << fmt::format("strait simulate: scenario '{}' on cluster '{}' ({} GPUs, {} datacenters), {} mode\n\n",
-                           s.name, s.cluster.name(), s.cluster.gpu_count(), s.cluster.datacenters().size(),
-                           sim::network::to_string(mode));
-  std::cout << fmt::format("  {:<22} {:<14} {:<12} {:>6} {:>11} {:>12} {:>12} {:>12} {:>9}\n", "collective",
-                           "op", "algorithm", "ranks", "size", "start (us)", "end (us)", "time (us)",
-                           "busbw");
+  std::cout << fmt::format(
+      "strait simulate: scenario '{}' on cluster '{}' ({} GPUs, {} datacenters), {} mode\n\n",
+      s.name, s.cluster.name(), s.cluster.gpu_count(), s.cluster.datacenters().size(),
+      sim::network::to_string(mode));
+  std::cout << fmt::format("  {:<22} {:<14} {:<12} {:>6} {:>11} {:>12} {:>12} {:>12} {:>9}\n",
+                           "collective", "op", "algorithm", "ranks", "size", "start (us)",
+                           "end (us)", "time (us)", "busbw");
   for (std::size_t i = 0; i < r.collectives.size(); ++i) {
     const auto& c = r.collectives[i];
     const auto& spec = s.collectives[i].spec;
@@ -43,17 +44,20 @@ void print_report(const sim::run::CollectiveScenario& s, const sim::run::Scenari
     const double busbw = seconds > 0 ? static_cast<double>(c.bytes) / seconds / 1e9 *
                                            sim::network::busbw_factor(spec.op, c.ranks)
                                      : 0.0;
-    std::cout << fmt::format("  {:<22} {:<14} {:<12} {:>6} {:>11} {:>12.2f} {:>12.2f} {:>12.2f} {:>6.1f} GB/s\n",
-                             c.name, sim::network::to_string(spec.op), sim::network::to_string(c.algorithm),
-                             c.ranks, format_bytes(static_cast<double>(c.bytes)), c.start.to_us(), c.end.to_us(),
-                             (c.end - c.start).to_us(), busbw);
+    std::cout << fmt::format(
+        "  {:<22} {:<14} {:<12} {:>6} {:>11} {:>12.2f} {:>12.2f} {:>12.2f} {:>6.1f} GB/s\n", c.name,
+        sim::network::to_string(spec.op), sim::network::to_string(c.algorithm), c.ranks,
+        format_bytes(static_cast<double>(c.bytes)), c.start.to_us(), c.end.to_us(),
+        (c.end - c.start).to_us(), busbw);
   }
   std::cout << fmt::format("\n  makespan: {}\n", format_duration(r.makespan));
   std::cout << "  traffic over links:";
   for (auto c : kClasses) {
-    std::cout << fmt::format("  {} {}", sim::topology::to_string(c), format_bytes(r.traffic.bytes(c)));
+    std::cout << fmt::format("  {} {}", sim::topology::to_string(c),
+                             format_bytes(r.traffic.bytes(c)));
   }
-  std::cout << fmt::format("\n  simulation: {} events in {:.3f} s ({:.2f} M events/s)\n", r.events, r.wall_s,
+  std::cout << fmt::format("\n  simulation: {} events in {:.3f} s ({:.2f} M events/s)\n", r.events,
+                           r.wall_s,
                            r.wall_s > 0 ? static_cast<double>(r.events) / r.wall_s / 1e6 : 0.0);
 }
 
@@ -90,7 +94,8 @@ std::string default_profiles_dir() { return STRAIT_DEFAULT_PROFILES_DIR; }
 
 namespace {
 
-std::optional<sim::network::NetworkMode> mode_option(const po::variables_map& vm, const char* command) {
+std::optional<sim::network::NetworkMode> mode_option(const po::variables_map& vm,
+                                                     const char* command) {
   if (!vm.count("mode")) return std::nullopt;
   const auto m = vm["mode"].as<std::string>();
   if (m != "flow" && m != "analytical") {
@@ -102,12 +107,14 @@ std::optional<sim::network::NetworkMode> mode_option(const po::variables_map& vm
 std::vector<int> trace_ranks(const po::variables_map& vm, const sim::topology::Cluster& cluster) {
   const auto text = vm["trace-ranks"].as<std::string>();
   // The default "0-7" on a cluster with fewer GPUs means all of them.
-  return sim::network::parse_rank_set(text == "0-7" && cluster.gpu_count() < 8 ? "all" : text, cluster);
+  return sim::network::parse_rank_set(text == "0-7" && cluster.gpu_count() < 8 ? "all" : text,
+                                      cluster);
 }
 
 void write_trace(const traces::Timeline& timeline, const std::string& path) {
   traces::write_chrome_trace(timeline, path, {});
-  std::cout << fmt::format("  trace          {} ({} spans; open it in ui.perfetto.dev)\n", path, timeline.spans().size());
+  std::cout << fmt::format("  trace          {} ({} spans; open it in ui.perfetto.dev)\n", path,
+                           timeline.spans().size());
 }
 
 int simulate_collectives(const ConfigNode& config, const po::variables_map& vm) {
@@ -122,7 +129,9 @@ int simulate_collectives(const ConfigNode& config, const po::variables_map& vm) 
   const auto mode = options.mode.value_or(scenario.mode);
   const auto result = sim::run::run_collective_scenario(scenario, options);
   print_report(scenario, result, mode);
-  if (vm.count("json")) write_file_atomically(vm["json"].as<std::string>(), to_json(scenario, result, mode).dump(2) + "\n");
+  if (vm.count("json"))
+    write_file_atomically(vm["json"].as<std::string>(),
+                          to_json(scenario, result, mode).dump(2) + "\n");
   if (vm.count("trace")) write_trace(timeline, vm["trace"].as<std::string>());
   return 0;
 }
@@ -148,7 +157,9 @@ int simulate_training(const ConfigNode& config, const po::variables_map& vm) {
   const auto report = sim::run::run_training(scenario, cost, options);
   if (terminal) std::fprintf(stderr, "\r%60s\r", "");
   print_training_report(std::cout, report);
-  if (vm.count("json")) write_file_atomically(vm["json"].as<std::string>(), training_report_json(report).dump(2) + "\n");
+  if (vm.count("json"))
+    write_file_atomically(vm["json"].as<std::string>(),
+                          training_report_json(report).dump(2) + "\n");
   if (vm.count("trace")) write_trace(timeline, vm["trace"].as<std::string>());
   return 0;
 }
@@ -157,14 +168,15 @@ int simulate_training(const ConfigNode& config, const po::variables_map& vm) {
 
 int run_simulate(const std::vector<std::string>& args) {
   po::options_description desc("options");
-  desc.add_options()
-      ("scenario", po::value<std::string>()->required(), "scenario file (configs/scenarios/*.json)")
-      ("mode", po::value<std::string>(), "override the scenario's network mode: flow | analytical")
-      ("profiles", po::value<std::string>(), "calibration profiles directory (default: configs/profiles)")
-      ("json", po::value<std::string>(), "write the results as JSON to this file")
-      ("trace", po::value<std::string>(), "write a Chrome/Perfetto trace to this file")
-      ("trace-ranks", po::value<std::string>()->default_value("0-7"),
-       "ranks to trace: all, 0-7,16, dc0, host:3, first:64, local:0");
+  desc.add_options()("scenario", po::value<std::string>()->required(),
+                     "scenario file (configs/scenarios/*.json)")(
+      "mode", po::value<std::string>(), "override the scenario's network mode: flow | analytical")(
+      "profiles", po::value<std::string>(),
+      "calibration profiles directory (default: configs/profiles)")(
+      "json", po::value<std::string>(), "write the results as JSON to this file")(
+      "trace", po::value<std::string>(), "write a Chrome/Perfetto trace to this file")(
+      "trace-ranks", po::value<std::string>()->default_value("0-7"),
+      "ranks to trace: all, 0-7,16, dc0, host:3, first:64, local:0");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;

@@ -13,7 +13,8 @@ using sim::run::RankAccount;
 using sim::topology::LinkClass;
 using sim::workload::CommClass;
 
-constexpr LinkClass kClasses[] = {LinkClass::kNvlink, LinkClass::kPcie, LinkClass::kScaleOut, LinkClass::kCrossDc};
+constexpr LinkClass kClasses[] = {LinkClass::kNvlink, LinkClass::kPcie, LinkClass::kScaleOut,
+                                  LinkClass::kCrossDc};
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 // (name, ms) pairs of a breakdown, in report order; zero exposed classes are left out.
@@ -22,7 +23,9 @@ std::vector<std::pair<std::string, double>> categories(const RankAccount& a) {
   out.emplace_back("compute", a.compute.to_ms());
   for (int c = 0; c < sim::workload::kCommClassCount; ++c) {
     const double ms = a.exposed_comm[static_cast<std::size_t>(c)].to_ms();
-    if (ms > 0) out.emplace_back(fmt::format("exposed {}", sim::workload::to_string(static_cast<CommClass>(c))), ms);
+    if (ms > 0)
+      out.emplace_back(
+          fmt::format("exposed {}", sim::workload::to_string(static_cast<CommClass>(c))), ms);
   }
   out.emplace_back("straggler wait", a.straggler_wait.to_ms());
   out.emplace_back("bubble", a.bubble.to_ms());
@@ -32,20 +35,22 @@ std::vector<std::pair<std::string, double>> categories(const RankAccount& a) {
 }  // namespace
 
 void print_training_report(std::ostream& out, const sim::run::TrainingReport& r) {
-  out << fmt::format("strait simulate: scenario '{}' on cluster '{}' ({} GPUs, {} datacenters), {} mode, {} steps\n\n",
-                     r.scenario, r.cluster, r.gpus, r.datacenters, sim::network::to_string(r.mode), r.steps);
-  out << fmt::format("  step time      mean {:.3f} ms   p50 {:.3f} ms   p99 {:.3f} ms   (steps:", r.mean_ms, r.p50_ms,
-                     r.p99_ms);
+  out << fmt::format(
+      "strait simulate: scenario '{}' on cluster '{}' ({} GPUs, {} datacenters), {} mode, {} "
+      "steps\n\n",
+      r.scenario, r.cluster, r.gpus, r.datacenters, sim::network::to_string(r.mode), r.steps);
+  out << fmt::format("  step time      mean {:.3f} ms   p50 {:.3f} ms   p99 {:.3f} ms   (steps:",
+                     r.mean_ms, r.p50_ms, r.p99_ms);
   for (double ms : r.step_ms) out << fmt::format(" {:.3f}", ms);
   out << ")\n";
-  out << fmt::format("  throughput     {:.0f} samples/s ({:.0f} samples per step)\n", r.samples_per_sec,
-                     r.samples_per_step);
+  out << fmt::format("  throughput     {:.0f} samples/s ({:.0f} samples per step)\n",
+                     r.samples_per_sec, r.samples_per_step);
   out << fmt::format("  MFU            {:.1f}% of bf16 peak\n\n", r.mfu * 100);
 
   const auto crit = categories(r.critical);
   const auto avg = categories(r.average);
-  out << fmt::format("  where a step goes (ms)     {:>16} {:>14}\n", fmt::format("critical rank {}", r.critical_rank),
-                     "average rank");
+  out << fmt::format("  where a step goes (ms)     {:>16} {:>14}\n",
+                     fmt::format("critical rank {}", r.critical_rank), "average rank");
   for (std::size_t i = 0; i < crit.size(); ++i) {
     double average = 0;
     for (const auto& [name, ms] : avg) {
@@ -59,14 +64,16 @@ void print_training_report(std::ostream& out, const sim::run::TrainingReport& r)
     if (!listed) out << fmt::format("    {:<24} {:>16.3f} {:>14.3f}\n", name, 0.0, ms);
   }
   out << "\n  top stragglers (compute per step):";
-  for (const auto& s : r.top_stragglers) out << fmt::format("  rank {} {:.3f} ms", s.rank, s.compute_ms);
+  for (const auto& s : r.top_stragglers)
+    out << fmt::format("  rank {} {:.3f} ms", s.rank, s.compute_ms);
   out << fmt::format("  (average {:.3f} ms)\n\n", r.average.compute.to_ms());
 
   const auto& peak_rank = r.memory.ranks.at(static_cast<std::size_t>(r.fit.rank));
-  out << fmt::format("  peak memory    {:.2f} GiB on rank {} of {:.2f} GiB usable: {}\n", r.fit.total / kGiB, r.fit.rank,
-                     r.memory_capacity / kGiB,
-                     r.fit.fits ? "fits" : fmt::format("DOES NOT FIT by {:.2f} GiB, mostly {}", r.fit.excess / kGiB,
-                                                       r.fit.dominant));
+  out << fmt::format("  peak memory    {:.2f} GiB on rank {} of {:.2f} GiB usable: {}\n",
+                     r.fit.total / kGiB, r.fit.rank, r.memory_capacity / kGiB,
+                     r.fit.fits ? "fits"
+                                : fmt::format("DOES NOT FIT by {:.2f} GiB, mostly {}",
+                                              r.fit.excess / kGiB, r.fit.dominant));
   for (const auto& t : peak_rank.terms) {
     if (t.bytes > 0) out << fmt::format("    {:<24} {:>10.3f} GiB\n", t.name, t.bytes / kGiB);
   }
@@ -80,12 +87,14 @@ void print_training_report(std::ostream& out, const sim::run::TrainingReport& r)
     const double b = r.class_traffic[static_cast<std::size_t>(c)].bytes(LinkClass::kCrossDc);
     if (b <= 0) continue;
     any = true;
-    out << fmt::format("  {} {}", sim::workload::to_string(static_cast<CommClass>(c)), format_bytes(b));
+    out << fmt::format("  {} {}", sim::workload::to_string(static_cast<CommClass>(c)),
+                       format_bytes(b));
   }
   if (!any) out << "  none";
-  out << fmt::format("\n  simulation     {} ops, {} events; build {:.3f} s, replay {:.3f} s ({:.2f} M events/s)\n", r.ops,
-                     r.events, r.build_wall_s, r.sim_wall_s,
-                     r.sim_wall_s > 0 ? static_cast<double>(r.events) / r.sim_wall_s / 1e6 : 0.0);
+  out << fmt::format(
+      "\n  simulation     {} ops, {} events; build {:.3f} s, replay {:.3f} s ({:.2f} M events/s)\n",
+      r.ops, r.events, r.build_wall_s, r.sim_wall_s,
+      r.sim_wall_s > 0 ? static_cast<double>(r.events) / r.sim_wall_s / 1e6 : 0.0);
 }
 
 nlohmann::json training_report_json(const sim::run::TrainingReport& r) {
@@ -101,7 +110,8 @@ nlohmann::json training_report_json(const sim::run::TrainingReport& r) {
     return b;
   };
   nlohmann::json terms = nlohmann::json::object();
-  for (const auto& t : r.memory.ranks.at(static_cast<std::size_t>(r.fit.rank)).terms) terms[t.name] = t.bytes / kGiB;
+  for (const auto& t : r.memory.ranks.at(static_cast<std::size_t>(r.fit.rank)).terms)
+    terms[t.name] = t.bytes / kGiB;
   nlohmann::json traffic = nlohmann::json::object();
   for (auto c : kClasses) traffic[sim::topology::to_string(c)] = r.traffic.bytes(c);
   nlohmann::json by_class = nlohmann::json::object();
@@ -112,7 +122,8 @@ nlohmann::json training_report_json(const sim::run::TrainingReport& r) {
     for (auto lc : kClasses) entry[sim::topology::to_string(lc)] = t.bytes(lc);
   }
   nlohmann::json stragglers = nlohmann::json::array();
-  for (const auto& s : r.top_stragglers) stragglers.push_back({{"rank", s.rank}, {"compute_ms", s.compute_ms}});
+  for (const auto& s : r.top_stragglers)
+    stragglers.push_back({{"rank", s.rank}, {"compute_ms", s.compute_ms}});
   return {{"scenario", r.scenario},
           {"cluster", r.cluster},
           {"gpus", r.gpus},

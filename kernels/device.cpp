@@ -51,11 +51,13 @@ DeviceBuffer::~DeviceBuffer() {
   if (ptr_ != nullptr) (void)cudaFree(ptr_);
 }
 void DeviceBuffer::upload(const void* host, std::size_t bytes) {
-  if (bytes > bytes_) throw CudaError(fmt::format("DeviceBuffer::upload: {} bytes into {}", bytes, bytes_));
+  if (bytes > bytes_)
+    throw CudaError(fmt::format("DeviceBuffer::upload: {} bytes into {}", bytes, bytes_));
   if (bytes > 0) STRAIT_CUDA_CHECK(cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice));
 }
 void DeviceBuffer::download(void* host, std::size_t bytes) const {
-  if (bytes > bytes_) throw CudaError(fmt::format("DeviceBuffer::download: {} bytes from {}", bytes, bytes_));
+  if (bytes > bytes_)
+    throw CudaError(fmt::format("DeviceBuffer::download: {} bytes from {}", bytes, bytes_));
   if (bytes > 0) STRAIT_CUDA_CHECK(cudaMemcpy(host, ptr_, bytes, cudaMemcpyDeviceToHost));
 }
 void DeviceBuffer::zero() {
@@ -78,8 +80,8 @@ double DeviceTimer::stop_ms() {
   STRAIT_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(stop_)));
   STRAIT_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(stop_)));
   float ms = 0;
-  STRAIT_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start_),
-                                         static_cast<cudaEvent_t>(stop_)));
+  STRAIT_CUDA_CHECK(
+      cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start_), static_cast<cudaEvent_t>(stop_)));
   return ms;
 }
 

@@ -19,7 +19,8 @@ std::string cuda_device_name();
 /// Waits for all work on the current device.
 void cuda_synchronize();
 /// Device-to-device copy of `bytes` on `stream` (nullptr: default stream).
-void cuda_copy_device_to_device(void* dst, const void* src, std::size_t bytes, void* stream = nullptr);
+void cuda_copy_device_to_device(void* dst, const void* src, std::size_t bytes,
+                                void* stream = nullptr);
 
 /// An owning allocation of device memory (cudaMalloc/cudaFree); move-only.
 class DeviceBuffer {
@@ -52,8 +53,14 @@ class DeviceBuffer {
   void zero();
   void* data() { return ptr_; }
   const void* data() const { return ptr_; }
-  template <class T> T* as() { return static_cast<T*>(ptr_); }
-  template <class T> const T* as() const { return static_cast<const T*>(ptr_); }
+  template <class T>
+  T* as() {
+    return static_cast<T*>(ptr_);
+  }
+  template <class T>
+  const T* as() const {
+    return static_cast<const T*>(ptr_);
+  }
   std::size_t bytes() const { return bytes_; }
 
  private:

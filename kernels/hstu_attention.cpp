@@ -22,8 +22,8 @@ void check_shape(const char* kernel, Device device, const HstuAttentionShape& s)
           fmt::format("expected >= 1, got {}", s.max_seq_len));
   require(s.total_tokens >= 0, kernel, "total_tokens",
           fmt::format("expected >= 0, got {}", s.total_tokens));
-  require(s.num_pos_buckets >= 0 && s.num_time_buckets >= 0, kernel, "num_pos_buckets/num_time_buckets",
-          "expected >= 0");
+  require(s.num_pos_buckets >= 0 && s.num_time_buckets >= 0, kernel,
+          "num_pos_buckets/num_time_buckets", "expected >= 0");
   if (s.layout == AttentionLayout::kPadded) {
     const std::int64_t want = static_cast<std::int64_t>(s.batch) * s.max_seq_len;
     require(s.total_tokens == want, kernel, "total_tokens",
@@ -37,8 +37,8 @@ void check_shape(const char* kernel, Device device, const HstuAttentionShape& s)
   }
 }
 
-void check_bias(const char* kernel, const HstuAttentionShape& s, const float* pos,
-                const float* tim, const std::int64_t* ts) {
+void check_bias(const char* kernel, const HstuAttentionShape& s, const float* pos, const float* tim,
+                const std::int64_t* ts) {
   require((pos != nullptr) == (s.num_pos_buckets > 0), kernel, "pos_bias",
           fmt::format("expected a table iff num_pos_buckets > 0 (num_pos_buckets = {})",
                       s.num_pos_buckets));
@@ -59,9 +59,11 @@ void check_pointer(const char* kernel, const char* name, const void* p, Device d
 }
 
 // The offsets are host memory on the CPU: check them fully.
-void check_offsets_on_host(const char* kernel, const HstuAttentionShape& s, const std::int32_t* off) {
+void check_offsets_on_host(const char* kernel, const HstuAttentionShape& s,
+                           const std::int32_t* off) {
   const bool jagged = s.layout == AttentionLayout::kJagged;
-  require(!jagged || off[0] == 0, kernel, "offsets", fmt::format("expected offsets[0] = 0, got {}", off[0]));
+  require(!jagged || off[0] == 0, kernel, "offsets",
+          fmt::format("expected offsets[0] = 0, got {}", off[0]));
   for (int b = 0; b < s.batch; ++b) {
     const std::int64_t len = static_cast<std::int64_t>(off[b + 1]) - off[b];
     require(len >= 0 && len <= s.max_seq_len, kernel, "offsets",
@@ -128,7 +130,8 @@ void hstu_attention_backward(Device device, const HstuAttentionShape& s,
 #endif
 }
 
-Flops hstu_attention_forward_flops(const HstuAttentionShape& s, const std::vector<std::int32_t>& lengths) {
+Flops hstu_attention_forward_flops(const HstuAttentionShape& s,
+                                   const std::vector<std::int32_t>& lengths) {
   double pairs = 0;
   for (const std::int32_t len : lengths) {
     const double l = len;
@@ -137,7 +140,8 @@ Flops hstu_attention_forward_flops(const HstuAttentionShape& s, const std::vecto
   return 2.0 * 2.0 * pairs * s.heads * s.head_dim;
 }
 
-Flops hstu_attention_backward_flops(const HstuAttentionShape& s, const std::vector<std::int32_t>& lengths) {
+Flops hstu_attention_backward_flops(const HstuAttentionShape& s,
+                                    const std::vector<std::int32_t>& lengths) {
   return 2.5 * hstu_attention_forward_flops(s, lengths);
 }
 

@@ -37,8 +37,8 @@ struct HstuAttentionShape {
   int batch = 0;
   int heads = 0;
   int head_dim = 0;
-  int max_seq_len = 0;           // N: normalizer, and the padded length of kPadded
-  std::int64_t total_tokens = 0; // rows of Q/K/V (kPadded: batch * max_seq_len)
+  int max_seq_len = 0;            // N: normalizer, and the padded length of kPadded
+  std::int64_t total_tokens = 0;  // rows of Q/K/V (kPadded: batch * max_seq_len)
   DType dtype = DType::kBF16;
   AttentionLayout layout = AttentionLayout::kJagged;
   float alpha = 1.0f;
@@ -51,11 +51,11 @@ struct HstuAttentionForwardArgs {
   const void* q = nullptr;
   const void* k = nullptr;
   const void* v = nullptr;
-  const std::int32_t* offsets = nullptr;   // [batch + 1]
-  const float* pos_bias = nullptr;         // [P] or null
-  const float* time_bias = nullptr;        // [T] or null
-  const std::int64_t* timestamps = nullptr;// [total_tokens] when time_bias is set
-  void* out = nullptr;                     // like q
+  const std::int32_t* offsets = nullptr;     // [batch + 1]
+  const float* pos_bias = nullptr;           // [P] or null
+  const float* time_bias = nullptr;          // [T] or null
+  const std::int64_t* timestamps = nullptr;  // [total_tokens] when time_bias is set
+  void* out = nullptr;                       // like q
 };
 
 struct HstuAttentionBackwardArgs {
@@ -67,11 +67,11 @@ struct HstuAttentionBackwardArgs {
   const float* pos_bias = nullptr;
   const float* time_bias = nullptr;
   const std::int64_t* timestamps = nullptr;
-  void* grad_q = nullptr;                  // like q
+  void* grad_q = nullptr;  // like q
   void* grad_k = nullptr;
   void* grad_v = nullptr;
-  float* grad_pos_bias = nullptr;          // [P], overwritten; null: not computed
-  float* grad_time_bias = nullptr;         // [T], overwritten; null: not computed
+  float* grad_pos_bias = nullptr;   // [P], overwritten; null: not computed
+  float* grad_time_bias = nullptr;  // [T], overwritten; null: not computed
 };
 
 /// Forward on `device` (CUDA: device pointers, asynchronous on `stream`).

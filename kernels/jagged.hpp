@@ -31,7 +31,7 @@ void padded_to_jagged(Device device, const JaggedShape& shape, const void* padde
                       const std::int32_t* offsets, void* values, void* stream = nullptr);
 /// out = values OP dense at the same (b, position, d), computed in f32; out is jagged.
 void jagged_dense_elementwise(Device device, const JaggedShape& shape, ElementwiseOp op,
-                              const void* values, const std::int32_t* offsets,
-                              const void* dense, void* out, void* stream = nullptr);
+                              const void* values, const std::int32_t* offsets, const void* dense,
+                              void* out, void* stream = nullptr);
 
 }  // namespace strait::kernels

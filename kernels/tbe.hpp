@@ -39,23 +39,23 @@ struct TbeShape {
 };
 
 struct TbeForwardArgs {
-  const void* weights = nullptr;                   // [total_rows, dim]
-  const std::int64_t* table_row_offsets = nullptr; // [tables + 1]
-  const std::int64_t* indices = nullptr;           // [num_indices]
-  const std::int64_t* offsets = nullptr;           // [tables * batch + 1]
-  const float* per_sample_weights = nullptr;       // [num_indices] or null
+  const void* weights = nullptr;                    // [total_rows, dim]
+  const std::int64_t* table_row_offsets = nullptr;  // [tables + 1]
+  const std::int64_t* indices = nullptr;            // [num_indices]
+  const std::int64_t* offsets = nullptr;            // [tables * batch + 1]
+  const float* per_sample_weights = nullptr;        // [num_indices] or null
   float* output = nullptr;
   bool bounds_check = true;  // CUDA: check indices on device (one extra sync)
 };
 
 struct TbeBackwardArgs {
-  void* weights = nullptr;                         // updated in place
-  float* momentum = nullptr;                       // [total_rows] for kRowWiseAdagrad
+  void* weights = nullptr;    // updated in place
+  float* momentum = nullptr;  // [total_rows] for kRowWiseAdagrad
   const std::int64_t* table_row_offsets = nullptr;
   const std::int64_t* indices = nullptr;
   const std::int64_t* offsets = nullptr;
   const float* per_sample_weights = nullptr;
-  const float* grad_output = nullptr;              // shaped like the forward output
+  const float* grad_output = nullptr;  // shaped like the forward output
   EmbeddingOptimizer optimizer = EmbeddingOptimizer::kRowWiseAdagrad;
   float learning_rate = 0.01f;
   float eps = 1e-8f;

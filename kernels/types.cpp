@@ -10,9 +10,12 @@ namespace strait::kernels {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::kF32: return "f32";
-    case DType::kF16: return "f16";
-    case DType::kBF16: return "bf16";
+    case DType::kF32:
+      return "f32";
+    case DType::kF16:
+      return "f16";
+    case DType::kBF16:
+      return "bf16";
   }
   return "?";
 }
@@ -39,7 +42,7 @@ std::uint16_t float_to_f16(float x) {
   if (abs < 0x38800000u) {  // below the smallest normal half: subnormal or zero
     // Exact via float arithmetic: the subnormal step is 2^-24.
     const float scaled = std::bit_cast<float>(abs) * 16777216.0f;  // * 2^24
-    const float r = std::nearbyint(scaled);                          // ties to even
+    const float r = std::nearbyint(scaled);                        // ties to even
     return static_cast<std::uint16_t>(sign | static_cast<std::uint32_t>(r));
   }
   const std::uint32_t mant_round = abs + 0xfffu + ((abs >> 13) & 1u);

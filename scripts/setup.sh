@@ -8,7 +8,7 @@ packages=(
   cmake make g++ ccache pkg-config
   libboost-graph-dev libboost-program-options-dev
   nlohmann-json3-dev libeigen3-dev libfmt-dev libtbb-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev
   libopenmpi-dev openmpi-bin
 )
 

@@ -38,9 +38,10 @@ HstuAttentionShape shape_for(const Config& c, const std::vector<std::int32_t>& l
 }
 
 void header() {
-  fmt::print("#\n# {:>5} {:>9} {:>7} {:>5} {:>4} {:>9} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>9} {:>9}\n", "batch",
-             "dist", "max_len", "heads", "dim", "tokens", "fwd(ms)", "TFLOP/s", "bwd(ms)", "TFLOP/s", "pad(ms)",
-             "TFLOP/s", "jag(MiB)", "pad(MiB)");
+  fmt::print(
+      "#\n# {:>5} {:>9} {:>7} {:>5} {:>4} {:>9} {:>9} {:>8} {:>9} {:>8} {:>9} {:>8} {:>9} {:>9}\n",
+      "batch", "dist", "max_len", "heads", "dim", "tokens", "fwd(ms)", "TFLOP/s", "bwd(ms)",
+      "TFLOP/s", "pad(ms)", "TFLOP/s", "jag(MiB)", "pad(MiB)");
 }
 
 void run_gpu(const Config& c, Rng& rng) {
@@ -55,10 +56,20 @@ void run_gpu(const Config& c, Rng& rng) {
   for (auto* b : {&q, &k, &v, &go}) b->zero();  // zeros: timing does not depend on values
   DeviceBuffer off = DeviceBuffer::from_host(offsets);
   HstuAttentionForwardArgs fa;
-  fa.q = q.data(); fa.k = k.data(); fa.v = v.data(); fa.out = o.data(); fa.offsets = off.as<std::int32_t>();
+  fa.q = q.data();
+  fa.k = k.data();
+  fa.v = v.data();
+  fa.out = o.data();
+  fa.offsets = off.as<std::int32_t>();
   HstuAttentionBackwardArgs ba;
-  ba.q = q.data(); ba.k = k.data(); ba.v = v.data(); ba.grad_out = go.data(); ba.offsets = off.as<std::int32_t>();
-  ba.grad_q = dq.data(); ba.grad_k = dk.data(); ba.grad_v = dv.data();
+  ba.q = q.data();
+  ba.k = k.data();
+  ba.v = v.data();
+  ba.grad_out = go.data();
+  ba.offsets = off.as<std::int32_t>();
+  ba.grad_q = dq.data();
+  ba.grad_k = dk.data();
+  ba.grad_v = dv.data();
   const double fwd_ms = time_gpu_ms([&] { hstu_attention_forward(Device::kCuda, s, fa); });
   const double bwd_ms = time_gpu_ms([&] { hstu_attention_backward(Device::kCuda, s, ba); });
   double pad_ms = 0;
@@ -73,10 +84,14 @@ void run_gpu(const Config& c, Rng& rng) {
     pa.out = op.data();
     pad_ms = time_gpu_ms([&] { hstu_attention_forward(Device::kCuda, ps, pa); });
   }
-  const double f = hstu_attention_forward_flops(s, lengths), b = hstu_attention_backward_flops(s, lengths);
-  fmt::print("  {:>5} {:>9} {:>7} {:>5} {:>4} {:>9} {:>9.3f} {:>8.1f} {:>9.3f} {:>8.1f} {:>9.3f} {:>8.1f} {:>9.1f} {:>9.1f}\n",
-             c.batch, c.dist, c.max_len, c.heads, c.head_dim, s.total_tokens, fwd_ms, f / fwd_ms * 1e-9, bwd_ms,
-             b / bwd_ms * 1e-9, pad_ms, f / pad_ms * 1e-9, 4.0 * jag / 1048576.0, 4.0 * pad / 1048576.0);
+  const double f = hstu_attention_forward_flops(s, lengths),
+               b = hstu_attention_backward_flops(s, lengths);
+  fmt::print(
+      "  {:>5} {:>9} {:>7} {:>5} {:>4} {:>9} {:>9.3f} {:>8.1f} {:>9.3f} {:>8.1f} {:>9.3f} {:>8.1f} "
+      "{:>9.1f} {:>9.1f}\n",
+      c.batch, c.dist, c.max_len, c.heads, c.head_dim, s.total_tokens, fwd_ms, f / fwd_ms * 1e-9,
+      bwd_ms, b / bwd_ms * 1e-9, pad_ms, f / pad_ms * 1e-9, 4.0 * jag / 1048576.0,
+      4.0 * pad / 1048576.0);
 }
 
 void run_cpu() {
@@ -87,18 +102,25 @@ void run_cpu() {
   std::partial_sum(lengths.begin(), lengths.end(), offsets.begin() + 1);
   HstuAttentionShape s = shape_for(c, lengths);
   const std::size_t n = static_cast<std::size_t>(s.total_tokens) * c.heads * c.head_dim;
-  std::vector<std::uint16_t> q(n, float_to_bf16(0.01f)), o(n), go(n, float_to_bf16(0.01f)), dq(n), dk(n), dv(n);
+  std::vector<std::uint16_t> q(n, float_to_bf16(0.01f)), o(n), go(n, float_to_bf16(0.01f)), dq(n),
+      dk(n), dv(n);
   HstuAttentionForwardArgs fa;
-  fa.q = fa.k = fa.v = q.data(); fa.out = o.data(); fa.offsets = offsets.data();
+  fa.q = fa.k = fa.v = q.data();
+  fa.out = o.data();
+  fa.offsets = offsets.data();
   HstuAttentionBackwardArgs ba;
-  ba.q = ba.k = ba.v = q.data(); ba.grad_out = go.data(); ba.offsets = offsets.data();
-  ba.grad_q = dq.data(); ba.grad_k = dk.data(); ba.grad_v = dv.data();
+  ba.q = ba.k = ba.v = q.data();
+  ba.grad_out = go.data();
+  ba.offsets = offsets.data();
+  ba.grad_q = dq.data();
+  ba.grad_k = dk.data();
+  ba.grad_v = dv.data();
   const double fwd_ms = time_cpu_ms([&] { hstu_attention_forward(Device::kCpu, s, fa); });
   const double bwd_ms = time_cpu_ms([&] { hstu_attention_backward(Device::kCpu, s, ba); });
-  fmt::print("#\n# {:>5} {:>9} {:>7} {:>5} {:>4} {:>9} {:>9} {:>8} {:>9} {:>8}\n", "batch", "dist", "max_len",
-             "heads", "dim", "tokens", "fwd(ms)", "GFLOP/s", "bwd(ms)", "GFLOP/s");
-  fmt::print("  {:>5} {:>9} {:>7} {:>5} {:>4} {:>9} {:>9.2f} {:>8.2f} {:>9.2f} {:>8.2f}\n", c.batch, c.dist,
-             c.max_len, c.heads, c.head_dim, s.total_tokens, fwd_ms,
+  fmt::print("#\n# {:>5} {:>9} {:>7} {:>5} {:>4} {:>9} {:>9} {:>8} {:>9} {:>8}\n", "batch", "dist",
+             "max_len", "heads", "dim", "tokens", "fwd(ms)", "GFLOP/s", "bwd(ms)", "GFLOP/s");
+  fmt::print("  {:>5} {:>9} {:>7} {:>5} {:>4} {:>9} {:>9.2f} {:>8.2f} {:>9.2f} {:>8.2f}\n", c.batch,
+             c.dist, c.max_len, c.heads, c.head_dim, s.total_tokens, fwd_ms,
              hstu_attention_forward_flops(s, lengths) / fwd_ms * 1e-6, bwd_ms,
              hstu_attention_backward_flops(s, lengths) / bwd_ms * 1e-6);
 }
@@ -111,7 +133,9 @@ int main() {
   using namespace strait::kernels::bench;
   try {
     fmt::print("# strait bench: jagged HSTU attention, bf16, causal, SiLU / max_len, no bias\n");
-    fmt::print("# FLOPs: fwd = 4 * heads * dim * sum L(L+1)/2; bwd = 2.5 x fwd; pad = same FLOPs, padded layout\n");
+    fmt::print(
+        "# FLOPs: fwd = 4 * heads * dim * sum L(L+1)/2; bwd = 2.5 x fwd; pad = same FLOPs, padded "
+        "layout\n");
     if (cuda_device_count() == 0) {
       fmt::print("# no CUDA device found: timing the CPU reference at a small size\n");
       run_cpu();
@@ -121,9 +145,11 @@ int main() {
     header();
     strait::Rng rng(42);
     const Config configs[] = {
-        {32, "fixed", 4096, 4, 128},     {32, "uniform", 4096, 4, 128}, {32, "lognormal", 4096, 4, 128},
-        {32, "fixed", 4096, 4, 64},      {32, "fixed", 4096, 2, 256},   {128, "fixed", 1024, 4, 128},
-        {128, "lognormal", 1024, 4, 128}, {8, "fixed", 8192, 4, 128},   {256, "uniform", 512, 8, 64},
+        {32, "fixed", 4096, 4, 128},      {32, "uniform", 4096, 4, 128},
+        {32, "lognormal", 4096, 4, 128},  {32, "fixed", 4096, 4, 64},
+        {32, "fixed", 4096, 2, 256},      {128, "fixed", 1024, 4, 128},
+        {128, "lognormal", 1024, 4, 128}, {8, "fixed", 8192, 4, 128},
+        {256, "uniform", 512, 8, 64},
     };
     for (const auto& c : configs) run_gpu(c, rng);
   } catch (const std::exception& e) {

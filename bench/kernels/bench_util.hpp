@@ -15,11 +15,13 @@ namespace strait::kernels::bench {
 
 /// Sequence lengths in [1, max_len]: "fixed" (all max_len), "uniform", or "lognormal"
 /// (median max_len / 4, sigma 1, clamped).
-inline std::vector<std::int32_t> sample_lengths(const std::string& dist, int batch, int max_len, Rng& rng) {
+inline std::vector<std::int32_t> sample_lengths(const std::string& dist, int batch, int max_len,
+                                                Rng& rng) {
   std::vector<std::int32_t> out(static_cast<std::size_t>(batch));
   for (auto& l : out) {
     double v = max_len;
-    if (dist == "uniform") v = 1 + static_cast<double>(rng.uniform_int(static_cast<std::uint64_t>(max_len)));
+    if (dist == "uniform")
+      v = 1 + static_cast<double>(rng.uniform_int(static_cast<std::uint64_t>(max_len)));
     if (dist == "lognormal") v = rng.lognormal(std::log(max_len / 4.0), 1.0);
     l = static_cast<std::int32_t>(std::clamp(v, 1.0, static_cast<double>(max_len)));
   }

@@ -52,8 +52,8 @@ struct Outcome {
 };
 
 // Runs one collective in a child process; returns its outcome and peak RSS in MiB.
-Outcome run_child(const topology::Cluster& cluster, network::CollectiveOp op, network::Algorithm algo,
-                  int n, Bytes bytes, double& peak_mib) {
+Outcome run_child(const topology::Cluster& cluster, network::CollectiveOp op,
+                  network::Algorithm algo, int n, Bytes bytes, double& peak_mib) {
   int fds[2];
   if (pipe(fds) != 0) return {};
   const pid_t pid = fork();
@@ -66,7 +66,8 @@ Outcome run_child(const topology::Cluster& cluster, network::CollectiveOp op, ne
     spec.gpus = network::parse_rank_set(fmt::format("first:{}", n), cluster);
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = network::simulate_collective(cluster, spec, {});
-    Outcome o{r.time.to_us(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+    Outcome o{r.time.to_us(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
               static_cast<double>(r.events)};
     if (write(fds[1], &o, sizeof o) != sizeof o) _exit(1);
     _exit(0);
@@ -97,8 +98,9 @@ int main(int argc, char** argv) {
 
   fmt::print("# strait collective benchmark: {} ({} GPUs), flow mode, one core\n", cluster.name(),
              cluster.gpu_count());
-  fmt::print("# {:<12} {:>5} {:<13} {:>12} {:>12} {:>8} {:>8} {:>10} {:>10} {:>9}\n", "collective", "gpus",
-             "latency", "sim (us)", "bound (us)", "error", "wall (s)", "events", "Mevents/s", "peak MiB");
+  fmt::print("# {:<12} {:>5} {:<13} {:>12} {:>12} {:>8} {:>8} {:>10} {:>10} {:>9}\n", "collective",
+             "gpus", "latency", "sim (us)", "bound (us)", "error", "wall (s)", "events",
+             "Mevents/s", "peak MiB");
   for (int n : {64, 256, 1024}) {
     if (n > cluster.gpu_count()) continue;
     for (int zero_latency = 1; zero_latency >= 0; --zero_latency) {
@@ -130,10 +132,12 @@ int main(int argc, char** argv) {
           analytical.mode = network::NetworkMode::kAnalytical;
           bound_us = network::simulate_collective(c, spec, analytical).time.to_us();
         }
-        fmt::print("  {:<12} {:>5} {:<13} {:>12.2f} {:>12.2f} {:>7.2f}% {:>8.3f} {:>10.0f} {:>10.2f} {:>9.1f}\n",
-                   k.name, n, zero_latency ? "zero" : "cluster file", o.sim_us, bound_us,
-                   (o.sim_us / bound_us - 1) * 100, o.wall_s, o.events,
-                   o.wall_s > 0 ? o.events / o.wall_s / 1e6 : 0.0, peak);
+        fmt::print(
+            "  {:<12} {:>5} {:<13} {:>12.2f} {:>12.2f} {:>7.2f}% {:>8.3f} {:>10.0f} {:>10.2f} "
+            "{:>9.1f}\n",
+            k.name, n, zero_latency ? "zero" : "cluster file", o.sim_us, bound_us,
+            (o.sim_us / bound_us - 1) * 100, o.wall_s, o.events,
+            o.wall_s > 0 ? o.events / o.wall_s / 1e6 : 0.0, peak);
       }
     }
   }

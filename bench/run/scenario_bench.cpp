@@ -34,8 +34,9 @@ int main(int argc, char** argv) {
                  "configs/scenarios/hstu-16k-4dc.json"};
   }
   fmt::print("# strait scenario benchmark: one core, each scenario in its own process\n");
-  fmt::print("# {:<38} {:>6} {:<10} {:>5} {:>9} {:>8} {:>8} {:>8} {:>10} {:>10} {:>9} {:>9}\n", "scenario", "gpus",
-             "mode", "steps", "step ms", "load s", "build s", "sim s", "ops", "events", "s/step", "peak MiB");
+  fmt::print("# {:<38} {:>6} {:<10} {:>5} {:>9} {:>8} {:>8} {:>8} {:>10} {:>10} {:>9} {:>9}\n",
+             "scenario", "gpus", "mode", "steps", "step ms", "load s", "build s", "sim s", "ops",
+             "events", "s/step", "peak MiB");
   for (const auto& path : scenarios) {
     int fds[2];
     if (pipe(fds) != 0) return 1;
@@ -73,9 +74,12 @@ int main(int argc, char** argv) {
     wait4(pid, &status, 0, &usage);
     if (!ok) continue;
     const double total = o.build_s + o.sim_s;
-    fmt::print("  {:<38} {:>6} {:<10} {:>5} {:>9.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>10.0f} {:>10.0f} {:>9.3f} {:>9.1f}\n",
-               path, o.gpus, o.mode == 0 ? "flow" : "analytical", o.steps, o.step_ms, o.load_s, o.build_s, o.sim_s,
-               o.ops, o.events, total / std::max(1, o.steps), static_cast<double>(usage.ru_maxrss) / 1024.0);
+    fmt::print(
+        "  {:<38} {:>6} {:<10} {:>5} {:>9.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>10.0f} {:>10.0f} "
+        "{:>9.3f} {:>9.1f}\n",
+        path, o.gpus, o.mode == 0 ? "flow" : "analytical", o.steps, o.step_ms, o.load_s, o.build_s,
+        o.sim_s, o.ops, o.events, total / std::max(1, o.steps),
+        static_cast<double>(usage.ru_maxrss) / 1024.0);
   }
   return 0;
 }

@@ -12,9 +12,9 @@ namespace strait::kernels::detail {
 
 }  // namespace strait::kernels::detail
 
-#define STRAIT_CUDA_CHECK(call)                                                          \
-  do {                                                                                   \
-    const cudaError_t strait_cuda_err_ = (call);                                         \
-    if (strait_cuda_err_ != cudaSuccess)                                                 \
+#define STRAIT_CUDA_CHECK(call)                                                                 \
+  do {                                                                                          \
+    const cudaError_t strait_cuda_err_ = (call);                                                \
+    if (strait_cuda_err_ != cudaSuccess)                                                        \
       ::strait::kernels::detail::throw_cuda_error(strait_cuda_err_, #call, __FILE__, __LINE__); \
   } while (0)

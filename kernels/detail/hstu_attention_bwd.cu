@@ -52,15 +52,16 @@ __device__ __forceinline__ void mma_ab(float (&acc)[D / 8][4], const std::uint32
 }
 
 template <typename T, int N>
-__device__ __forceinline__ void to_a_frag(std::uint32_t (&a)[N / 2][4], int nt, const float (&v)[4]) {
+__device__ __forceinline__ void to_a_frag(std::uint32_t (&a)[N / 2][4], int nt,
+                                          const float (&v)[4]) {
   a[nt / 2][(nt % 2) * 2 + 0] = MmaType<T>::pack(v[0], v[1]);
   a[nt / 2][(nt % 2) * 2 + 1] = MmaType<T>::pack(v[2], v[3]);
 }
 
 template <typename T, int D>
 __device__ __forceinline__ void store_rows(void* dst_v, const float (&acc)[D / 8][4], float scale,
-                                           const SeqGeometry& sq, int r0, int r1, int h, const AttnParams& p,
-                                           int t) {
+                                           const SeqGeometry& sq, int r0, int r1, int h,
+                                           const AttnParams& p, int t) {
   T* dst = static_cast<T*>(dst_v);
 #pragma unroll
   for (int nt = 0; nt < D / 8; ++nt) {
@@ -109,7 +110,8 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dq_kernel(const At
     load_rows<T, D>(v_s, p.v, sq.tok0, n0, BN, sq.len, h, p);
     if (p.time_bias != nullptr && threadIdx.x < BN)
       ts_k[threadIdx.x] = n0 + static_cast<int>(threadIdx.x) < sq.len
-                              ? p.timestamps[sq.tok0 + n0 + threadIdx.x] : 0;
+                              ? p.timestamps[sq.tok0 + n0 + threadIdx.x]
+                              : 0;
     __syncthreads();
 
     float s[BN / 8][4], dp[BN / 8][4];
@@ -176,7 +178,8 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const 
     load_rows<T, D>(do_s, p.grad_out, sq.tok0, m0, BN, sq.len, h, p);
     if (p.time_bias != nullptr && threadIdx.x < BN)
       ts_q[threadIdx.x] = m0 + static_cast<int>(threadIdx.x) < sq.len
-                              ? p.timestamps[sq.tok0 + m0 + threadIdx.x] : 0;
+                              ? p.timestamps[sq.tok0 + m0 + threadIdx.x]
+                              : 0;
     __syncthreads();
 
     float st[BN / 8][4], dpt[BN / 8][4];  // rows: keys j, columns: queries i
@@ -204,9 +207,9 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const 
           if (p.grad_pos_bias != nullptr)
             atomicAdd(p.grad_pos_bias + pos_bucket(i, j, p.num_pos_buckets), dz[e]);
           if (p.grad_time_bias != nullptr)
-            atomicAdd(p.grad_time_bias +
-                          time_bucket((p.time_bias != nullptr ? ts_q[il] : 0) - (e < 2 ? ts_j0 : ts_j1),
-                                      p.num_time_buckets),
+            atomicAdd(p.grad_time_bias + time_bucket((p.time_bias != nullptr ? ts_q[il] : 0) -
+                                                         (e < 2 ? ts_j0 : ts_j1),
+                                                     p.num_time_buckets),
                       dz[e]);
         }
       }
@@ -225,8 +228,10 @@ void launch_backward(const AttnParams& p, int batch, cudaStream_t stream) {
   constexpr int kSmem = (2 * kAttnRows + 2 * BN) * (D + 8) * 2;
   auto* dq_kernel = hstu_backward_dq_kernel<T, D, BN>;
   auto* dkdv_kernel = hstu_backward_dkdv_kernel<T, D, BN>;
-  STRAIT_CUDA_CHECK(cudaFuncSetAttribute(dq_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  STRAIT_CUDA_CHECK(cudaFuncSetAttribute(dkdv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  STRAIT_CUDA_CHECK(
+      cudaFuncSetAttribute(dq_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  STRAIT_CUDA_CHECK(
+      cudaFuncSetAttribute(dkdv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   const dim3 grid((p.max_seq_len + kAttnRows - 1) / kAttnRows, p.heads, batch);
   dq_kernel<<<grid, kAttnThreads, kSmem, stream>>>(p);
   STRAIT_CUDA_CHECK(cudaGetLastError());
@@ -236,9 +241,12 @@ void launch_backward(const AttnParams& p, int batch, cudaStream_t stream) {
 
 template <typename T>
 void dispatch_backward(const AttnParams& p, int batch, cudaStream_t stream) {
-  if (p.head_dim <= 64) launch_backward<T, 64, 64>(p, batch, stream);
-  else if (p.head_dim <= 128) launch_backward<T, 128, 64>(p, batch, stream);
-  else launch_backward<T, 256, 32>(p, batch, stream);
+  if (p.head_dim <= 64)
+    launch_backward<T, 64, 64>(p, batch, stream);
+  else if (p.head_dim <= 128)
+    launch_backward<T, 128, 64>(p, batch, stream);
+  else
+    launch_backward<T, 256, 32>(p, batch, stream);
 }
 
 }  // namespace
@@ -265,8 +273,10 @@ void hstu_attention_backward_cuda(const HstuAttentionShape& s, const HstuAttenti
   p.timestamps = a.timestamps;
   p.grad_pos_bias = a.grad_pos_bias;
   p.grad_time_bias = a.grad_time_bias;
-  if (s.dtype == DType::kBF16) dispatch_backward<__nv_bfloat16>(p, s.batch, st);
-  else dispatch_backward<__half>(p, s.batch, st);
+  if (s.dtype == DType::kBF16)
+    dispatch_backward<__nv_bfloat16>(p, s.batch, st);
+  else
+    dispatch_backward<__half>(p, s.batch, st);
 }
 
 }  // namespace strait::kernels::detail

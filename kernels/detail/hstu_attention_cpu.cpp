@@ -27,20 +27,24 @@ Slice slice_of(const HstuAttentionShape& s, const std::int32_t* offsets, int b) 
 }
 
 // Copies rows [start, start + len) of head h into dst[len][head_dim] as f32.
-void gather(const HstuAttentionShape& s, const void* src, Slice sl, int h, std::vector<float>& dst) {
+void gather(const HstuAttentionShape& s, const void* src, Slice sl, int h,
+            std::vector<float>& dst) {
   const int d = s.head_dim;
   dst.assign(static_cast<std::size_t>(sl.len) * d, 0.0f);
   for (int i = 0; i < sl.len; ++i) {
     const std::size_t row = (static_cast<std::size_t>(sl.start + i) * s.heads + h) * d;
-    for (int c = 0; c < d; ++c) dst[static_cast<std::size_t>(i) * d + c] = load_element(src, s.dtype, row + c);
+    for (int c = 0; c < d; ++c)
+      dst[static_cast<std::size_t>(i) * d + c] = load_element(src, s.dtype, row + c);
   }
 }
 
-void scatter(const HstuAttentionShape& s, void* dst, Slice sl, int h, const std::vector<float>& src) {
+void scatter(const HstuAttentionShape& s, void* dst, Slice sl, int h,
+             const std::vector<float>& src) {
   const int d = s.head_dim;
   for (int i = 0; i < sl.len; ++i) {
     const std::size_t row = (static_cast<std::size_t>(sl.start + i) * s.heads + h) * d;
-    for (int c = 0; c < d; ++c) store_element(dst, s.dtype, row + c, src[static_cast<std::size_t>(i) * d + c]);
+    for (int c = 0; c < d; ++c)
+      store_element(dst, s.dtype, row + c, src[static_cast<std::size_t>(i) * d + c]);
   }
 }
 
@@ -63,8 +67,8 @@ int time_bucket(const HstuAttentionShape& s, const std::int64_t* ts, Slice sl, i
   return std::min(static_cast<int>(std::bit_width(mag)), s.num_time_buckets - 1);
 }
 
-float bias(const HstuAttentionShape& s, const float* pos, const float* tim,
-           const std::int64_t* ts, Slice sl, int i, int j) {
+float bias(const HstuAttentionShape& s, const float* pos, const float* tim, const std::int64_t* ts,
+           Slice sl, int i, int j) {
   float r = 0.0f;
   if (pos != nullptr) r += pos[pos_bucket(s, i, j)];
   if (tim != nullptr) r += tim[time_bucket(s, ts, sl, i, j)];
@@ -97,7 +101,8 @@ void hstu_attention_forward_cpu(const HstuAttentionShape& s, const HstuAttention
         float* oi = &o[static_cast<std::size_t>(i) * d];
         const int jend = s.causal ? i + 1 : sl.len;
         for (int j = 0; j < jend; ++j) {
-          const float z = s.alpha * dot(&q[static_cast<std::size_t>(i) * d], &k[static_cast<std::size_t>(j) * d], d) +
+          const float z = s.alpha * dot(&q[static_cast<std::size_t>(i) * d],
+                                        &k[static_cast<std::size_t>(j) * d], d) +
                           bias(s, a.pos_bias, a.time_bias, a.timestamps, sl, i, j);
           const float p = z * sigmoid(z) * inv_n;
           const float* vj = &v[static_cast<std::size_t>(j) * d];
@@ -136,7 +141,8 @@ void hstu_attention_backward_cpu(const HstuAttentionShape& s, const HstuAttentio
         for (int j = 0; j < jend; ++j) {
           const float* kj = &k[static_cast<std::size_t>(j) * d];
           const float* vj = &v[static_cast<std::size_t>(j) * d];
-          const float z = s.alpha * dot(qi, kj, d) + bias(s, a.pos_bias, a.time_bias, a.timestamps, sl, i, j);
+          const float z =
+              s.alpha * dot(qi, kj, d) + bias(s, a.pos_bias, a.time_bias, a.timestamps, sl, i, j);
           const float sg = sigmoid(z);
           const float p = z * sg * inv_n;
           const float dp = dot(goi, vj, d);
@@ -150,7 +156,8 @@ void hstu_attention_backward_cpu(const HstuAttentionShape& s, const HstuAttentio
             dkj[c] += s.alpha * dz * qi[c];
           }
           if (!gpos.empty()) gpos[static_cast<std::size_t>(pos_bucket(s, i, j))] += dz;
-          if (!gtime.empty()) gtime[static_cast<std::size_t>(time_bucket(s, a.timestamps, sl, i, j))] += dz;
+          if (!gtime.empty())
+            gtime[static_cast<std::size_t>(time_bucket(s, a.timestamps, sl, i, j))] += dz;
         }
       }
       scatter(s, a.grad_q, sl, h, dq);

@@ -3,9 +3,9 @@
 // accumulate), fragment loads from shared memory, tile loads from the jagged layout,
 // and the pointwise SiLU / mask / bias. Fragment layouts follow the PTX ISA for
 // mma.m16n8k16 (g = lane / 4, t = lane % 4):
-//   A (16x16, row-major): reg0 (g, 2t..2t+1), reg1 (g+8, 2t..), reg2 (g, 2t+8..), reg3 (g+8, 2t+8..)
-//   B (16x8, k x n):      reg0 (k 2t..2t+1, n g), reg1 (k 2t+8..2t+9, n g)
-//   C (16x8, f32):        c0,c1 (g, 2t..2t+1), c2,c3 (g+8, 2t..2t+1)
+//   A (16x16, row-major): reg0 (g, 2t..2t+1), reg1 (g+8, 2t..), reg2 (g, 2t+8..), reg3 (g+8,
+//   2t+8..) B (16x8, k x n):      reg0 (k 2t..2t+1, n g), reg1 (k 2t+8..2t+9, n g) C (16x8, f32):
+//   c0,c1 (g, 2t..2t+1), c2,c3 (g+8, 2t..2t+1)
 // so the C fragments of two adjacent n-tiles are exactly the A fragment of one k-step:
 // the SiLU output never leaves registers.
 
@@ -47,13 +47,16 @@ struct AttnParams {
   bool causal;
 };
 
-template <typename T> struct MmaType;
-template <> struct MmaType<__nv_bfloat16> {
+template <typename T>
+struct MmaType;
+template <>
+struct MmaType<__nv_bfloat16> {
   static __device__ __forceinline__ std::uint32_t pack(float lo, float hi) {
     __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
     return *reinterpret_cast<std::uint32_t*>(&v);
   }
-  static __device__ __forceinline__ void mma(float c[4], const std::uint32_t a[4], const std::uint32_t b[2]) {
+  static __device__ __forceinline__ void mma(float c[4], const std::uint32_t a[4],
+                                             const std::uint32_t b[2]) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};\n"
@@ -61,12 +64,14 @@ template <> struct MmaType<__nv_bfloat16> {
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
 };
-template <> struct MmaType<__half> {
+template <>
+struct MmaType<__half> {
   static __device__ __forceinline__ std::uint32_t pack(float lo, float hi) {
     __half2 v = __floats2half2_rn(lo, hi);
     return *reinterpret_cast<std::uint32_t*>(&v);
   }
-  static __device__ __forceinline__ void mma(float c[4], const std::uint32_t a[4], const std::uint32_t b[2]) {
+  static __device__ __forceinline__ void mma(float c[4], const std::uint32_t a[4],
+                                             const std::uint32_t b[2]) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};\n"
@@ -88,7 +93,8 @@ __device__ __forceinline__ std::uint32_t pack2(const T* lo, const T* hi) {
 
 // A fragment of rows [r0, r0+16), cols [k0, k0+16) of row-major x (stride s).
 template <typename T>
-__device__ __forceinline__ void load_a(std::uint32_t a[4], const T* x, int s, int r0, int k0, int g, int t) {
+__device__ __forceinline__ void load_a(std::uint32_t a[4], const T* x, int s, int r0, int k0, int g,
+                                       int t) {
   a[0] = ld32(x + (r0 + g) * s + k0 + 2 * t);
   a[1] = ld32(x + (r0 + g + 8) * s + k0 + 2 * t);
   a[2] = ld32(x + (r0 + g) * s + k0 + 2 * t + 8);
@@ -96,13 +102,15 @@ __device__ __forceinline__ void load_a(std::uint32_t a[4], const T* x, int s, in
 }
 // B fragment with B(k, n) = y[n][k] (y row-major [n][k], e.g. keys x head_dim for Q K^T).
 template <typename T>
-__device__ __forceinline__ void load_b_nk(std::uint32_t b[2], const T* y, int s, int n0, int k0, int g, int t) {
+__device__ __forceinline__ void load_b_nk(std::uint32_t b[2], const T* y, int s, int n0, int k0,
+                                          int g, int t) {
   b[0] = ld32(y + (n0 + g) * s + k0 + 2 * t);
   b[1] = ld32(y + (n0 + g) * s + k0 + 2 * t + 8);
 }
 // B fragment with B(k, n) = y[k][n] (y row-major [k][n], e.g. keys x head_dim for P V).
 template <typename T>
-__device__ __forceinline__ void load_b_kn(std::uint32_t b[2], const T* y, int s, int k0, int n0, int g, int t) {
+__device__ __forceinline__ void load_b_kn(std::uint32_t b[2], const T* y, int s, int k0, int n0,
+                                          int g, int t) {
   b[0] = pack2(y + (k0 + 2 * t) * s + n0 + g, y + (k0 + 2 * t + 1) * s + n0 + g);
   b[1] = pack2(y + (k0 + 2 * t + 8) * s + n0 + g, y + (k0 + 2 * t + 9) * s + n0 + g);
 }
@@ -121,7 +129,8 @@ __device__ __forceinline__ void load_rows(T* dst, const void* src_v, std::int64_
     const int row = row0 + r;
     uint4 val = make_uint4(0, 0, 0, 0);
     if (row < valid_len && c < p.head_dim)
-      val = __ldg(reinterpret_cast<const uint4*>(src + ((tok0 + row) * p.heads + h) * p.head_dim + c));
+      val = __ldg(
+          reinterpret_cast<const uint4*>(src + ((tok0 + row) * p.heads + h) * p.head_dim + c));
     *reinterpret_cast<uint4*>(dst + r * kStride + c) = val;
   }
 }
@@ -140,7 +149,8 @@ __device__ __forceinline__ float pre_activation(const AttnParams& p, float s, in
                                                 std::int64_t ts_i, std::int64_t ts_j) {
   float z = p.alpha * s;
   if (p.pos_bias != nullptr) z += __ldg(p.pos_bias + pos_bucket(i, j, p.num_pos_buckets));
-  if (p.time_bias != nullptr) z += __ldg(p.time_bias + time_bucket(ts_i - ts_j, p.num_time_buckets));
+  if (p.time_bias != nullptr)
+    z += __ldg(p.time_bias + time_bucket(ts_i - ts_j, p.num_time_buckets));
   return z;
 }
 

@@ -2,7 +2,6 @@
 // 4 warps of 16 query rows, a loop over key tiles of BN up to the diagonal (tiles above it
 // are never visited), SiLU applied to the score fragments in registers.
 
-
 #include "kernels/detail/backends.hpp"
 #include "kernels/detail/cuda_check.hpp"
 #include "kernels/detail/hstu_attention_cuda.cuh"
@@ -47,7 +46,8 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_forward_kernel(const AttnPa
     load_rows<T, D>(v_s, p.v, sq.tok0, n0, BN, sq.len, h, p);
     if (p.time_bias != nullptr && threadIdx.x < BN)
       ts_k[threadIdx.x] = n0 + static_cast<int>(threadIdx.x) < sq.len
-                              ? p.timestamps[sq.tok0 + n0 + threadIdx.x] : 0;
+                              ? p.timestamps[sq.tok0 + n0 + threadIdx.x]
+                              : 0;
     __syncthreads();
 
     float s[BN / 8][4];
@@ -118,7 +118,8 @@ template <typename T, int D, int BN>
 void launch_forward(const AttnParams& p, int batch, cudaStream_t stream) {
   constexpr int kSmem = (kAttnRows + 2 * BN) * (D + 8) * 2;
   auto* kernel = hstu_forward_kernel<T, D, BN>;
-  STRAIT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  STRAIT_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   const dim3 grid((p.max_seq_len + kAttnRows - 1) / kAttnRows, p.heads, batch);
   kernel<<<grid, kAttnThreads, kSmem, stream>>>(p);
   STRAIT_CUDA_CHECK(cudaGetLastError());
@@ -126,9 +127,12 @@ void launch_forward(const AttnParams& p, int batch, cudaStream_t stream) {
 
 template <typename T>
 void dispatch_forward(const AttnParams& p, int batch, cudaStream_t stream) {
-  if (p.head_dim <= 64) launch_forward<T, 64, 64>(p, batch, stream);
-  else if (p.head_dim <= 128) launch_forward<T, 128, 64>(p, batch, stream);
-  else launch_forward<T, 256, 32>(p, batch, stream);
+  if (p.head_dim <= 64)
+    launch_forward<T, 64, 64>(p, batch, stream);
+  else if (p.head_dim <= 128)
+    launch_forward<T, 128, 64>(p, batch, stream);
+  else
+    launch_forward<T, 256, 32>(p, batch, stream);
 }
 
 }  // namespace
@@ -160,8 +164,10 @@ void hstu_attention_forward_cuda(const HstuAttentionShape& s, const HstuAttentio
   p.time_bias = a.time_bias;
   p.timestamps = a.timestamps;
   const auto st = static_cast<cudaStream_t>(stream);
-  if (s.dtype == DType::kBF16) dispatch_forward<__nv_bfloat16>(p, s.batch, st);
-  else dispatch_forward<__half>(p, s.batch, st);
+  if (s.dtype == DType::kBF16)
+    dispatch_forward<__nv_bfloat16>(p, s.batch, st);
+  else
+    dispatch_forward<__half>(p, s.batch, st);
 }
 
 }  // namespace strait::kernels::detail

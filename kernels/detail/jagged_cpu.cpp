@@ -21,7 +21,8 @@ void jagged_to_padded_cpu(const JaggedShape& s, const void* values, const std::i
       const std::size_t dst = (static_cast<std::size_t>(b) * s.max_len + i) * s.dim;
       const std::size_t src = (static_cast<std::size_t>(offsets[b]) + i) * s.dim;
       for (int c = 0; c < s.dim; ++c)
-        store_element(padded, s.dtype, dst + c, i < len ? load_element(values, s.dtype, src + c) : padding_value);
+        store_element(padded, s.dtype, dst + c,
+                      i < len ? load_element(values, s.dtype, src + c) : padding_value);
     }
   }
 }
@@ -34,7 +35,8 @@ void padded_to_jagged_cpu(const JaggedShape& s, const void* padded, const std::i
       const std::size_t dst = (static_cast<std::size_t>(offsets[b]) + i) * s.dim;
       const std::size_t src = (static_cast<std::size_t>(b) * s.max_len + i) * s.dim;
       for (int c = 0; c < s.dim; ++c)
-        store_element(values, s.dtype, dst + c, i < s.max_len ? load_element(padded, s.dtype, src + c) : 0.0f);
+        store_element(values, s.dtype, dst + c,
+                      i < s.max_len ? load_element(padded, s.dtype, src + c) : 0.0f);
     }
   }
 }

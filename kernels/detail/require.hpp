@@ -7,7 +7,8 @@
 
 namespace strait::kernels::detail {
 
-inline void require(bool ok, const char* kernel, const char* argument, const std::string& expectation) {
+inline void require(bool ok, const char* kernel, const char* argument,
+                    const std::string& expectation) {
   if (!ok) throw KernelArgumentError(kernel, argument, expectation);
 }
 

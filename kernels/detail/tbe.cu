@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <string>
 #include <cstdint>
+#include <string>
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_run_length_encode.cuh>
@@ -40,14 +40,16 @@ struct TbeParams {
 template <typename T, int VEC>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32) tbe_forward_kernel(const TbeParams p) {
   const int lane = threadIdx.x % 32;
-  const std::int64_t bag = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  const std::int64_t bag =
+      static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   if (bag >= static_cast<std::int64_t>(p.tables) * p.batch) return;
   const int t = static_cast<int>(bag / p.batch);
   const int b = static_cast<int>(bag % p.batch);
   const std::int64_t beg = p.offsets[bag], end = p.offsets[bag + 1];
   const std::int64_t row0 = p.table_rows[t];
   const std::int64_t rows = p.table_rows[t + 1] - row0;
-  const float mean_scale = p.pooling == PoolingMode::kMean && end > beg ? 1.0f / static_cast<float>(end - beg) : 1.0f;
+  const float mean_scale =
+      p.pooling == PoolingMode::kMean && end > beg ? 1.0f / static_cast<float>(end - beg) : 1.0f;
   const T* w = static_cast<const T*>(p.weights);
 
   for (int c0 = 0; c0 < p.dim; c0 += 32 * VEC) {
@@ -74,7 +76,10 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) tbe_forward_kernel(const 
         float vals[VEC];
         if constexpr (VEC == 4) {
           const float4 v = load4(src);
-          vals[0] = v.x; vals[1] = v.y; vals[2] = v.z; vals[3] = v.w;
+          vals[0] = v.x;
+          vals[1] = v.y;
+          vals[2] = v.z;
+          vals[3] = v.w;
         } else {
           vals[0] = to_f32(src[0]);
         }
@@ -91,8 +96,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) tbe_forward_kernel(const 
     if (p.pooling != PoolingMode::kNone && active) {
       float* out = p.output + (static_cast<std::int64_t>(b) * p.tables + t) * p.dim + c;
       if constexpr (VEC == 4) {
-        *reinterpret_cast<float4*>(out) =
-            make_float4(acc[0] * mean_scale, acc[1] * mean_scale, acc[2] * mean_scale, acc[3] * mean_scale);
+        *reinterpret_cast<float4*>(out) = make_float4(acc[0] * mean_scale, acc[1] * mean_scale,
+                                                      acc[2] * mean_scale, acc[3] * mean_scale);
       } else {
         out[0] = acc[0] * mean_scale;
       }
@@ -102,10 +107,12 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) tbe_forward_kernel(const 
 
 // Writes, for every occurrence k, its global row (or total_rows when out of range), its
 // position and its bag. One warp per bag.
-__global__ void tbe_linearize_kernel(const TbeParams p, std::int64_t total_rows, std::int64_t* rows_out,
-                                     std::int64_t* pos_out, std::int64_t* bag_out) {
+__global__ void tbe_linearize_kernel(const TbeParams p, std::int64_t total_rows,
+                                     std::int64_t* rows_out, std::int64_t* pos_out,
+                                     std::int64_t* bag_out) {
   const int lane = threadIdx.x % 32;
-  const std::int64_t bag = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  const std::int64_t bag =
+      static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   if (bag >= static_cast<std::int64_t>(p.tables) * p.batch) return;
   const int t = static_cast<int>(bag / p.batch);
   const std::int64_t row0 = p.table_rows[t];
@@ -141,7 +148,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     const std::int64_t k = sorted_pos[start + e];
     const std::int64_t bag = bag_of[k];
     float scale = p.psw != nullptr ? p.psw[k] : 1.0f;
-    if (p.pooling == PoolingMode::kMean) scale /= static_cast<float>(p.offsets[bag + 1] - p.offsets[bag]);
+    if (p.pooling == PoolingMode::kMean)
+      scale /= static_cast<float>(p.offsets[bag + 1] - p.offsets[bag]);
     const float* go = p.pooling == PoolingMode::kNone
                           ? grad_out + k * p.dim
                           : grad_out + ((bag % p.batch) * p.tables + bag / p.batch) * p.dim;
@@ -197,7 +205,8 @@ class ErrorFlag {
     STRAIT_CUDA_CHECK(cudaMemcpyAsync(&host, flag_, sizeof(int), cudaMemcpyDeviceToHost, st_));
     STRAIT_CUDA_CHECK(cudaStreamSynchronize(st_));
     if (host != 0)
-      throw KernelArgumentError(kernel, "indices", "expected every index in [0, rows of its table)");
+      throw KernelArgumentError(kernel, "indices",
+                                "expected every index in [0, rows of its table)");
   }
 
  private:
@@ -211,23 +220,26 @@ void launch_forward(const TbeParams& p, cudaStream_t st) {
   const auto blocks = static_cast<unsigned>((bags + kWarpsPerBlock - 1) / kWarpsPerBlock);
   const bool vec = p.dim % 4 == 0 && reinterpret_cast<std::uintptr_t>(p.weights) % 16 == 0 &&
                    reinterpret_cast<std::uintptr_t>(p.output) % 16 == 0;
-  if (vec) tbe_forward_kernel<T, 4><<<blocks, kWarpsPerBlock * 32, 0, st>>>(p);
-  else tbe_forward_kernel<T, 1><<<blocks, kWarpsPerBlock * 32, 0, st>>>(p);
+  if (vec)
+    tbe_forward_kernel<T, 4><<<blocks, kWarpsPerBlock * 32, 0, st>>>(p);
+  else
+    tbe_forward_kernel<T, 1><<<blocks, kWarpsPerBlock * 32, 0, st>>>(p);
   STRAIT_CUDA_CHECK(cudaGetLastError());
 }
 
 template <typename T>
-void launch_update(const TbeParams& p, const TbeBackwardArgs& a, std::int64_t total_rows, std::int64_t n,
-                   const std::int64_t* unique_rows, const std::int64_t* counts, const std::int64_t* starts,
-                   const std::int64_t* num_runs, const std::int64_t* sorted_pos, const std::int64_t* bag_of,
-                   cudaStream_t st) {
+void launch_update(const TbeParams& p, const TbeBackwardArgs& a, std::int64_t total_rows,
+                   std::int64_t n, const std::int64_t* unique_rows, const std::int64_t* counts,
+                   const std::int64_t* starts, const std::int64_t* num_runs,
+                   const std::int64_t* sorted_pos, const std::int64_t* bag_of, cudaStream_t st) {
   const int smem = kWarpsPerBlock * p.dim * static_cast<int>(sizeof(float));
   auto* kernel = tbe_update_kernel<T>;
-  STRAIT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  STRAIT_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const auto blocks = static_cast<unsigned>((n + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  kernel<<<blocks, kWarpsPerBlock * 32, smem, st>>>(p, a.grad_output, a.weights, a.momentum, a.optimizer,
-                                                    a.learning_rate, a.eps, total_rows, unique_rows, counts,
-                                                    starts, num_runs, sorted_pos, bag_of);
+  kernel<<<blocks, kWarpsPerBlock * 32, smem, st>>>(
+      p, a.grad_output, a.weights, a.momentum, a.optimizer, a.learning_rate, a.eps, total_rows,
+      unique_rows, counts, starts, num_runs, sorted_pos, bag_of);
   STRAIT_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -259,25 +271,34 @@ class Scratch {
 void tbe_forward_cuda(const TbeShape& s, const TbeForwardArgs& a, void* stream) {
   const auto st = static_cast<cudaStream_t>(stream);
   if (s.batch == 0) return;
-  TbeParams p = make_params(s, a.weights, a.table_row_offsets, a.indices, a.offsets, a.per_sample_weights);
+  TbeParams p =
+      make_params(s, a.weights, a.table_row_offsets, a.indices, a.offsets, a.per_sample_weights);
   p.output = a.output;
   ErrorFlag flag(a.bounds_check, st);
   p.error_flag = flag.get();
   switch (s.weights_dtype) {
-    case DType::kF32: launch_forward<float>(p, st); break;
-    case DType::kF16: launch_forward<__half>(p, st); break;
-    case DType::kBF16: launch_forward<__nv_bfloat16>(p, st); break;
+    case DType::kF32:
+      launch_forward<float>(p, st);
+      break;
+    case DType::kF16:
+      launch_forward<__half>(p, st);
+      break;
+    case DType::kBF16:
+      launch_forward<__nv_bfloat16>(p, st);
+      break;
   }
   flag.throw_if_set("tbe_forward");
 }
 
 void tbe_backward_cuda(const TbeShape& s, const TbeBackwardArgs& a, void* stream) {
   if (s.dim > 2048)
-    throw KernelArgumentError("tbe_backward", "dim", "expected <= 2048 on CUDA, got " + std::to_string(s.dim));
+    throw KernelArgumentError("tbe_backward", "dim",
+                              "expected <= 2048 on CUDA, got " + std::to_string(s.dim));
   const auto st = static_cast<cudaStream_t>(stream);
   const std::int64_t n = s.num_indices;
   if (s.batch == 0 || n == 0) return;
-  TbeParams p = make_params(s, a.weights, a.table_row_offsets, a.indices, a.offsets, a.per_sample_weights);
+  TbeParams p =
+      make_params(s, a.weights, a.table_row_offsets, a.indices, a.offsets, a.per_sample_weights);
   ErrorFlag flag(a.bounds_check, st);
   p.error_flag = flag.get();
 
@@ -298,31 +319,34 @@ void tbe_backward_cuda(const TbeShape& s, const TbeBackwardArgs& a, void* stream
   STRAIT_CUDA_CHECK(cudaGetLastError());
 
   // Rows are < 2^end_bit (total_rows itself marks out-of-range indices).
-  const int end_bit = std::max(1, static_cast<int>(std::bit_width(static_cast<std::uint64_t>(s.total_rows))));
+  const int end_bit =
+      std::max(1, static_cast<int>(std::bit_width(static_cast<std::uint64_t>(s.total_rows))));
   std::size_t sort_bytes = 0, rle_bytes = 0, scan_bytes = 0;
-  STRAIT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, rows, rows_sorted, pos, pos_sorted, n,
-                                                    0, end_bit, st));
-  STRAIT_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, rle_bytes, rows_sorted, unique_rows, counts,
-                                                       num_runs, n, st));
+  STRAIT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, rows, rows_sorted, pos,
+                                                    pos_sorted, n, 0, end_bit, st));
+  STRAIT_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, rle_bytes, rows_sorted, unique_rows,
+                                                       counts, num_runs, n, st));
   STRAIT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, counts, starts, n, st));
   auto* temp = scratch.alloc<unsigned char>(std::max({sort_bytes, rle_bytes, scan_bytes}));
-  STRAIT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, sort_bytes, rows, rows_sorted, pos, pos_sorted, n, 0,
-                                                    end_bit, st));
+  STRAIT_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, sort_bytes, rows, rows_sorted, pos,
+                                                    pos_sorted, n, 0, end_bit, st));
   STRAIT_CUDA_CHECK(cudaMemsetAsync(counts, 0, sizeof(std::int64_t) * n, st));
-  STRAIT_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(temp, rle_bytes, rows_sorted, unique_rows, counts,
-                                                       num_runs, n, st));
+  STRAIT_CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(temp, rle_bytes, rows_sorted, unique_rows,
+                                                       counts, num_runs, n, st));
   STRAIT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, scan_bytes, counts, starts, n, st));
 
   switch (s.weights_dtype) {
     case DType::kF32:
-      launch_update<float>(p, a, s.total_rows, n, unique_rows, counts, starts, num_runs, pos_sorted, bag_of, st);
+      launch_update<float>(p, a, s.total_rows, n, unique_rows, counts, starts, num_runs, pos_sorted,
+                           bag_of, st);
       break;
     case DType::kF16:
-      launch_update<__half>(p, a, s.total_rows, n, unique_rows, counts, starts, num_runs, pos_sorted, bag_of, st);
+      launch_update<__half>(p, a, s.total_rows, n, unique_rows, counts, starts, num_runs,
+                            pos_sorted, bag_of, st);
       break;
     case DType::kBF16:
-      launch_update<__nv_bfloat16>(p, a, s.total_rows, n, unique_rows, counts, starts, num_runs, pos_sorted,
-                                   bag_of, st);
+      launch_update<__nv_bfloat16>(p, a, s.total_rows, n, unique_rows, counts, starts, num_runs,
+                                   pos_sorted, bag_of, st);
       break;
   }
   flag.throw_if_set("tbe_backward");

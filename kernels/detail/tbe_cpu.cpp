@@ -36,9 +36,11 @@ void tbe_forward_cpu(const TbeShape& s, const TbeForwardArgs& a) {
         const std::size_t base = static_cast<std::size_t>(row) * d;
         if (s.pooling == PoolingMode::kNone) {
           float* out = a.output + static_cast<std::size_t>(k) * d;
-          for (int c = 0; c < d; ++c) out[c] = w * load_element(a.weights, s.weights_dtype, base + c);
+          for (int c = 0; c < d; ++c)
+            out[c] = w * load_element(a.weights, s.weights_dtype, base + c);
         } else {
-          for (int c = 0; c < d; ++c) acc[c] += w * load_element(a.weights, s.weights_dtype, base + c);
+          for (int c = 0; c < d; ++c)
+            acc[c] += w * load_element(a.weights, s.weights_dtype, base + c);
         }
       }
       if (s.pooling != PoolingMode::kNone) {
@@ -73,12 +75,13 @@ void tbe_backward_cpu(const TbeShape& s, const TbeBackwardArgs& a) {
     for (; e < order.size() && order[e].first == row; ++e) {
       const std::int64_t k = order[e].second;
       const std::int64_t bag = bag_of[static_cast<std::size_t>(k)];
-      const float w = occurrence_scale(s.pooling, a.per_sample_weights, k,
-                                       a.offsets[bag + 1] - a.offsets[bag]);
+      const float w =
+          occurrence_scale(s.pooling, a.per_sample_weights, k, a.offsets[bag + 1] - a.offsets[bag]);
       const float* go =
           s.pooling == PoolingMode::kNone
               ? a.grad_output + static_cast<std::size_t>(k) * d
-              : a.grad_output + (static_cast<std::size_t>(bag % s.batch) * s.tables + bag / s.batch) * d;
+              : a.grad_output +
+                    (static_cast<std::size_t>(bag % s.batch) * s.tables + bag / s.batch) * d;
       for (int c = 0; c < d; ++c) g[c] += w * go[c];
     }
     seg = e;

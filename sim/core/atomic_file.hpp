@@ -11,6 +11,7 @@ namespace strait {
 /// Writes `content` to `path` atomically. Throws IoError naming the path on failure.
 void write_file_atomically(const std::string& path, const std::string& content);
 /// Streams into `path` atomically through `writer`; if `writer` throws, the target is untouched.
-void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& writer);
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& writer);
 
 }  // namespace strait

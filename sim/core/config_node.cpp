@@ -16,24 +16,34 @@ namespace {
 
 std::string type_name(const Json& v) {
   switch (v.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::object: return "an object";
-    case Json::value_t::array: return "an array";
-    case Json::value_t::string: return fmt::format("the string \"{}\"", v.get<std::string>());
-    case Json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::object:
+      return "an object";
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::string:
+      return fmt::format("the string \"{}\"", v.get<std::string>());
+    case Json::value_t::boolean:
+      return v.get<bool>() ? "true" : "false";
     case Json::value_t::number_integer:
     case Json::value_t::number_unsigned:
-    case Json::value_t::number_float: return fmt::format("the number {}", v.dump());
-    default: return "a value of another type";
+    case Json::value_t::number_float:
+      return fmt::format("the number {}", v.dump());
+    default:
+      return "a value of another type";
   }
 }
 
 std::string escape_token(std::string_view token) {
   std::string out;
   for (char c : token) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -103,9 +113,9 @@ void ConfigNode::allow_only(const std::vector<std::string>& allowed) const {
     std::string hint = closest_match(key, allowed);
     std::string known;
     for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
-    child(value, key).fail(hint.empty()
-                               ? fmt::format("unknown key (known keys: {})", known)
-                               : fmt::format("unknown key; did you mean \"{}\"?", hint));
+    child(value, key)
+        .fail(hint.empty() ? fmt::format("unknown key (known keys: {})", known)
+                           : fmt::format("unknown key; did you mean \"{}\"?", hint));
   }
 }
 
@@ -154,7 +164,8 @@ std::string ConfigNode::as_string() const {
 }
 
 bool ConfigNode::as_bool() const {
-  if (!value_->is_boolean()) fail(fmt::format("expected true or false, got {}", type_name(*value_)));
+  if (!value_->is_boolean())
+    fail(fmt::format("expected true or false, got {}", type_name(*value_)));
   return value_->get<bool>();
 }
 
@@ -162,8 +173,9 @@ BytesPerSec ConfigNode::as_bandwidth() const {
   if (value_->is_string()) {
     if (auto v = parse_bandwidth(value_->get<std::string>())) return *v;
   }
-  fail(fmt::format("expected a bandwidth with its unit such as \"400 Gb/s\" or \"450 GB/s\", got {}",
-                   type_name(*value_)));
+  fail(
+      fmt::format("expected a bandwidth with its unit such as \"400 Gb/s\" or \"450 GB/s\", got {}",
+                  type_name(*value_)));
 }
 
 Time ConfigNode::as_duration() const {
@@ -181,7 +193,8 @@ Bytes ConfigNode::as_bytes() const {
   if (value_->is_string()) {
     if (auto v = parse_bytes(value_->get<std::string>())) return *v;
   }
-  fail(fmt::format("expected a size such as \"64 MiB\" or a byte count, got {}", type_name(*value_)));
+  fail(fmt::format("expected a size such as \"64 MiB\" or a byte count, got {}",
+                   type_name(*value_)));
 }
 
 double ConfigNode::positive_number(std::string_view key) const {
@@ -249,7 +262,8 @@ std::string ConfigNode::choice_or(std::string_view key,
 }
 
 ConfigNode load_config(const std::string& path) {
-  if (std::filesystem::is_directory(path)) throw IoError(fmt::format("{}: is a directory, not a JSON file", path));
+  if (std::filesystem::is_directory(path))
+    throw IoError(fmt::format("{}: is a directory, not a JSON file", path));
   std::ifstream in(path);
   if (!in) throw IoError(fmt::format("{}: cannot open file for reading", path));
   std::stringstream buffer;
@@ -260,7 +274,8 @@ ConfigNode load_config(const std::string& path) {
     // nlohmann reports the byte offset; turn it into line:column for humans.
     const std::string text = buffer.str();
     std::size_t line = 1, column = 1;
-    for (std::size_t i = 0; i < std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size()); ++i) {
+    for (std::size_t i = 0; i < std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+         ++i) {
       if (text[i] == '\n') {
         ++line;
         column = 1;

@@ -173,7 +173,8 @@ void FluidModel::Impl::release(std::uint32_t index) {
     r.users[u.slot] = moved;
     activities[moved.activity].uses[moved.use].slot = u.slot;
     r.users.pop_back();
-    if (constrains(r, u)) r.potential = r.users.empty() ? 0.0 : r.potential - u.coefficient * a.bound;
+    if (constrains(r, u))
+      r.potential = r.users.empty() ? 0.0 : r.potential - u.coefficient * a.bound;
     if (!r.users.empty() && coupled) dirty_resources.push_back(u.resource);
   }
   a.uses.clear();
@@ -544,7 +545,8 @@ void FluidModel::resolve() {
     Resource& r = m.resources[r_index];
     if (r.mark == m.epoch) continue;
     r.mark = m.epoch;
-    if (r.capacity < kInf && r.potential > r.capacity * (1 + 1e-9)) m.component_resources.push_back(r_index);
+    if (r.capacity < kInf && r.potential > r.capacity * (1 + 1e-9))
+      m.component_resources.push_back(r_index);
     for (const Link& l : r.users) m.reach(l.activity);
     if (!m.component_activities.empty()) m.solve_component(now);
     m.component_resources.clear();

@@ -49,11 +49,11 @@ struct ResourceUse {
 };
 
 struct ActivitySpec {
-  double work = 0;                                          // units (bytes, flops, ...)
-  double weight = 1.0;                                      // share within its priority level
-  int priority = 0;                                         // 0 first; strictly before 1, ...
+  double work = 0;                                            // units (bytes, flops, ...)
+  double weight = 1.0;                                        // share within its priority level
+  int priority = 0;                                           // 0 first; strictly before 1, ...
   double max_rate = std::numeric_limits<double>::infinity();  // units per second
-  std::function<void()> on_done = {};                       // called at completion
+  std::function<void()> on_done = {};                         // called at completion
 };
 
 class FluidModel {

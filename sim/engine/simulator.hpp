@@ -25,7 +25,9 @@ class Simulator {
 
   Time now() const { return now_; }
   /// Calls `action` at now() + delay (delay >= 0).
-  void after(Time delay, EventQueue::Action action) { queue_.schedule(now_ + delay, std::move(action)); }
+  void after(Time delay, EventQueue::Action action) {
+    queue_.schedule(now_ + delay, std::move(action));
+  }
   /// Calls `action` at absolute time `at` (at >= now()).
   void at(Time at, EventQueue::Action action) { queue_.schedule(at, std::move(action)); }
 

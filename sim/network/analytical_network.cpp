@@ -8,7 +8,8 @@ AnalyticalNetwork::AnalyticalNetwork(engine::Simulator& sim, const topology::Clu
                                      NetworkOptions options)
     : Network(sim, cluster, std::move(options)) {}
 
-void AnalyticalNetwork::start_collective(const CollectiveSpec& spec, std::function<void()> on_done) {
+void AnalyticalNetwork::start_collective(const CollectiveSpec& spec,
+                                         std::function<void()> on_done) {
   const bool all_to_all = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV;
   if (all_to_all && levels_.applicable() && resolve_algorithm(spec) == Algorithm::kDirect) {
     validate_collective(spec, cluster_);
@@ -39,7 +40,8 @@ void AnalyticalNetwork::start_transfer(int src, int dst, Bytes bytes, int /*prio
   }
   account(path_, static_cast<double>(bytes));
   ++traffic_.transfers;
-  const Time t = path_.empty() ? Time::zero() : Time::for_work(static_cast<double>(bytes), bandwidth) + latency;
+  const Time t = path_.empty() ? Time::zero()
+                               : Time::for_work(static_cast<double>(bytes), bandwidth) + latency;
   sim_.after(t, std::move(on_done));
 }
 

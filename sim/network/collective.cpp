@@ -82,14 +82,17 @@ std::string algorithm_names() { return join_names(kAlgorithms); }
 double busbw_factor(CollectiveOp op, int n) {
   const double nn = n;
   switch (op) {
-    case CollectiveOp::kAllReduce: return n > 1 ? 2.0 * (nn - 1) / nn : 1.0;
+    case CollectiveOp::kAllReduce:
+      return n > 1 ? 2.0 * (nn - 1) / nn : 1.0;
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
     case CollectiveOp::kAllToAll:
-    case CollectiveOp::kAllToAllV: return n > 1 ? (nn - 1) / nn : 1.0;
+    case CollectiveOp::kAllToAllV:
+      return n > 1 ? (nn - 1) / nn : 1.0;
     case CollectiveOp::kBroadcast:
     case CollectiveOp::kReduce:
-    case CollectiveOp::kSendRecv: return 1.0;
+    case CollectiveOp::kSendRecv:
+      return 1.0;
   }
   return 1.0;
 }

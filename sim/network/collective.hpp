@@ -29,9 +29,9 @@ enum class CollectiveOp {
 };
 
 enum class Algorithm {
-  kAuto,          // chosen like NCCL does (see choose_algorithm)
-  kRing,          // ring (all-reduce = reduce-scatter + all-gather rings), chain for broadcast/reduce
-  kTree,          // binary tree, reduce up then broadcast down, pipelined in chunks
+  kAuto,  // chosen like NCCL does (see choose_algorithm)
+  kRing,  // ring (all-reduce = reduce-scatter + all-gather rings), chain for broadcast/reduce
+  kTree,  // binary tree, reduce up then broadcast down, pipelined in chunks
   kHierarchical,  // level by level: inside hosts, across hosts of a datacenter, across datacenters
   kDirect,        // all-to-all(v): every pair at once
   kPairwise,      // all-to-all(v): n-1 rounds, round k sends to rank + k
@@ -52,18 +52,18 @@ double busbw_factor(CollectiveOp op, int n);
 struct CollectiveSpec {
   CollectiveOp op = CollectiveOp::kAllReduce;
   Algorithm algorithm = Algorithm::kAuto;
-  Bytes bytes = 0;         // nccl-tests size convention (see above)
-  std::vector<int> gpus;   // participating GPUs; rank i of the collective runs on gpus[i]
-  int root = 0;            // broadcast/reduce root, send/recv source (a rank index)
-  int peer = 1;            // send/recv destination (a rank index)
+  Bytes bytes = 0;        // nccl-tests size convention (see above)
+  std::vector<int> gpus;  // participating GPUs; rank i of the collective runs on gpus[i]
+  int root = 0;           // broadcast/reduce root, send/recv source (a rank index)
+  int peer = 1;           // send/recv destination (a rank index)
   /// all-to-all-v only: bytes sent from rank i to rank j at [i * n + j]; `bytes` is ignored.
   std::vector<Bytes> send_matrix;
   /// all-to-all only, optional: rank i's send buffer when ranks differ (it sends
   /// send_bytes[i] / n to every rank); empty = every rank sends `bytes`.
   std::vector<Bytes> send_bytes;
-  int priority = 0;        // engine priority class of its flows (0 first)
-  int traffic_tag = -1;    // when >= 0, its traffic is also counted in Network::tagged(tag)
-  double weight = 1.0;     // share within the priority class
+  int priority = 0;      // engine priority class of its flows (0 first)
+  int traffic_tag = -1;  // when >= 0, its traffic is also counted in Network::tagged(tag)
+  double weight = 1.0;   // share within the priority class
 };
 
 }  // namespace strait::sim::network

@@ -45,7 +45,9 @@ void FlowNetwork::start_transfer(int src, int dst, Bytes bytes, int priority, do
   account(path_, static_cast<double>(bytes));
   ++traffic_.transfers;
   start_flow(uses_, static_cast<double>(bytes), latency, priority, weight, std::move(on_done));
-  if (tracing()) in_flight_[last_slot_].record = TransferRecord{src, dst, bytes, sim_.now(), Time::zero(), slowest};
+  if (tracing())
+    in_flight_[last_slot_].record =
+        TransferRecord{src, dst, bytes, sim_.now(), Time::zero(), slowest};
 }
 
 Time FlowNetwork::route(int src, int dst, double coefficient, std::vector<engine::ResourceUse>& out,
@@ -61,8 +63,8 @@ Time FlowNetwork::route(int src, int dst, double coefficient, std::vector<engine
   return latency;
 }
 
-void FlowNetwork::add_traffic(const std::array<double, topology::kLinkClassCount>& bytes, double scale,
-                              std::uint64_t transfers, int tag) {
+void FlowNetwork::add_traffic(const std::array<double, topology::kLinkClassCount>& bytes,
+                              double scale, std::uint64_t transfers, int tag) {
   TrafficStats delta;
   for (std::size_t c = 0; c < bytes.size(); ++c) delta.link_bytes[c] = bytes[c] * scale;
   delta.transfers = transfers;

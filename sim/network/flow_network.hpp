@@ -70,8 +70,8 @@ class FlowNetwork final : public Network {
   std::vector<InFlight> in_flight_;
   std::vector<std::uint32_t> free_slots_;
   std::uint32_t last_slot_ = 0;
-  std::vector<topology::LinkIndex> path_;              // scratch
-  std::vector<engine::ResourceUse> uses_;              // scratch
+  std::vector<topology::LinkIndex> path_;  // scratch
+  std::vector<engine::ResourceUse> uses_;  // scratch
   std::vector<std::unique_ptr<detail::FlowCollective>> collectives_;
 };
 

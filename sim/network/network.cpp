@@ -20,13 +20,16 @@ Network::Network(engine::Simulator& sim, const topology::Cluster& cluster, Netwo
       levels_(cluster, router_) {}
 
 Time Network::estimate(const Schedule& schedule, TrafficStats* traffic) {
-  return levels_.applicable() ? levels_.estimate(schedule, traffic) : estimator_.estimate(schedule, traffic);
+  return levels_.applicable() ? levels_.estimate(schedule, traffic)
+                              : estimator_.estimate(schedule, traffic);
 }
 
 Algorithm Network::resolve_algorithm(const CollectiveSpec& spec) {
   if (spec.algorithm != Algorithm::kAuto) return spec.algorithm;
-  if (spec.op != CollectiveOp::kAllReduce || spec.gpus.size() < 2) return choose_algorithm(spec, cluster_);
-  std::uint64_t key = std::hash<std::int64_t>{}(spec.bytes) ^ (static_cast<std::uint64_t>(spec.op) << 56);
+  if (spec.op != CollectiveOp::kAllReduce || spec.gpus.size() < 2)
+    return choose_algorithm(spec, cluster_);
+  std::uint64_t key =
+      std::hash<std::int64_t>{}(spec.bytes) ^ (static_cast<std::uint64_t>(spec.op) << 56);
   for (int g : spec.gpus) key = (key ^ static_cast<std::uint64_t>(g)) * 0x100000001B3ULL;
   if (auto it = auto_choice_.find(key); it != auto_choice_.end()) return it->second;
   Algorithm best = choose_algorithm(spec, cluster_);
@@ -60,14 +63,16 @@ void Network::start_collective(const CollectiveSpec& spec, std::function<void()>
 }
 
 TrafficStats Network::tagged(int tag) const {
-  return tag >= 0 && static_cast<std::size_t>(tag) < tagged_.size() ? tagged_[static_cast<std::size_t>(tag)]
-                                                                    : TrafficStats{};
+  return tag >= 0 && static_cast<std::size_t>(tag) < tagged_.size()
+             ? tagged_[static_cast<std::size_t>(tag)]
+             : TrafficStats{};
 }
 
 void Network::add_traffic(const TrafficStats& delta, int tag) {
   traffic_ += delta;
   if (tag < 0) return;
-  if (static_cast<std::size_t>(tag) >= tagged_.size()) tagged_.resize(static_cast<std::size_t>(tag) + 1);
+  if (static_cast<std::size_t>(tag) >= tagged_.size())
+    tagged_.resize(static_cast<std::size_t>(tag) + 1);
   tagged_[static_cast<std::size_t>(tag)] += delta;
 }
 
@@ -97,7 +102,8 @@ CollectiveResult simulate_collective(const topology::Cluster& cluster, const Col
   result.channels = schedule.channels;
   result.chunks = schedule.chunks;
   Time finished = Time::zero();
-  network->start_schedule(std::move(schedule), spec.priority, spec.weight, [&] { finished = sim.now(); });
+  network->start_schedule(std::move(schedule), spec.priority, spec.weight,
+                          [&] { finished = sim.now(); });
   sim.run();
   result.time = finished;
   result.events = sim.events();

@@ -21,8 +21,8 @@
 #include "sim/network/collective.hpp"
 #include "sim/network/detail/level_estimator.hpp"
 #include "sim/network/detail/schedule_estimator.hpp"
-#include "sim/network/traffic.hpp"
 #include "sim/network/schedule.hpp"
+#include "sim/network/traffic.hpp"
 #include "sim/topology/cluster.hpp"
 #include "sim/topology/router.hpp"
 

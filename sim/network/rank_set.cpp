@@ -42,7 +42,8 @@ std::vector<int> parse_rank_set(std::string_view text, const topology::Cluster& 
   if (colon != std::string_view::npos) {
     const auto kind = text.substr(0, colon);
     int value = 0;
-    if (!parse_int(text.substr(colon + 1), value) || value < 0) bad(text, "expected a number after ':'");
+    if (!parse_int(text.substr(colon + 1), value) || value < 0)
+      bad(text, "expected a number after ':'");
     if (kind == "first") {
       if (value < 1 || value > n) bad(text, fmt::format("the cluster has {} GPUs", n));
       for (int i = 0; i < value; ++i) out.push_back(i);
@@ -53,7 +54,8 @@ std::vector<int> parse_rank_set(std::string_view text, const topology::Cluster& 
       out = cluster.hosts()[static_cast<std::size_t>(value)].gpus;
     } else if (kind == "local") {
       for (const auto& host : cluster.hosts()) {
-        if (value < static_cast<int>(host.gpus.size())) out.push_back(host.gpus[static_cast<std::size_t>(value)]);
+        if (value < static_cast<int>(host.gpus.size()))
+          out.push_back(host.gpus[static_cast<std::size_t>(value)]);
       }
       if (out.empty()) bad(text, "no host has that many GPUs");
     } else {
@@ -67,11 +69,12 @@ std::vector<int> parse_rank_set(std::string_view text, const topology::Cluster& 
     const auto item = text.substr(pos, comma - pos);
     const auto dash = item.find('-');
     int lo = 0, hi = 0;
-    const bool ok = dash == std::string_view::npos
-                        ? parse_int(item, lo) && (hi = lo, true)
-                        : parse_int(item.substr(0, dash), lo) && parse_int(item.substr(dash + 1), hi);
+    const bool ok = dash == std::string_view::npos ? parse_int(item, lo) && (hi = lo, true)
+                                                   : parse_int(item.substr(0, dash), lo) &&
+                                                         parse_int(item.substr(dash + 1), hi);
     if (!ok || lo < 0 || hi < lo) bad(text, fmt::format("cannot read '{}'", item));
-    if (hi >= n) bad(text, fmt::format("GPU {} does not exist (the cluster has GPUs 0..{})", hi, n - 1));
+    if (hi >= n)
+      bad(text, fmt::format("GPU {} does not exist (the cluster has GPUs 0..{})", hi, n - 1));
     for (int i = lo; i <= hi; ++i) out.push_back(i);
     pos = comma + 1;
   }

@@ -45,18 +45,21 @@ Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& 
   }
 }
 
-static detail::RankLayout validated_layout(const CollectiveSpec& spec, const topology::Cluster& cluster) {
+static detail::RankLayout validated_layout(const CollectiveSpec& spec,
+                                           const topology::Cluster& cluster) {
   const auto layout = detail::make_rank_layout(spec, cluster);
   if (spec.bytes < 0) throw Error("collective: size must not be negative");
   if (spec.op == CollectiveOp::kAllToAllV &&
-      spec.send_matrix.size() != static_cast<std::size_t>(layout.n) * static_cast<std::size_t>(layout.n)) {
+      spec.send_matrix.size() !=
+          static_cast<std::size_t>(layout.n) * static_cast<std::size_t>(layout.n)) {
     throw Error(fmt::format("collective: all_to_allv needs an {}x{} send matrix, got {} entries",
                             layout.n, layout.n, spec.send_matrix.size()));
   }
-  if (!spec.send_bytes.empty() &&
-      (spec.op != CollectiveOp::kAllToAll || spec.send_bytes.size() != static_cast<std::size_t>(layout.n))) {
-    throw Error(fmt::format("collective: per-rank send sizes need all_to_all and {} entries, got {} for {}",
-                            layout.n, spec.send_bytes.size(), to_string(spec.op)));
+  if (!spec.send_bytes.empty() && (spec.op != CollectiveOp::kAllToAll ||
+                                   spec.send_bytes.size() != static_cast<std::size_t>(layout.n))) {
+    throw Error(
+        fmt::format("collective: per-rank send sizes need all_to_all and {} entries, got {} for {}",
+                    layout.n, spec.send_bytes.size(), to_string(spec.op)));
   }
   if ((spec.op == CollectiveOp::kBroadcast || spec.op == CollectiveOp::kReduce ||
        spec.op == CollectiveOp::kSendRecv) &&
@@ -80,7 +83,8 @@ Schedule build_schedule(const CollectiveSpec& spec, const topology::Cluster& clu
   s.op = spec.op;
   s.traffic_tag = spec.traffic_tag;
   s.gpus = spec.gpus;
-  s.algorithm = spec.algorithm == Algorithm::kAuto ? choose_algorithm(spec, cluster) : spec.algorithm;
+  s.algorithm =
+      spec.algorithm == Algorithm::kAuto ? choose_algorithm(spec, cluster) : spec.algorithm;
   detail::BuildContext ctx{spec, layout, options, s};
   if (layout.n > 1) detail::build_phases(ctx);
   // Drop empty phases (e.g. zero-byte all-to-all-v rows) so both modes skip them alike.

@@ -16,23 +16,26 @@ topology::Cluster load_cluster_ref(const ConfigNode& node) {
   if (node.is_object()) return topology::Cluster::from_config(node);
   const std::filesystem::path base = std::filesystem::path(node.file()).parent_path();
   const std::string path = (base / node.as_string()).lexically_normal().string();
-  if (!std::filesystem::exists(path)) node.fail(fmt::format("cluster file '{}' does not exist", path));
+  if (!std::filesystem::exists(path))
+    node.fail(fmt::format("cluster file '{}' does not exist", path));
   return topology::Cluster::load(path);
 }
 
 network::NetworkMode parse_mode(const ConfigNode& node, std::string_view key) {
-  return node.choice_or(key, {"flow", "analytical"}, "flow") == "flow" ? network::NetworkMode::kFlow
-                                                                         : network::NetworkMode::kAnalytical;
+  return node.choice_or(key, {"flow", "analytical"}, "flow") == "flow"
+             ? network::NetworkMode::kFlow
+             : network::NetworkMode::kAnalytical;
 }
 
 ScenarioCollective parse_collective(const ConfigNode& c, const topology::Cluster& cluster,
                                     const std::vector<ScenarioCollective>& earlier) {
-  c.allow_only({"name", "op", "algorithm", "bytes", "ranks", "start", "after", "priority", "root",
-                "peer"});
+  c.allow_only(
+      {"name", "op", "algorithm", "bytes", "ranks", "start", "after", "priority", "root", "peer"});
   ScenarioCollective out;
   out.name = c.string("name");
   for (const auto& e : earlier) {
-    if (e.name == out.name) c.at("name").fail(fmt::format("duplicate collective name \"{}\"", out.name));
+    if (e.name == out.name)
+      c.at("name").fail(fmt::format("duplicate collective name \"{}\"", out.name));
   }
   const auto op_node = c.at("op");
   const auto op = network::parse_collective_op(op_node.as_string());
@@ -73,8 +76,10 @@ ScenarioCollective parse_collective(const ConfigNode& c, const topology::Cluster
   if (auto after = c.find("after")) {
     for (const auto& a : after->elements()) {
       const auto name = a.as_string();
-      auto it = std::find_if(earlier.begin(), earlier.end(), [&](const auto& e) { return e.name == name; });
-      if (it == earlier.end()) a.fail(fmt::format("expected the name of a collective listed before \"{}\"", out.name));
+      auto it = std::find_if(earlier.begin(), earlier.end(),
+                             [&](const auto& e) { return e.name == name; });
+      if (it == earlier.end())
+        a.fail(fmt::format("expected the name of a collective listed before \"{}\"", out.name));
       out.after.push_back(static_cast<int>(it - earlier.begin()));
     }
   }
@@ -91,7 +96,9 @@ ScenarioCollective parse_collective(const ConfigNode& c, const topology::Cluster
 
 }  // namespace
 
-CollectiveScenario CollectiveScenario::load(const std::string& path) { return from_config(load_config(path)); }
+CollectiveScenario CollectiveScenario::load(const std::string& path) {
+  return from_config(load_config(path));
+}
 
 CollectiveScenario CollectiveScenario::from_config(const ConfigNode& config) {
   config.allow_only({"name", "description", "cluster", "mode", "seed", "collectives"});
@@ -102,18 +109,21 @@ CollectiveScenario CollectiveScenario::from_config(const ConfigNode& config) {
   s.mode = parse_mode(config, "mode");
   const auto list = config.at("collectives");
   if (list.size() == 0) list.fail("expected at least one collective");
-  for (const auto& c : list.elements()) s.collectives.push_back(parse_collective(c, s.cluster, s.collectives));
+  for (const auto& c : list.elements())
+    s.collectives.push_back(parse_collective(c, s.cluster, s.collectives));
   return s;
 }
 
-ScenarioResult run_collective_scenario(const CollectiveScenario& scenario, const RunOptions& options) {
+ScenarioResult run_collective_scenario(const CollectiveScenario& scenario,
+                                       const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   ScenarioResult result;
   engine::Simulator sim;
   network::NetworkOptions net_options;
   net_options.mode = options.mode.value_or(scenario.mode);
   traces::Timeline* timeline = options.timeline;
-  std::vector<char> traced(static_cast<std::size_t>(scenario.cluster.gpu_count()), options.trace_ranks.empty());
+  std::vector<char> traced(static_cast<std::size_t>(scenario.cluster.gpu_count()),
+                           options.trace_ranks.empty());
   for (int r : options.trace_ranks) {
     if (r >= 0 && r < scenario.cluster.gpu_count()) traced[static_cast<std::size_t>(r)] = 1;
   }
@@ -122,8 +132,9 @@ ScenarioResult run_collective_scenario(const CollectiveScenario& scenario, const
     (void)comm_track;
     for (int g = 0; g < scenario.cluster.gpu_count(); ++g) {
       if (traced[static_cast<std::size_t>(g)]) {
-        timeline->set_rank_name(g, fmt::format("rank {} ({})", g,
-                                               scenario.cluster.nodes()[scenario.cluster.gpu(g).node].name));
+        timeline->set_rank_name(
+            g, fmt::format("rank {} ({})", g,
+                           scenario.cluster.nodes()[scenario.cluster.gpu(g).node].name));
       }
     }
     std::uint64_t next_flow = 0;
@@ -139,12 +150,13 @@ ScenarioResult run_collective_scenario(const CollectiveScenario& scenario, const
       }
       if (dst) {
         timeline->add_span(t.dst_gpu, fmt::format("recv/{}", topology::to_string(t.widest_class)),
-                           fmt::format("recv {} <- {}", t.dst_gpu, t.src_gpu), "transfer", t.start, t.end,
-                           {traces::Arg("bytes", t.bytes)});
+                           fmt::format("recv {} <- {}", t.dst_gpu, t.src_gpu), "transfer", t.start,
+                           t.end, {traces::Arg("bytes", t.bytes)});
       }
       if (src && dst) {
         const auto from_track = timeline->track(track);
-        const auto to_track = timeline->track(fmt::format("recv/{}", topology::to_string(t.widest_class)));
+        const auto to_track =
+            timeline->track(fmt::format("recv/{}", topology::to_string(t.widest_class)));
         timeline->add_flow(next_flow++, traces::FlowEnd{t.src_gpu, from_track, t.start},
                            traces::FlowEnd{t.dst_gpu, to_track, t.end});
       }
@@ -194,7 +206,8 @@ ScenarioResult run_collective_scenario(const CollectiveScenario& scenario, const
   for (const auto& c : result.collectives) result.makespan = std::max(result.makespan, c.end);
   result.traffic = net->traffic();
   result.events = sim.events();
-  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  result.wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
 }
 

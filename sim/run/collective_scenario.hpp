@@ -25,8 +25,8 @@ namespace strait::sim::run {
 struct ScenarioCollective {
   std::string name;
   network::CollectiveSpec spec;
-  Time start;                       // earliest start
-  std::vector<int> after;           // indices of collectives that must finish first
+  Time start;              // earliest start
+  std::vector<int> after;  // indices of collectives that must finish first
 };
 
 struct CollectiveScenario {
@@ -65,6 +65,7 @@ struct RunOptions {
 };
 
 /// Simulates every collective of `scenario` together.
-ScenarioResult run_collective_scenario(const CollectiveScenario& scenario, const RunOptions& options);
+ScenarioResult run_collective_scenario(const CollectiveScenario& scenario,
+                                       const RunOptions& options);
 
 }  // namespace strait::sim::run

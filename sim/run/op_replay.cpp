@@ -27,12 +27,12 @@ constexpr std::int32_t kNone = -1;
 struct RankState {
   const workload::RankOps* ops = nullptr;
   std::vector<std::int32_t> deps_left;
-  std::vector<std::int32_t> succ_offsets, succ;        // CSR of successors
-  std::vector<std::vector<std::int32_t>> stream_ops;   // op indices per stream, in order
+  std::vector<std::int32_t> succ_offsets, succ;       // CSR of successors
+  std::vector<std::vector<std::int32_t>> stream_ops;  // op indices per stream, in order
   std::vector<std::size_t> stream_head;
   std::vector<char> stream_busy;
   std::vector<Time> op_start, op_end, collective_start;
-  std::vector<std::int32_t> last_dep;                  // the dependency that finished last
+  std::vector<std::int32_t> last_dep;  // the dependency that finished last
   std::unordered_map<std::int32_t, std::int32_t> calls_on_group;
   Time compute_idle_since;
   engine::ResourceId sm, hbm;
@@ -50,8 +50,8 @@ struct Instance {
 
 class Replayer {
  public:
-  Replayer(const workload::OpGraph& graph, const topology::Cluster& cluster, const cost::CostModel& cost,
-           const ReplayOptions& options)
+  Replayer(const workload::OpGraph& graph, const topology::Cluster& cluster,
+           const cost::CostModel& cost, const ReplayOptions& options)
       : graph_(graph), cluster_(cluster), cost_(cost), options_(options) {
     network::NetworkOptions net;
     net.mode = options.mode;
@@ -72,14 +72,17 @@ class Replayer {
     result_.step_end.assign(static_cast<std::size_t>(std::max(1, graph.steps)), Time::zero());
     std::vector<char> traced(graph.ranks.size(), options.trace_ranks.empty());
     for (int r : options.trace_ranks) {
-      if (r >= 0 && static_cast<std::size_t>(r) < traced.size()) traced[static_cast<std::size_t>(r)] = 1;
+      if (r >= 0 && static_cast<std::size_t>(r) < traced.size())
+        traced[static_cast<std::size_t>(r)] = 1;
     }
-    for (std::size_t r = 0; r < graph.ranks.size(); ++r) init_rank(static_cast<std::int32_t>(r), traced[r] != 0);
+    for (std::size_t r = 0; r < graph.ranks.size(); ++r)
+      init_rank(static_cast<std::int32_t>(r), traced[r] != 0);
   }
 
   ReplayResult run() {
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
-      for (std::size_t s = 0; s < graph_.streams.size(); ++s) try_start(static_cast<std::int32_t>(r), static_cast<std::int32_t>(s));
+      for (std::size_t s = 0; s < graph_.streams.size(); ++s)
+        try_start(static_cast<std::int32_t>(r), static_cast<std::int32_t>(s));
     }
     sim_.run();
     Time makespan = Time::zero();
@@ -87,22 +90,25 @@ class Replayer {
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
       auto& rank = ranks_[r];
       if (rank.ops_left > 0) {
-        throw Error(fmt::format("simulation deadlocked: rank {} has {} ops that never ran (a collective "
-                                "some group member never reached?)",
-                                r, rank.ops_left));
+        throw Error(
+            fmt::format("simulation deadlocked: rank {} has {} ops that never ran (a collective "
+                        "some group member never reached?)",
+                        r, rank.ops_left));
       }
       account_tail(rank, makespan);
       result_.ranks[r] = rank.account;
     }
     result_.traffic = net_->traffic();
-    for (int c = 0; c < workload::kCommClassCount; ++c) result_.class_traffic[static_cast<std::size_t>(c)] = net_->tagged(c);
+    for (int c = 0; c < workload::kCommClassCount; ++c)
+      result_.class_traffic[static_cast<std::size_t>(c)] = net_->tagged(c);
     result_.events = sim_.events();
     return std::move(result_);
   }
 
  private:
   static std::uint64_t key(std::int32_t group, std::int32_t rank) {
-    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(group)) << 32) | static_cast<std::uint32_t>(rank);
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(group)) << 32) |
+           static_cast<std::uint32_t>(rank);
   }
 
   void init_rank(std::int32_t r, bool traced) {
@@ -123,17 +129,21 @@ class Replayer {
       rank.deps_left[i] = static_cast<std::int32_t>(ops[i].deps.size());
       for (auto d : ops[i].deps) {
         if (d < 0 || static_cast<std::size_t>(d) >= i) {
-          throw Error(fmt::format("op graph: rank {} op {} depends on op {}, which is not an earlier op", r, i, d));
+          throw Error(fmt::format(
+              "op graph: rank {} op {} depends on op {}, which is not an earlier op", r, i, d));
         }
         ++rank.succ_offsets[static_cast<std::size_t>(d) + 1];
       }
-      rank.stream_ops[static_cast<std::size_t>(ops[i].stream)].push_back(static_cast<std::int32_t>(i));
+      rank.stream_ops[static_cast<std::size_t>(ops[i].stream)].push_back(
+          static_cast<std::int32_t>(i));
     }
     for (std::size_t i = 0; i < n; ++i) rank.succ_offsets[i + 1] += rank.succ_offsets[i];
     rank.succ.resize(static_cast<std::size_t>(rank.succ_offsets[n]));
     std::vector<std::int32_t> fill(rank.succ_offsets.begin(), rank.succ_offsets.end() - 1);
     for (std::size_t i = 0; i < n; ++i) {
-      for (auto d : ops[i].deps) rank.succ[static_cast<std::size_t>(fill[static_cast<std::size_t>(d)]++)] = static_cast<std::int32_t>(i);
+      for (auto d : ops[i].deps)
+        rank.succ[static_cast<std::size_t>(fill[static_cast<std::size_t>(d)]++)] =
+            static_cast<std::int32_t>(i);
     }
     rank.ops_left = n;
     rank.traced = traced;
@@ -144,7 +154,8 @@ class Replayer {
       rank.hbm = sim_.fluid().add_resource(1.0);
     }
     if (traced && options_.timeline) {
-      options_.timeline->set_rank_name(r, fmt::format("rank {} ({})", r, cluster_.nodes()[gpu.node].name));
+      options_.timeline->set_rank_name(
+          r, fmt::format("rank {} ({})", r, cluster_.nodes()[gpu.node].name));
     }
   }
 
@@ -207,7 +218,8 @@ class Replayer {
       const Time end = std::min(rank.op_end[l], makespan);
       const Time started = std::clamp(rank.collective_start[l], t, end);
       rank.account.straggler_wait += started - t;
-      rank.account.exposed_comm[static_cast<std::size_t>(ops[l].collective.comm_class)] += end - started;
+      rank.account.exposed_comm[static_cast<std::size_t>(ops[l].collective.comm_class)] +=
+          end - started;
       t = end;
     }
     rank.account.straggler_wait += makespan - t;
@@ -222,9 +234,11 @@ class Replayer {
     const Op* blocker = dep == kNone ? nullptr : &rank.ops->ops[static_cast<std::size_t>(dep)];
     if (blocker && blocker->kind == OpKind::kCollective &&
         rank.op_end[static_cast<std::size_t>(dep)] > gap_start) {
-      const Time started = std::clamp(rank.collective_start[static_cast<std::size_t>(dep)], gap_start, now);
+      const Time started =
+          std::clamp(rank.collective_start[static_cast<std::size_t>(dep)], gap_start, now);
       rank.account.straggler_wait += started - gap_start;
-      rank.account.exposed_comm[static_cast<std::size_t>(blocker->collective.comm_class)] += now - started;
+      rank.account.exposed_comm[static_cast<std::size_t>(blocker->collective.comm_class)] +=
+          now - started;
     } else {
       rank.account.bubble += now - gap_start;
     }
@@ -235,12 +249,14 @@ class Replayer {
     const auto& call = rank.ops->ops[static_cast<std::size_t>(index)].collective;
     const auto g = call.group;
     if (g < 0 || static_cast<std::size_t>(g) >= graph_.groups.size()) {
-      throw Error(fmt::format("op graph: rank {} calls a collective on group {}, which does not exist", r, g));
+      throw Error(fmt::format(
+          "op graph: rank {} calls a collective on group {}, which does not exist", r, g));
     }
     const auto pos_it = position_.find(key(g, r));
     if (pos_it == position_.end()) {
-      throw Error(fmt::format("op graph: rank {} calls a collective on group '{}' it is not a member of", r,
-                              graph_.groups[static_cast<std::size_t>(g)].name));
+      throw Error(
+          fmt::format("op graph: rank {} calls a collective on group '{}' it is not a member of", r,
+                      graph_.groups[static_cast<std::size_t>(g)].name));
     }
     const auto k = rank.calls_on_group[g]++;
     const auto& members = graph_.groups[static_cast<std::size_t>(g)].ranks;
@@ -271,17 +287,22 @@ class Replayer {
     spec.traffic_tag = static_cast<int>(call.comm_class);
     const auto n = inst->members.size();
     spec.gpus.reserve(n);
-    for (const auto& [rank, op] : inst->members) spec.gpus.push_back(ranks_[static_cast<std::size_t>(rank)].ops->gpu);
+    for (const auto& [rank, op] : inst->members)
+      spec.gpus.push_back(ranks_[static_cast<std::size_t>(rank)].ops->gpu);
     if (call.op == network::CollectiveOp::kAllToAll) {
       // Compact all-to-all: members may each send a different (uniform) buffer.
       bool differ = false;
       for (const auto& [rank, op] : inst->members) {
-        differ = differ || ranks_[static_cast<std::size_t>(rank)].ops->ops[static_cast<std::size_t>(op)].collective.bytes != call.bytes;
+        differ = differ || ranks_[static_cast<std::size_t>(rank)]
+                                   .ops->ops[static_cast<std::size_t>(op)]
+                                   .collective.bytes != call.bytes;
       }
       if (differ) {
         spec.send_bytes.reserve(n);
         for (const auto& [rank, op] : inst->members) {
-          spec.send_bytes.push_back(ranks_[static_cast<std::size_t>(rank)].ops->ops[static_cast<std::size_t>(op)].collective.bytes);
+          spec.send_bytes.push_back(ranks_[static_cast<std::size_t>(rank)]
+                                        .ops->ops[static_cast<std::size_t>(op)]
+                                        .collective.bytes);
         }
       }
     }
@@ -289,8 +310,9 @@ class Replayer {
       spec.send_matrix.reserve(n * n);
       for (std::size_t i = 0; i < n; ++i) {
         if (inst->rows[i].size() != n) {
-          throw Error(fmt::format("op graph: all_to_allv on group '{}' has a send row of {} entries for {} members",
-                                  graph_.groups[static_cast<std::size_t>(g)].name, inst->rows[i].size(), n));
+          throw Error(fmt::format(
+              "op graph: all_to_allv on group '{}' has a send row of {} entries for {} members",
+              graph_.groups[static_cast<std::size_t>(g)].name, inst->rows[i].size(), n));
         }
         spec.send_matrix.insert(spec.send_matrix.end(), inst->rows[i].begin(), inst->rows[i].end());
       }
@@ -310,7 +332,8 @@ class Replayer {
       }
     }
     for (const auto& [rank, op] : inst->members) {
-      ranks_[static_cast<std::size_t>(rank)].collective_start[static_cast<std::size_t>(op)] = sim_.now();
+      ranks_[static_cast<std::size_t>(rank)].collective_start[static_cast<std::size_t>(op)] =
+          sim_.now();
     }
     if (options_.timeline && ranks_[static_cast<std::size_t>(last)].traced) {
       auto& tl = *options_.timeline;
@@ -319,13 +342,15 @@ class Replayer {
       for (const auto& [rank, op] : inst->members) {
         if (rank == last) last_op = op;
       }
-      const auto from_track = tl.track(graph_.streams[static_cast<std::size_t>(last_state.ops->ops[static_cast<std::size_t>(last_op)].stream)]);
+      const auto from_track = tl.track(graph_.streams[static_cast<std::size_t>(
+          last_state.ops->ops[static_cast<std::size_t>(last_op)].stream)]);
       for (const auto& [rank, op] : inst->members) {
         const auto& st = ranks_[static_cast<std::size_t>(rank)];
         if (rank == last || !st.traced) continue;
-        const auto to_track = tl.track(graph_.streams[static_cast<std::size_t>(st.ops->ops[static_cast<std::size_t>(op)].stream)]);
-        tl.add_flow(next_flow_++, traces::FlowEnd{last, from_track, sim_.now()}, traces::FlowEnd{rank, to_track, sim_.now()},
-                    "waited for", "collective");
+        const auto to_track = tl.track(graph_.streams[static_cast<std::size_t>(
+            st.ops->ops[static_cast<std::size_t>(op)].stream)]);
+        tl.add_flow(next_flow_++, traces::FlowEnd{last, from_track, sim_.now()},
+                    traces::FlowEnd{rank, to_track, sim_.now()}, "waited for", "collective");
       }
     }
     ++result_.collectives;
@@ -351,14 +376,16 @@ class Replayer {
         // A collective on the compute stream itself: its wait and transfer are exposed.
         const Time started = rank.collective_start[i];
         rank.account.straggler_wait += started - rank.op_start[i];
-        rank.account.exposed_comm[static_cast<std::size_t>(op.collective.comm_class)] += now - started;
+        rank.account.exposed_comm[static_cast<std::size_t>(op.collective.comm_class)] +=
+            now - started;
       }
       rank.compute_idle_since = now;
     }
     // A step ends with its last op on the compute stream: communication left running in
     // the background (overlapped syncs) belongs to the time of the steps it overlaps.
     if (op.stream == compute_stream_ || compute_stream_ == kNone) {
-      auto& step_end = result_.step_end[static_cast<std::size_t>(std::clamp(op.step, 0, static_cast<int>(result_.step_end.size()) - 1))];
+      auto& step_end = result_.step_end[static_cast<std::size_t>(
+          std::clamp(op.step, 0, static_cast<int>(result_.step_end.size()) - 1))];
       step_end = std::max(step_end, now);
     }
     rank.account.end = std::max(rank.account.end, now);
@@ -373,7 +400,8 @@ class Replayer {
       }
     }
     try_start(r, op.stream);
-    if (options_.progress && ++finished_ops_ % (1u << 16) == 0) options_.progress(now, finished_ops_);
+    if (options_.progress && ++finished_ops_ % (1u << 16) == 0)
+      options_.progress(now, finished_ops_);
   }
 
   void record(std::int32_t r, const RankState& rank, std::int32_t index) {
@@ -383,13 +411,15 @@ class Replayer {
     const auto track = tl.track(graph_.streams[static_cast<std::size_t>(op.stream)]);
     const auto name = tl.name(graph_.names[static_cast<std::size_t>(op.name)]);
     if (op.kind == OpKind::kKernel) {
-      tl.add_span(r, track, name, tl.name(cost::to_string(op.kernel.kind)), rank.op_start[i], rank.op_end[i],
+      tl.add_span(r, track, name, tl.name(cost::to_string(op.kernel.kind)), rank.op_start[i],
+                  rank.op_end[i],
                   {traces::Arg("step", op.step), traces::Arg("flops", op.kernel.flops),
                    traces::Arg("hbm_bytes", op.kernel.hbm_bytes)});
     } else {
       const auto category = tl.name(workload::to_string(op.collective.comm_class));
       if (rank.collective_start[i] > rank.op_start[i]) {
-        tl.add_span(r, track, tl.name("wait for peers"), category, rank.op_start[i], rank.collective_start[i]);
+        tl.add_span(r, track, tl.name("wait for peers"), category, rank.op_start[i],
+                    rank.collective_start[i]);
       }
       tl.add_span(r, track, name, category, rank.collective_start[i], rank.op_end[i],
                   {traces::Arg("step", op.step), traces::Arg("bytes", op.collective.bytes),

@@ -38,7 +38,7 @@ struct RankAccount {
   Time straggler_wait;
   Time bubble;
   std::array<Time, workload::kCommClassCount> exposed_comm{};
-  Time end;        // when the rank's last op finished
+  Time end;          // when the rank's last op finished
   double flops = 0;  // sum of kernel flops
   Time exposed_comm_total() const;
 };
@@ -52,8 +52,8 @@ struct ReplayOptions {
 };
 
 struct ReplayResult {
-  std::vector<Time> step_end;            // when the last compute-stream op of step s finished
-  Time drain_end;                        // when the very last op (e.g. a background sync) finished
+  std::vector<Time> step_end;  // when the last compute-stream op of step s finished
+  Time drain_end;              // when the very last op (e.g. a background sync) finished
   std::vector<RankAccount> ranks;
   network::TrafficStats traffic;
   std::array<network::TrafficStats, workload::kCommClassCount> class_traffic;  // by CommClass

@@ -36,8 +36,10 @@ RankAccount per_step(const RankAccount& a, int steps) {
 
 }  // namespace
 
-cost::CostModel load_cost_model(const workload::TrainingScenario& scenario, const std::string& default_dir) {
-  return cost::CostModel(cost::load_profile_dir(scenario.profiles_dir.empty() ? default_dir : scenario.profiles_dir));
+cost::CostModel load_cost_model(const workload::TrainingScenario& scenario,
+                                const std::string& default_dir) {
+  return cost::CostModel(
+      cost::load_profile_dir(scenario.profiles_dir.empty() ? default_dir : scenario.profiles_dir));
 }
 
 TrainingReport run_training(const workload::TrainingScenario& scenario, const cost::CostModel& cost,
@@ -104,7 +106,8 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
     sum.compute += a.compute;
     sum.straggler_wait += a.straggler_wait;
     sum.bubble += a.bubble;
-    for (std::size_t c = 0; c < sum.exposed_comm.size(); ++c) sum.exposed_comm[c] += a.exposed_comm[c];
+    for (std::size_t c = 0; c < sum.exposed_comm.size(); ++c)
+      sum.exposed_comm[c] += a.exposed_comm[c];
     sum.flops += a.flops;
   }
   report.average = per_step(sum, scenario.steps * static_cast<int>(n));
@@ -112,12 +115,14 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
   std::vector<Straggler> by_compute;
   by_compute.reserve(n);
   for (std::size_t r = 0; r < n; ++r) {
-    by_compute.push_back({static_cast<int>(r), per_step(result.ranks[r], scenario.steps).compute.to_ms()});
+    by_compute.push_back(
+        {static_cast<int>(r), per_step(result.ranks[r], scenario.steps).compute.to_ms()});
   }
   const auto top = std::min<std::size_t>(5, by_compute.size());
-  std::partial_sort(by_compute.begin(), by_compute.begin() + static_cast<std::ptrdiff_t>(top), by_compute.end(),
-                    [](const Straggler& a, const Straggler& b) {
-                      return a.compute_ms != b.compute_ms ? a.compute_ms > b.compute_ms : a.rank < b.rank;
+  std::partial_sort(by_compute.begin(), by_compute.begin() + static_cast<std::ptrdiff_t>(top),
+                    by_compute.end(), [](const Straggler& a, const Straggler& b) {
+                      return a.compute_ms != b.compute_ms ? a.compute_ms > b.compute_ms
+                                                          : a.rank < b.rank;
                     });
   by_compute.resize(top);
   report.top_stragglers = std::move(by_compute);

@@ -62,7 +62,8 @@ struct TrainingRunOptions {
 };
 
 /// The profiles a scenario uses: its "profiles" directory, else `default_dir`.
-cost::CostModel load_cost_model(const workload::TrainingScenario& scenario, const std::string& default_dir);
+cost::CostModel load_cost_model(const workload::TrainingScenario& scenario,
+                                const std::string& default_dir);
 
 TrainingReport run_training(const workload::TrainingScenario& scenario, const cost::CostModel& cost,
                             const TrainingRunOptions& options);

@@ -64,7 +64,8 @@ void balance(std::vector<ReplicaBatch>& batches, int first, int count, LoadBalan
 double pooled_ids(const Distribution& d, std::int64_t samples, Rng& rng) {
   if (samples <= kExactPoolingSamples) {
     double sum = 0;
-    for (std::int64_t i = 0; i < samples; ++i) sum += static_cast<double>(d.sample(rng, 0, kMaxPoolingFactor));
+    for (std::int64_t i = 0; i < samples; ++i)
+      sum += static_cast<double>(d.sample(rng, 0, kMaxPoolingFactor));
     return sum;
   }
   const double n = static_cast<double>(samples);
@@ -100,7 +101,8 @@ std::vector<ReplicaBatch> sample_step(const TrainingScenario& scenario, int step
     if (!sequences) continue;
     Rng rng = step_rng.fork(static_cast<std::uint64_t>(g));
     b.lengths.resize(static_cast<std::size_t>(batch));
-    for (auto& l : b.lengths) l = static_cast<std::int32_t>(data.sequence_length.sample(rng, 1, data.max_length));
+    for (auto& l : b.lengths)
+      l = static_cast<std::int32_t>(data.sequence_length.sample(rng, 1, data.max_length));
   }
 
   const Schedule& sched = scenario.plan.schedule;
@@ -109,16 +111,19 @@ std::vector<ReplicaBatch> sample_step(const TrainingScenario& scenario, int step
     const auto domain = domains(scenario.cluster, layout.world, sched.balance_scope);
     int first = 0;
     for (int g = 1; g <= replicas; ++g) {
-      const bool boundary = g == replicas || domain[static_cast<std::size_t>(g * layout.cp.size)] !=
-                                                 domain[static_cast<std::size_t>(first * layout.cp.size)];
+      const bool boundary =
+          g == replicas || domain[static_cast<std::size_t>(g * layout.cp.size)] !=
+                               domain[static_cast<std::size_t>(first * layout.cp.size)];
       if (!boundary) continue;
       const int count = g - first;
       if (sched.balance == LoadBalance::kKarmarkarKarp &&
-          static_cast<double>(count) * static_cast<double>(count) * static_cast<double>(batch) > kMaxBalanceWork) {
-        throw ConfigError(scenario.plan.file, "/schedule/load_balance",
-                          fmt::format("karmarkar_karp over {} replicas of {} samples is too large (at most {:g} "
-                                      "samples x replicas); use a smaller \"scope\" or \"greedy\"",
-                                      count, batch, kMaxBalanceWork));
+          static_cast<double>(count) * static_cast<double>(count) * static_cast<double>(batch) >
+              kMaxBalanceWork) {
+        throw ConfigError(
+            scenario.plan.file, "/schedule/load_balance",
+            fmt::format("karmarkar_karp over {} replicas of {} samples is too large (at most {:g} "
+                        "samples x replicas); use a smaller \"scope\" or \"greedy\"",
+                        count, batch, kMaxBalanceWork));
       }
       if (count > 1) balance(out, first, count, sched.balance, cost);
       first = g;
@@ -131,8 +136,9 @@ std::vector<ReplicaBatch> sample_step(const TrainingScenario& scenario, int step
     Rng rng = step_rng.fork(static_cast<std::uint64_t>(replicas + g));
     b.ids.resize(model.tables.size());
     for (std::size_t t = 0; t < model.tables.size(); ++t) {
-      b.ids[t] = model.tables[t].pooling == Pooling::kSequence ? b.tokens
-                                                                : pooled_ids(data.pooling[t], b.samples, rng);
+      b.ids[t] = model.tables[t].pooling == Pooling::kSequence
+                     ? b.tokens
+                     : pooled_ids(data.pooling[t], b.samples, rng);
     }
   }
   return out;

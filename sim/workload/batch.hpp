@@ -33,11 +33,11 @@ SampleCost sample_cost(const ModelConfig& model);
 struct ReplicaBatch {
   std::vector<std::int32_t> lengths;  // per sample; empty when the model has no sequences
   std::int64_t samples = 0;
-  double tokens = 0;      // sum L (samples when no sequences)
-  double pairs = 0;       // sum L (L + 1) / 2, causal attention pairs
-  double squares = 0;     // sum L^2
+  double tokens = 0;   // sum L (samples when no sequences)
+  double pairs = 0;    // sum L (L + 1) / 2, causal attention pairs
+  double squares = 0;  // sum L^2
   std::int32_t max_length = 0;
-  double cost = 0;        // sum of sample_cost
+  double cost = 0;          // sum of sample_cost
   std::vector<double> ids;  // per model table: ids looked up by this replica
 };
 

@@ -9,8 +9,8 @@ namespace {
 
 /// Per-table settings {"default": X, "<table>": X}: checks table names with did-you-mean.
 template <typename Parse, typename T>
-std::vector<T> per_table(const std::optional<ConfigNode>& node, const ModelConfig& model, T fallback,
-                         Parse parse) {
+std::vector<T> per_table(const std::optional<ConfigNode>& node, const ModelConfig& model,
+                         T fallback, Parse parse) {
   std::vector<T> out(model.tables.size(), fallback);
   if (!node) return out;
   std::vector<std::string> allowed = model.table_names();
@@ -43,8 +43,10 @@ DataConfig DataConfig::from_config(const ConfigNode& node, const ModelConfig& mo
   if (batch.has("per_rank") == batch.has("global")) {
     batch.fail("expected exactly one of \"per_rank\" or \"global\"");
   }
-  if (batch.has("per_rank")) d.batch_per_replica = batch.positive_integer("per_rank");
-  else d.global_batch = batch.positive_integer("global");
+  if (batch.has("per_rank"))
+    d.batch_per_replica = batch.positive_integer("per_rank");
+  else
+    d.global_batch = batch.positive_integer("global");
   d.batch_node_ = batch;
 
   bool has_sequence = false;
@@ -69,9 +71,9 @@ DataConfig DataConfig::from_config(const ConfigNode& node, const ModelConfig& mo
 std::int64_t DataConfig::batch_for(int replicas) const {
   if (batch_per_replica > 0) return batch_per_replica;
   if (global_batch % replicas != 0 || global_batch < replicas) {
-    batch_node_->at("global").fail(fmt::format(
-        "expected a global batch divisible by the {} data-parallel replicas, got {}", replicas,
-        global_batch));
+    batch_node_->at("global").fail(
+        fmt::format("expected a global batch divisible by the {} data-parallel replicas, got {}",
+                    replicas, global_batch));
   }
   return global_batch / replicas;
 }

@@ -31,8 +31,8 @@ struct DataConfig {
   std::int64_t global_batch = 0;       // set from global, or 0 when per_rank
   Distribution sequence_length = Distribution::fixed(1);
   std::int64_t max_length = 1;
-  std::vector<Distribution> pooling;   // per model table (sequence tables: unused)
-  std::vector<double> zipf_exponent;   // per model table, 0 = uniform ids
+  std::vector<Distribution> pooling;  // per model table (sequence tables: unused)
+  std::vector<double> zipf_exponent;  // per model table, 0 = uniform ids
 
   static DataConfig load(const std::string& path, const ModelConfig& model);
   static DataConfig from_config(const ConfigNode& node, const ModelConfig& model);

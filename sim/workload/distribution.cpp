@@ -36,7 +36,8 @@ Distribution Distribution::lognormal_with_mean(double mean, double sigma) {
   return d;
 }
 
-Distribution Distribution::empirical(std::vector<std::int64_t> values, std::vector<double> weights) {
+Distribution Distribution::empirical(std::vector<std::int64_t> values,
+                                     std::vector<double> weights) {
   Distribution d;
   d.kind_ = Kind::kEmpirical;
   double total = 0;
@@ -89,7 +90,8 @@ Distribution Distribution::from_config(const ConfigNode& node) {
     if (sigma < 0) node.at("sigma").fail(fmt::format("expected sigma >= 0, got {}", sigma));
     if (node.has("median")) {
       if (node.has("mean")) node.at("mean").fail("give either \"mean\" or \"median\", not both");
-      return lognormal_with_mean(node.positive_number("median") * std::exp(sigma * sigma / 2), sigma);
+      return lognormal_with_mean(node.positive_number("median") * std::exp(sigma * sigma / 2),
+                                 sigma);
     }
     return lognormal_with_mean(node.positive_number("mean"), sigma);
   }
@@ -125,8 +127,8 @@ Distribution Distribution::from_config(const ConfigNode& node) {
   }
   if (values.empty()) hist.at("values").fail("expected at least one value");
   if (weights.size() != values.size()) {
-    hist.at("weights").fail(fmt::format("expected {} weights (one per value), got {}", values.size(),
-                                        weights.size()));
+    hist.at("weights").fail(
+        fmt::format("expected {} weights (one per value), got {}", values.size(), weights.size()));
   }
   double total = 0;
   for (double w : weights) total += w;
@@ -137,11 +139,15 @@ Distribution Distribution::from_config(const ConfigNode& node) {
 std::int64_t Distribution::sample(Rng& rng, std::int64_t floor, std::int64_t cap) const {
   double x = 0;
   switch (kind_) {
-    case Kind::kFixed: x = a_; break;
+    case Kind::kFixed:
+      x = a_;
+      break;
     case Kind::kUniform:
       x = a_ + static_cast<double>(rng.uniform_int(static_cast<std::uint64_t>(b_ - a_) + 1));
       break;
-    case Kind::kLognormal: x = rng.lognormal(a_, b_); break;
+    case Kind::kLognormal:
+      x = rng.lognormal(a_, b_);
+      break;
     case Kind::kZipf:
     case Kind::kEmpirical: {
       const double u = rng.uniform();
@@ -157,9 +163,12 @@ std::int64_t Distribution::sample(Rng& rng, std::int64_t floor, std::int64_t cap
 
 double Distribution::mean() const {
   switch (kind_) {
-    case Kind::kFixed: return a_;
-    case Kind::kUniform: return (a_ + b_) / 2;
-    case Kind::kLognormal: return std::exp(a_ + b_ * b_ / 2);
+    case Kind::kFixed:
+      return a_;
+    case Kind::kUniform:
+      return (a_ + b_) / 2;
+    case Kind::kLognormal:
+      return std::exp(a_ + b_ * b_ / 2);
     case Kind::kZipf:
     case Kind::kEmpirical: {
       double m = 0, prev = 0;
@@ -175,12 +184,14 @@ double Distribution::mean() const {
 
 double Distribution::variance() const {
   switch (kind_) {
-    case Kind::kFixed: return 0;
+    case Kind::kFixed:
+      return 0;
     case Kind::kUniform: {
       const double n = b_ - a_ + 1;
       return (n * n - 1) / 12;
     }
-    case Kind::kLognormal: return (std::exp(b_ * b_) - 1) * std::exp(2 * a_ + b_ * b_);
+    case Kind::kLognormal:
+      return (std::exp(b_ * b_) - 1) * std::exp(2 * a_ + b_ * b_);
     case Kind::kZipf:
     case Kind::kEmpirical: {
       const double mu = mean();
@@ -198,11 +209,16 @@ double Distribution::variance() const {
 
 std::string Distribution::describe() const {
   switch (kind_) {
-    case Kind::kFixed: return fmt::format("fixed {}", a_);
-    case Kind::kUniform: return fmt::format("uniform [{}, {}]", a_, b_);
-    case Kind::kLognormal: return fmt::format("lognormal mean {:.1f} sigma {}", mean(), b_);
-    case Kind::kZipf: return fmt::format("zipf s={} on [{}, {}]", exponent_, a_, b_);
-    case Kind::kEmpirical: return fmt::format("empirical ({} values)", values_->size());
+    case Kind::kFixed:
+      return fmt::format("fixed {}", a_);
+    case Kind::kUniform:
+      return fmt::format("uniform [{}, {}]", a_, b_);
+    case Kind::kLognormal:
+      return fmt::format("lognormal mean {:.1f} sigma {}", mean(), b_);
+    case Kind::kZipf:
+      return fmt::format("zipf s={} on [{}, {}]", exponent_, a_, b_);
+    case Kind::kEmpirical:
+      return fmt::format("empirical ({} values)", values_->size());
   }
   return "?";
 }

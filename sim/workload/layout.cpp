@@ -49,7 +49,8 @@ GroupDimension make_dimension(const Cluster& cluster, int world, const GroupSpec
     return spec.node->has(size_key) ? spec.node->at(size_key) : *spec.node;
   };
   if (dim.size > world || world % dim.size != 0) {
-    locate(false).fail(fmt::format("expected a group size that divides the {} ranks, got {}", world, dim.size));
+    locate(false).fail(
+        fmt::format("expected a group size that divides the {} ranks, got {}", world, dim.size));
   }
   const auto domain = domains(cluster, world, spec.level);
   std::map<int, int> domain_size;
@@ -57,8 +58,9 @@ GroupDimension make_dimension(const Cluster& cluster, int world, const GroupSpec
   int largest = 0;
   for (const auto& [d, n] : domain_size) largest = std::max(largest, n);
   if (dim.size > largest) {
-    locate(true).fail(fmt::format("a group of {} ranks does not fit in one {}: the largest {} holds {} of the {} ranks",
-                                  dim.size, level_name(spec.level), to_string(spec.level), largest, world));
+    locate(true).fail(fmt::format(
+        "a group of {} ranks does not fit in one {}: the largest {} holds {} of the {} ranks",
+        dim.size, level_name(spec.level), to_string(spec.level), largest, world));
   }
   const int blocks = world / dim.size;
   dim.block.resize(static_cast<std::size_t>(world));
@@ -69,9 +71,11 @@ GroupDimension make_dimension(const Cluster& cluster, int world, const GroupSpec
     for (int i = 0; i < dim.size; ++i) {
       const int r = b * dim.size + i;
       if (domain[static_cast<std::size_t>(r)] != domain[static_cast<std::size_t>(b * dim.size)]) {
-        locate(true).fail(fmt::format(
-            "a group of {} ranks does not fit in one {}: ranks {}-{} (GPUs in topology order) span two {}s",
-            dim.size, level_name(spec.level), b * dim.size, (b + 1) * dim.size - 1, to_string(spec.level)));
+        locate(true).fail(
+            fmt::format("a group of {} ranks does not fit in one {}: ranks {}-{} (GPUs in topology "
+                        "order) span two {}s",
+                        dim.size, level_name(spec.level), b * dim.size, (b + 1) * dim.size - 1,
+                        to_string(spec.level)));
       }
       g.ranks.push_back(r);
       dim.block[static_cast<std::size_t>(r)] = static_cast<int>(groups.size());
@@ -103,10 +107,13 @@ std::vector<int> domains(const Cluster& cluster, int world, PlacementLevel level
   for (int r = 0; r < world; ++r) {
     const auto& g = cluster.gpu(r);
     long key = 0;
-    if (level == PlacementLevel::kHost) key = g.host;
-    else if (level == PlacementLevel::kDatacenter) key = g.datacenter;
-    else key = leaves[static_cast<std::size_t>(g.host)] >= 0 ? leaves[static_cast<std::size_t>(g.host)]
-                                                             : -1 - g.host;
+    if (level == PlacementLevel::kHost)
+      key = g.host;
+    else if (level == PlacementLevel::kDatacenter)
+      key = g.datacenter;
+    else
+      key = leaves[static_cast<std::size_t>(g.host)] >= 0 ? leaves[static_cast<std::size_t>(g.host)]
+                                                          : -1 - g.host;
     out[static_cast<std::size_t>(r)] = ids.emplace(key, static_cast<int>(ids.size())).first->second;
   }
   return out;
@@ -116,7 +123,8 @@ Layout Layout::build(const Cluster& cluster, const ParallelPlan& plan) {
   Layout L;
   L.world = plan.ranks == 0 ? cluster.gpu_count() : plan.ranks;
   if (L.world > cluster.gpu_count()) {
-    plan.ranks_node->fail(fmt::format("expected at most the cluster's {} GPUs, got {}", cluster.gpu_count(), L.world));
+    plan.ranks_node->fail(fmt::format("expected at most the cluster's {} GPUs, got {}",
+                                      cluster.gpu_count(), L.world));
   }
   ProcessGroup all{"all", {}};
   for (int r = 0; r < L.world; ++r) all.ranks.push_back(r);
@@ -128,27 +136,34 @@ Layout Layout::build(const Cluster& cluster, const ParallelPlan& plan) {
     L.fsdp = make_dimension(cluster, L.world, plan.fsdp, "group_size", "fsdp", L.groups);
   }
   L.sparse = make_dimension(cluster, L.world, plan.sparse, "group_size", "sparse_mp", L.groups);
-  if (plan.expert.size > 1) L.expert = make_dimension(cluster, L.world, plan.expert, "expert_parallel", "moe_ep", L.groups);
+  if (plan.expert.size > 1)
+    L.expert = make_dimension(cluster, L.world, plan.expert, "expert_parallel", "moe_ep", L.groups);
 
   // Datacenter blocks for the overlapped cross-datacenter sync.
   L.rank_dc.resize(static_cast<std::size_t>(L.world));
-  for (int r = 0; r < L.world; ++r) L.rank_dc[static_cast<std::size_t>(r)] = cluster.gpu(r).datacenter;
+  for (int r = 0; r < L.world; ++r)
+    L.rank_dc[static_cast<std::size_t>(r)] = cluster.gpu(r).datacenter;
   if (plan.schedule.cross_dc == CrossDcSync::kOverlapped) {
     std::map<int, std::vector<int>> by_dc;
     for (int r = 0; r < L.world; ++r) by_dc[L.rank_dc[static_cast<std::size_t>(r)]].push_back(r);
     const std::size_t per_dc = by_dc.begin()->second.size();
     for (const auto& [dc, ranks] : by_dc) {
       if (ranks.size() != per_dc) {
-        throw ConfigError(plan.file, "/schedule/cross_dc_sync",
-                          fmt::format("\"overlapped\" needs the same number of ranks in every datacenter, got {} "
-                                      "and {}", per_dc, ranks.size()));
+        throw ConfigError(
+            plan.file, "/schedule/cross_dc_sync",
+            fmt::format("\"overlapped\" needs the same number of ranks in every datacenter, got {} "
+                        "and {}",
+                        per_dc, ranks.size()));
       }
     }
     L.dc_block.resize(static_cast<std::size_t>(L.world));
     L.dc_replica.resize(static_cast<std::size_t>(L.world));
     for (const auto& [dc, ranks] : by_dc) {
-      L.groups.push_back({fmt::format("dense_dc/{}", cluster.datacenters()[static_cast<std::size_t>(dc)].name), ranks});
-      for (int r : ranks) L.dc_block[static_cast<std::size_t>(r)] = static_cast<int>(L.groups.size()) - 1;
+      L.groups.push_back(
+          {fmt::format("dense_dc/{}", cluster.datacenters()[static_cast<std::size_t>(dc)].name),
+           ranks});
+      for (int r : ranks)
+        L.dc_block[static_cast<std::size_t>(r)] = static_cast<int>(L.groups.size()) - 1;
     }
     for (std::size_t i = 0; i < per_dc; ++i) {
       ProcessGroup g{fmt::format("dense_xdc/{}", i), {}};

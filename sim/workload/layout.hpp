@@ -27,11 +27,11 @@ struct Layout {
   int world = 0;
   int replicas = 0;  // data-parallel replicas = world / context-parallel degree
   std::vector<ProcessGroup> groups;
-  int all = -1;            // every rank (DDP, flat sync)
+  int all = -1;  // every rank (DDP, flat sync)
   GroupDimension cp, fsdp, sparse, expert;
-  std::vector<int> dc_block;       // per rank: its datacenter's ranks (overlapped sync)
-  std::vector<int> dc_replica;     // per rank: same position in each datacenter
-  std::vector<int> rank_dc;        // per rank: datacenter index
+  std::vector<int> dc_block;    // per rank: its datacenter's ranks (overlapped sync)
+  std::vector<int> dc_replica;  // per rank: same position in each datacenter
+  std::vector<int> rank_dc;     // per rank: datacenter index
 
   static Layout build(const topology::Cluster& cluster, const ParallelPlan& plan);
 };

@@ -77,8 +77,8 @@ std::vector<int> balance_karmarkar_karp(const std::vector<double>& costs, int bi
     }
     tuples[b].clear();
     tuples[b].shrink_to_fit();
-    const auto [lo, hi] = std::minmax_element(ta.begin(), ta.end(),
-                                              [](const Slot& x, const Slot& y) { return x.sum < y.sum; });
+    const auto [lo, hi] = std::minmax_element(
+        ta.begin(), ta.end(), [](const Slot& x, const Slot& y) { return x.sum < y.sum; });
     heap.emplace(hi->sum - lo->sum, -static_cast<std::int32_t>(a));
   }
   std::vector<int> out(costs.size(), 0);

@@ -16,8 +16,9 @@ double RankMemory::total() const {
 }
 
 const MemoryTerm& RankMemory::dominant() const {
-  return *std::max_element(terms.begin(), terms.end(),
-                           [](const MemoryTerm& a, const MemoryTerm& b) { return a.bytes < b.bytes; });
+  return *std::max_element(
+      terms.begin(), terms.end(),
+      [](const MemoryTerm& a, const MemoryTerm& b) { return a.bytes < b.bytes; });
 }
 
 double RankMemory::term(const std::string& name) const {
@@ -30,8 +31,9 @@ double RankMemory::term(const std::string& name) const {
 MemoryFit MemoryReport::fits(double capacity) const {
   MemoryFit f;
   if (ranks.empty()) return f;
-  const auto worst = std::max_element(ranks.begin(), ranks.end(),
-                                      [](const RankMemory& a, const RankMemory& b) { return a.total() < b.total(); });
+  const auto worst = std::max_element(
+      ranks.begin(), ranks.end(),
+      [](const RankMemory& a, const RankMemory& b) { return a.total() < b.total(); });
   f.rank = worst->rank;
   f.total = worst->total();
   f.excess = f.total - capacity;
@@ -45,7 +47,8 @@ MemoryReport memory_per_rank(const TrainingScenario& sc) {
   const Layout& L = sc.layout;
   const ModelConfig& model = sc.model;
   const ParallelPlan& plan = sc.plan;
-  const int host_size = sc.cluster.hosts().empty() ? 1 : static_cast<int>(sc.cluster.hosts().front().gpus.size());
+  const int host_size =
+      sc.cluster.hosts().empty() ? 1 : static_cast<int>(sc.cluster.hosts().front().gpus.size());
   const detail::DenseStack stack(model, plan);
   const ShardMap map = ShardMap::build(model, plan, L.sparse.size, host_size);
   std::vector<std::vector<ReplicaBatch>> batches;
@@ -56,11 +59,13 @@ MemoryReport memory_per_rank(const TrainingScenario& sc) {
   const int e_opt = bytes_per_element(model.embedding_optimizer_dtype);
   const bool fsdp = plan.dense == DenseParallelism::kFsdp;
   double params = stack.total_params(), largest_layer = 0;
-  for (int i = 0; i < stack.layers(); ++i) largest_layer = std::max(largest_layer, stack.layer_params(i));
+  for (int i = 0; i < stack.layers(); ++i)
+    largest_layer = std::max(largest_layer, stack.layer_params(i));
   const double shard = fsdp ? 1.0 / L.fsdp.size : 1.0;
   double dp_elems = 0, dp_rows = 0;
   for (int t : map.data_parallel_tables) {
-    dp_elems += static_cast<double>(model.tables[static_cast<std::size_t>(t)].rows) * model.tables[static_cast<std::size_t>(t)].dim;
+    dp_elems += static_cast<double>(model.tables[static_cast<std::size_t>(t)].rows) *
+                model.tables[static_cast<std::size_t>(t)].dim;
     dp_rows += static_cast<double>(model.tables[static_cast<std::size_t>(t)].rows);
   }
 
@@ -73,14 +78,16 @@ MemoryReport memory_per_rank(const TrainingScenario& sc) {
       std::vector<std::vector<double>> ids(static_cast<std::size_t>(M));
       std::vector<double> samples(static_cast<std::size_t>(M));
       for (int i = 0; i < M; ++i) {
-        const auto& b = batches[static_cast<std::size_t>(s)][static_cast<std::size_t>((block * M + i) / L.cp.size)];
+        const auto& b = batches[static_cast<std::size_t>(s)]
+                               [static_cast<std::size_t>((block * M + i) / L.cp.size)];
         for (double x : b.ids) ids[static_cast<std::size_t>(i)].push_back(x / L.cp.size);
         samples[static_cast<std::size_t>(i)] = static_cast<double>(b.samples) / L.cp.size;
       }
       const detail::SparseTraffic traffic(model, sc.data, map, std::move(ids), std::move(samples));
       if (M > 1 && map.has_sharded()) {
         for (int i = 0; i < M; ++i) {
-          out_buffers[static_cast<std::size_t>(i)] = std::max(out_buffers[static_cast<std::size_t>(i)], traffic.output_buffer_bytes(i));
+          out_buffers[static_cast<std::size_t>(i)] =
+              std::max(out_buffers[static_cast<std::size_t>(i)], traffic.output_buffer_bytes(i));
         }
       }
     }
@@ -93,7 +100,8 @@ MemoryReport memory_per_rank(const TrainingScenario& sc) {
       double act = 0, scores = 0, padded = 0, emb_act = 0, layer_buffer = 0, ids_bytes = 0;
       std::vector<MemoryTerm> layers(static_cast<std::size_t>(stack.layers()));
       for (int s = 0; s < sc.steps; ++s) {
-        const auto& b = batches[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank / L.cp.size)];
+        const auto& b =
+            batches[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank / L.cp.size)];
         const auto shape = detail::shape_of(b, L.cp.size);
         double a = 0, sc_j = 0, sc_p = 0, buf = 0;
         for (int l = 0; l < stack.layers(); ++l) {
@@ -120,13 +128,15 @@ MemoryReport memory_per_rank(const TrainingScenario& sc) {
         ids_bytes = std::max(ids_bytes, idb);
       }
       const double dense_params = params * e_param * shard + (fsdp ? largest_layer * e_param : 0);
-      const double ddp_buffers = fsdp ? 0 : 2.0 * std::min(static_cast<double>(plan.bucket_size), params * e_param);
+      const double ddp_buffers =
+          fsdp ? 0 : 2.0 * std::min(static_cast<double>(plan.bucket_size), params * e_param);
       rm.terms = {
           {"dense_params", dense_params},
           {"dense_grads", params * e_param * shard},
           {"dense_optimizer", optimizer_state_bytes(model.dense_optimizer, params * shard, 1, 4)},
           {"embedding_weights", elems * e_w},
-          {"embedding_optimizer", optimizer_state_bytes(model.embedding_optimizer, rows, elems / rows, e_opt)},
+          {"embedding_optimizer",
+           optimizer_state_bytes(model.embedding_optimizer, rows, elems / rows, e_opt)},
           {"embedding_activations", emb_act},
           {"activations", act},
           {"attention_scores", scores},

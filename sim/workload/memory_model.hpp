@@ -29,10 +29,10 @@ struct MemoryTerm {
 
 struct RankMemory {
   int rank = 0;
-  std::vector<MemoryTerm> terms;           // the terms above, in that order
+  std::vector<MemoryTerm> terms;              // the terms above, in that order
   std::vector<MemoryTerm> layer_activations;  // per dense layer (activations + scores)
-  double attention_jagged_bytes = 0;       // = attention_scores
-  double attention_padded_bytes = 0;       // what padded attention would keep
+  double attention_jagged_bytes = 0;          // = attention_scores
+  double attention_padded_bytes = 0;          // what padded attention would keep
   double total() const;
   const MemoryTerm& dominant() const;
   double term(const std::string& name) const;  // 0 when absent
@@ -41,10 +41,10 @@ struct RankMemory {
 /// fits(): whether the fullest rank fits, and if not by how much and why.
 struct MemoryFit {
   bool fits = true;
-  int rank = 0;            // the rank with the largest total
-  double total = 0;        // its bytes
-  double excess = 0;       // total - capacity (negative: headroom)
-  std::string dominant;    // its largest term
+  int rank = 0;          // the rank with the largest total
+  double total = 0;      // its bytes
+  double excess = 0;     // total - capacity (negative: headroom)
+  std::string dominant;  // its largest term
   double dominant_bytes = 0;
 };
 

@@ -48,7 +48,9 @@ void parse_embedding(const ConfigNode& node, ModelConfig& m) {
     table.rows = t.positive_integer("rows");
     table.dim = positive_int(t, "dim");
     const std::string pooling = t.choice_or("pooling", {"sum", "mean", "sequence"}, "sum");
-    table.pooling = pooling == "sum" ? Pooling::kSum : pooling == "mean" ? Pooling::kMean : Pooling::kSequence;
+    table.pooling = pooling == "sum"    ? Pooling::kSum
+                    : pooling == "mean" ? Pooling::kMean
+                                        : Pooling::kSequence;
     m.tables.push_back(std::move(table));
   }
 }
@@ -96,7 +98,8 @@ void parse_dense(const ConfigNode& node, ModelConfig& m) {
     m.moe.top_k = positive_int(*e, "top_k");
     m.moe.expert_hidden = positive_int(*e, "expert_hidden");
     if (m.moe.top_k > m.moe.experts) {
-      e->at("top_k").fail(fmt::format("expected top_k <= experts ({}), got {}", m.moe.experts, m.moe.top_k));
+      e->at("top_k").fail(
+          fmt::format("expected top_k <= experts ({}), got {}", m.moe.experts, m.moe.top_k));
     }
     m.moe.precision = precision_or(*e, "precision", compute);
   }
@@ -106,20 +109,28 @@ void parse_dense(const ConfigNode& node, ModelConfig& m) {
 
 const char* to_string(Optimizer o) {
   switch (o) {
-    case Optimizer::kRowWiseAdagrad: return "rowwise_adagrad";
-    case Optimizer::kAdagrad: return "adagrad";
-    case Optimizer::kAdam: return "adam";
-    case Optimizer::kSgd: return "sgd";
+    case Optimizer::kRowWiseAdagrad:
+      return "rowwise_adagrad";
+    case Optimizer::kAdagrad:
+      return "adagrad";
+    case Optimizer::kAdam:
+      return "adam";
+    case Optimizer::kSgd:
+      return "sgd";
   }
   return "?";
 }
 
 double optimizer_state_bytes(Optimizer o, double rows, double dim, int state_bytes) {
   switch (o) {
-    case Optimizer::kRowWiseAdagrad: return rows * state_bytes;
-    case Optimizer::kAdagrad: return rows * dim * state_bytes;
-    case Optimizer::kAdam: return 2 * rows * dim * state_bytes;
-    case Optimizer::kSgd: return 0;
+    case Optimizer::kRowWiseAdagrad:
+      return rows * state_bytes;
+    case Optimizer::kAdagrad:
+      return rows * dim * state_bytes;
+    case Optimizer::kAdam:
+      return 2 * rows * dim * state_bytes;
+    case Optimizer::kSgd:
+      return 0;
   }
   return 0;
 }
@@ -155,9 +166,13 @@ ModelConfig ModelConfig::from_config(const ConfigNode& node) {
     for (std::size_t i = 0; i < m.tables.size(); ++i) {
       const auto& t = m.tables[i];
       if (t.pooling == Pooling::kSequence || width == 0 || t.dim == width) continue;
-      node.at("embedding").at("tables").at(i).at("dim").fail(fmt::format(
-          "dot interaction needs every pooled table's dim to equal the bottom MLP output ({}), got {}",
-          width, t.dim));
+      node.at("embedding")
+          .at("tables")
+          .at(i)
+          .at("dim")
+          .fail(fmt::format("dot interaction needs every pooled table's dim to equal the bottom "
+                            "MLP output ({}), got {}",
+                            width, t.dim));
     }
   }
   if (!m.has_hstu() && m.top_mlp.layers.empty()) {

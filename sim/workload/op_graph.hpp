@@ -36,13 +36,13 @@ using Kernel = cost::KernelWork;
 
 /// What a communication op is for: the report's breakdown classes and priority hints.
 enum class CommClass {
-  kInputDist,       // all-to-all of sparse ids (and lengths) to embedding shards
-  kOutputDist,      // all-to-all(-v) of pooled or sequence embeddings back
-  kGradDist,        // all-to-all of embedding gradients to shards (backward)
-  kDenseSync,       // DDP gradient buckets / FSDP gather and reduce-scatter
-  kContextParallel, // HSTU context parallelism (K/V all-gather or all-to-all)
-  kReplicaSync,     // 2D sparse parallelism: embedding replicas across groups
-  kMoe,             // expert all-to-all
+  kInputDist,        // all-to-all of sparse ids (and lengths) to embedding shards
+  kOutputDist,       // all-to-all(-v) of pooled or sequence embeddings back
+  kGradDist,         // all-to-all of embedding gradients to shards (backward)
+  kDenseSync,        // DDP gradient buckets / FSDP gather and reduce-scatter
+  kContextParallel,  // HSTU context parallelism (K/V all-gather or all-to-all)
+  kReplicaSync,      // 2D sparse parallelism: embedding replicas across groups
+  kMoe,              // expert all-to-all
 };
 inline constexpr int kCommClassCount = 7;
 const char* to_string(CommClass c);
@@ -50,13 +50,13 @@ const char* to_string(CommClass c);
 struct CollectiveCall {
   network::CollectiveOp op = network::CollectiveOp::kAllReduce;
   network::Algorithm algorithm = network::Algorithm::kAuto;
-  int group = 0;              // index into OpGraph::groups
-  Bytes bytes = 0;            // nccl-tests convention (see network/collective.hpp)
+  int group = 0;                // index into OpGraph::groups
+  Bytes bytes = 0;              // nccl-tests convention (see network/collective.hpp)
   std::vector<Bytes> send_row;  // all_to_allv: bytes this rank sends to each group member
                                 // (all_to_all: `bytes` is this rank's buffer; members may differ)
   CommClass comm_class = CommClass::kDenseSync;
-  int priority = 0;           // engine priority class (0 first)
-  bool sm_free = false;       // runs on copy engines: takes no SMs from compute
+  int priority = 0;      // engine priority class (0 first)
+  bool sm_free = false;  // runs on copy engines: takes no SMs from compute
 };
 
 enum class OpKind { kKernel, kCollective };
@@ -67,25 +67,25 @@ const char* to_string(StepPhase p);
 
 struct Op {
   OpKind kind = OpKind::kKernel;
-  std::int32_t name = 0;          // index into OpGraph::names
-  std::int32_t stream = 0;        // index into OpGraph::streams
+  std::int32_t name = 0;    // index into OpGraph::names
+  std::int32_t stream = 0;  // index into OpGraph::streams
   std::int32_t step = 0;
   StepPhase phase = StepPhase::kForward;
-  std::vector<std::int32_t> deps; // indices of earlier ops of the same rank
-  Kernel kernel;                  // when kind == kKernel
-  CollectiveCall collective;      // when kind == kCollective
+  std::vector<std::int32_t> deps;  // indices of earlier ops of the same rank
+  Kernel kernel;                   // when kind == kKernel
+  CollectiveCall collective;       // when kind == kCollective
 };
 
 struct RankOps {
   int rank = 0;
-  int gpu = 0;                    // cluster GPU this rank runs on
-  std::vector<Op> ops;            // topologically ordered: deps point backwards
-  std::int64_t samples = 0;       // samples this rank trains on per step
+  int gpu = 0;               // cluster GPU this rank runs on
+  std::vector<Op> ops;       // topologically ordered: deps point backwards
+  std::int64_t samples = 0;  // samples this rank trains on per step
 };
 
 struct ProcessGroup {
-  std::string name;               // e.g. "dp", "sparse_mp/3", "cp/12"
-  std::vector<int> ranks;         // global ranks; rank i of the group is ranks[i]
+  std::string name;        // e.g. "dp", "sparse_mp/3", "cp/12"
+  std::vector<int> ranks;  // global ranks; rank i of the group is ranks[i]
 };
 
 struct OpGraph {

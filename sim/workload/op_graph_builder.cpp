@@ -27,7 +27,7 @@ struct Streams {
 struct Names {
   std::int32_t input_dist, lookup, output_dist, grad_dist, update, replica_sync, optimizer;
   std::int32_t expert_sync, dp_tables_sync;
-  std::vector<std::int32_t> stack;  // DenseStack name -> graph name
+  std::vector<std::int32_t> stack;             // DenseStack name -> graph name
   std::vector<std::int32_t> ddp, rs, xdc, ag;  // per bucket
   std::vector<std::int32_t> fsdp_ag_fwd, fsdp_ag_bwd, fsdp_rs, fsdp_ar;  // per layer
 };
@@ -35,9 +35,12 @@ struct Names {
 /// Everything shared by all ranks.
 struct Shared {
   Shared(const TrainingScenario& scenario, int host_size)
-      : sc(scenario), layout(scenario.layout), sched(scenario.plan.schedule),
+      : sc(scenario),
+        layout(scenario.layout),
+        sched(scenario.plan.schedule),
         stack(scenario.model, scenario.plan),
-        map(ShardMap::build(scenario.model, scenario.plan, scenario.layout.sparse.size, host_size)) {}
+        map(ShardMap::build(scenario.model, scenario.plan, scenario.layout.sparse.size,
+                            host_size)) {}
 
   const TrainingScenario& sc;
   const Layout& layout;
@@ -48,26 +51,32 @@ struct Shared {
   Names nm;
   int steps = 1;
   int lookahead = 0;
-  int dcs = 1;           // datacenters among the ranks
+  int dcs = 1;                                     // datacenters among the ranks
   std::vector<std::vector<ReplicaBatch>> batches;  // [step][replica]
   std::vector<double> slowdown;                    // per rank
 };
 
 class RankBuilder {
  public:
-  RankBuilder(const Shared& sh, RankOps& out, const std::vector<const SparseTraffic*>& traffic, int member)
+  RankBuilder(const Shared& sh, RankOps& out, const std::vector<const SparseTraffic*>& traffic,
+              int member)
       : sh_(sh), out_(out), traffic_(traffic), member_(member), rank_(out.rank) {}
 
   void build() {
     std::vector<std::int32_t> sparse_ready(static_cast<std::size_t>(sh_.steps), -1);
-    for (int s = 0; s < std::min(sh_.lookahead, sh_.steps); ++s) sparse_ready[static_cast<std::size_t>(s)] = sparse_forward(s);
+    for (int s = 0; s < std::min(sh_.lookahead, sh_.steps); ++s)
+      sparse_ready[static_cast<std::size_t>(s)] = sparse_forward(s);
     std::vector<std::int32_t> pending_xdc;  // overlapped sync: waited on by the next optimizer
     std::int32_t prev_opt = -1;
     for (int s = 0; s < sh_.steps; ++s) {
-      noise_ = Rng(sh_.sc.seed).fork(0x5EEDULL).fork(static_cast<std::uint64_t>(rank_)).fork(static_cast<std::uint64_t>(s));
+      noise_ = Rng(sh_.sc.seed)
+                   .fork(0x5EEDULL)
+                   .fork(static_cast<std::uint64_t>(rank_))
+                   .fork(static_cast<std::uint64_t>(s));
       const int ahead = s + sh_.lookahead;
       if (ahead < sh_.steps) {
-        sparse_ready[static_cast<std::size_t>(ahead)] = sparse_forward(ahead, sh_.lookahead == 0 ? prev_opt : -1);
+        sparse_ready[static_cast<std::size_t>(ahead)] =
+            sparse_forward(ahead, sh_.lookahead == 0 ? prev_opt : -1);
       }
       prev_opt = dense_step(s, sparse_ready[static_cast<std::size_t>(s)], prev_opt, pending_xdc);
     }
@@ -100,8 +109,9 @@ class RankBuilder {
     return add(std::move(op), name, stream, step, phase, deps);
   }
 
-  std::int32_t collective(CollectiveOp cop, int group, Bytes bytes, CommClass cls, std::int32_t name,
-                          std::int32_t stream, int step, StepPhase phase, std::initializer_list<std::int32_t> deps,
+  std::int32_t collective(CollectiveOp cop, int group, Bytes bytes, CommClass cls,
+                          std::int32_t name, std::int32_t stream, int step, StepPhase phase,
+                          std::initializer_list<std::int32_t> deps,
                           Algorithm algo = Algorithm::kAuto, std::vector<Bytes> row = {}) {
     Op op;
     op.kind = OpKind::kCollective;
@@ -138,26 +148,29 @@ class RankBuilder {
     const auto& nm = sh_.nm;
     std::int32_t in = -1;
     if (sparse_comm()) {
-      in = collective(CollectiveOp::kAllToAllV, sparse_group(), 0, CommClass::kInputDist, nm.input_dist,
-                      sh_.st.embedding_comm, step, StepPhase::kInput, {after}, Algorithm::kAuto, t.input_row(member_));
+      in = collective(CollectiveOp::kAllToAllV, sparse_group(), 0, CommClass::kInputDist,
+                      nm.input_dist, sh_.st.embedding_comm, step, StepPhase::kInput, {after},
+                      Algorithm::kAuto, t.input_row(member_));
     }
     const std::int32_t stream = sh_.lookahead > 0 ? sh_.st.sparse_compute : sh_.st.compute;
-    const std::int32_t look = kernel(t.lookup(member_), nm.lookup, stream, step, StepPhase::kInput, {in, after});
+    const std::int32_t look =
+        kernel(t.lookup(member_), nm.lookup, stream, step, StepPhase::kInput, {in, after});
     if (!sparse_comm()) return look;
-    return collective(CollectiveOp::kAllToAllV, sparse_group(), 0, CommClass::kOutputDist, nm.output_dist,
-                      sh_.st.embedding_comm, step, StepPhase::kForward, {look}, Algorithm::kAuto,
-                      t.output_row(member_));
+    return collective(CollectiveOp::kAllToAllV, sparse_group(), 0, CommClass::kOutputDist,
+                      nm.output_dist, sh_.st.embedding_comm, step, StepPhase::kForward, {look},
+                      Algorithm::kAuto, t.output_row(member_));
   }
 
   /// Emits one layer's work items chained after `last`; returns the new last op.
-  std::int32_t emit_items(const std::vector<detail::WorkItem>& items, std::int32_t last, int step, StepPhase phase,
-                          std::int32_t extra_dep, std::int32_t extra_dep2 = -1) {
+  std::int32_t emit_items(const std::vector<detail::WorkItem>& items, std::int32_t last, int step,
+                          StepPhase phase, std::int32_t extra_dep, std::int32_t extra_dep2 = -1) {
     for (const auto& w : items) {
       const std::int32_t name = sh_.nm.stack[static_cast<std::size_t>(w.name)];
       if (w.is_comm) {
-        const auto& dim = w.group == CommGroup::kContextParallel ? sh_.layout.cp : sh_.layout.expert;
-        last = collective(w.op, dim.block[static_cast<std::size_t>(rank_)], w.bytes, w.comm_class, name,
-                          sh_.st.cp_comm, step, phase, {last, extra_dep, extra_dep2});
+        const auto& dim =
+            w.group == CommGroup::kContextParallel ? sh_.layout.cp : sh_.layout.expert;
+        last = collective(w.op, dim.block[static_cast<std::size_t>(rank_)], w.bytes, w.comm_class,
+                          name, sh_.st.cp_comm, step, phase, {last, extra_dep, extra_dep2});
       } else {
         last = kernel(w.kernel, name, sh_.st.compute, step, phase, {last, extra_dep, extra_dep2});
       }
@@ -167,8 +180,8 @@ class RankBuilder {
   }
 
   /// Dense sync of one DDP bucket; appends the ops the optimizer waits on.
-  void sync_bucket(int b, Bytes bytes, std::int32_t ready, int step, std::vector<std::int32_t>& waits,
-                   std::vector<std::int32_t>& xdc) {
+  void sync_bucket(int b, Bytes bytes, std::int32_t ready, int step,
+                   std::vector<std::int32_t>& waits, std::vector<std::int32_t>& xdc) {
     const auto& nm = sh_.nm;
     const auto& L = sh_.layout;
     const auto r = static_cast<std::size_t>(rank_);
@@ -178,26 +191,36 @@ class RankBuilder {
       return;
     }
     if (sh_.sched.cross_dc == CrossDcSync::kOverlapped && sh_.dcs > 1) {
-      const std::int32_t rs = collective(CollectiveOp::kReduceScatter, L.dc_block[r], bytes, CommClass::kDenseSync,
-                                         nm.rs[static_cast<std::size_t>(b)], stream, step, StepPhase::kBackward, {ready});
-      const Bytes shard = bytes / static_cast<Bytes>(L.groups[static_cast<std::size_t>(L.dc_block[r])].ranks.size());
-      xdc.push_back(collective(CollectiveOp::kAllReduce, L.dc_replica[r], shard, CommClass::kDenseSync,
-                               nm.xdc[static_cast<std::size_t>(b)], sh_.st.xdc_comm, step, StepPhase::kBackward, {rs}));
-      waits.push_back(collective(CollectiveOp::kAllGather, L.dc_block[r], bytes, CommClass::kDenseSync,
-                                 nm.ag[static_cast<std::size_t>(b)], stream, step, StepPhase::kBackward, {rs}));
+      const std::int32_t rs = collective(CollectiveOp::kReduceScatter, L.dc_block[r], bytes,
+                                         CommClass::kDenseSync, nm.rs[static_cast<std::size_t>(b)],
+                                         stream, step, StepPhase::kBackward, {ready});
+      const Bytes shard =
+          bytes /
+          static_cast<Bytes>(L.groups[static_cast<std::size_t>(L.dc_block[r])].ranks.size());
+      xdc.push_back(collective(CollectiveOp::kAllReduce, L.dc_replica[r], shard,
+                               CommClass::kDenseSync, nm.xdc[static_cast<std::size_t>(b)],
+                               sh_.st.xdc_comm, step, StepPhase::kBackward, {rs}));
+      waits.push_back(collective(CollectiveOp::kAllGather, L.dc_block[r], bytes,
+                                 CommClass::kDenseSync, nm.ag[static_cast<std::size_t>(b)], stream,
+                                 step, StepPhase::kBackward, {rs}));
       return;
     }
-    const Algorithm algo = sh_.sched.cross_dc == CrossDcSync::kHierarchical ? Algorithm::kHierarchical : Algorithm::kAuto;
+    const Algorithm algo = sh_.sched.cross_dc == CrossDcSync::kHierarchical
+                               ? Algorithm::kHierarchical
+                               : Algorithm::kAuto;
     waits.push_back(collective(CollectiveOp::kAllReduce, L.all, bytes, CommClass::kDenseSync,
-                               nm.ddp[static_cast<std::size_t>(b)], stream, step, StepPhase::kBackward, {ready}, algo));
+                               nm.ddp[static_cast<std::size_t>(b)], stream, step,
+                               StepPhase::kBackward, {ready}, algo));
   }
 
-  std::int32_t dense_step(int s, std::int32_t sparse_ready, std::int32_t prev_opt, std::vector<std::int32_t>& pending_xdc) {
+  std::int32_t dense_step(int s, std::int32_t sparse_ready, std::int32_t prev_opt,
+                          std::vector<std::int32_t>& pending_xdc) {
     const auto& sc = sh_.sc;
     const auto& L = sh_.layout;
     const auto r = static_cast<std::size_t>(rank_);
     const int replica = rank_ / L.cp.size;
-    const auto shape = detail::shape_of(sh_.batches[static_cast<std::size_t>(s)][static_cast<std::size_t>(replica)], L.cp.size);
+    const auto shape = detail::shape_of(
+        sh_.batches[static_cast<std::size_t>(s)][static_cast<std::size_t>(replica)], L.cp.size);
     const bool fsdp = sc.plan.dense == DenseParallelism::kFsdp;
     const double e_param = bytes_per_element(sc.model.param_dtype);
     const int n = sh_.stack.layers();
@@ -211,12 +234,14 @@ class RankBuilder {
     for (int i = 0; i < n; ++i) {
       std::int32_t gather = -1;
       if (fsdp) {
-        gather = collective(CollectiveOp::kAllGather, L.fsdp.block[r], static_cast<Bytes>(sh_.stack.layer_params(i) * e_param),
-                            CommClass::kDenseSync, sh_.nm.fsdp_ag_fwd[static_cast<std::size_t>(i)], sh_.st.dense_comm, s,
-                            StepPhase::kForward, {prev_opt});
+        gather = collective(CollectiveOp::kAllGather, L.fsdp.block[r],
+                            static_cast<Bytes>(sh_.stack.layer_params(i) * e_param),
+                            CommClass::kDenseSync, sh_.nm.fsdp_ag_fwd[static_cast<std::size_t>(i)],
+                            sh_.st.dense_comm, s, StepPhase::kForward, {prev_opt});
       }
       if (last < 0) last = prev_opt;
-      last = emit_items(work[static_cast<std::size_t>(i)].forward, last, s, StepPhase::kForward, first_dep, gather);
+      last = emit_items(work[static_cast<std::size_t>(i)].forward, last, s, StepPhase::kForward,
+                        first_dep, gather);
       first_dep = -1;
     }
     // Backward with DDP buckets / FSDP per layer.
@@ -226,29 +251,34 @@ class RankBuilder {
     for (int i = n - 1; i >= 0; --i) {
       std::int32_t gather = -1;
       if (fsdp) {
-        gather = collective(CollectiveOp::kAllGather, L.fsdp.block[r], static_cast<Bytes>(sh_.stack.layer_params(i) * e_param),
-                            CommClass::kDenseSync, sh_.nm.fsdp_ag_bwd[static_cast<std::size_t>(i)], sh_.st.dense_comm, s,
-                            StepPhase::kBackward, {last});
+        gather = collective(CollectiveOp::kAllGather, L.fsdp.block[r],
+                            static_cast<Bytes>(sh_.stack.layer_params(i) * e_param),
+                            CommClass::kDenseSync, sh_.nm.fsdp_ag_bwd[static_cast<std::size_t>(i)],
+                            sh_.st.dense_comm, s, StepPhase::kBackward, {last});
       }
-      last = emit_items(work[static_cast<std::size_t>(i)].backward, last, s, StepPhase::kBackward, gather);
+      last = emit_items(work[static_cast<std::size_t>(i)].backward, last, s, StepPhase::kBackward,
+                        gather);
       const double grad = sh_.stack.layer_params(i) * e_param;
       if (grad <= 0) continue;
       if (fsdp) {
-        const std::int32_t rs = collective(CollectiveOp::kReduceScatter, L.fsdp.block[r], static_cast<Bytes>(grad),
-                                           CommClass::kDenseSync, sh_.nm.fsdp_rs[static_cast<std::size_t>(i)],
-                                           sh_.st.dense_comm, s, StepPhase::kBackward, {last});
+        const std::int32_t rs =
+            collective(CollectiveOp::kReduceScatter, L.fsdp.block[r], static_cast<Bytes>(grad),
+                       CommClass::kDenseSync, sh_.nm.fsdp_rs[static_cast<std::size_t>(i)],
+                       sh_.st.dense_comm, s, StepPhase::kBackward, {last});
         if (L.fsdp.replica[r] >= 0) {
-          waits.push_back(collective(CollectiveOp::kAllReduce, L.fsdp.replica[r], static_cast<Bytes>(grad / L.fsdp.size),
-                                     CommClass::kDenseSync, sh_.nm.fsdp_ar[static_cast<std::size_t>(i)],
-                                     sh_.st.dense_comm, s, StepPhase::kBackward, {rs}));
+          waits.push_back(collective(CollectiveOp::kAllReduce, L.fsdp.replica[r],
+                                     static_cast<Bytes>(grad / L.fsdp.size), CommClass::kDenseSync,
+                                     sh_.nm.fsdp_ar[static_cast<std::size_t>(i)], sh_.st.dense_comm,
+                                     s, StepPhase::kBackward, {rs}));
         } else {
           waits.push_back(rs);
         }
       } else if (sh_.stack.expert_layer(i)) {
         if (L.expert.replica[r] >= 0) {
-          waits.push_back(collective(CollectiveOp::kAllReduce, L.expert.replica[r], static_cast<Bytes>(grad),
-                                     CommClass::kDenseSync, sh_.nm.expert_sync, sh_.st.dense_comm, s,
-                                     StepPhase::kBackward, {last}));
+          waits.push_back(collective(CollectiveOp::kAllReduce, L.expert.replica[r],
+                                     static_cast<Bytes>(grad), CommClass::kDenseSync,
+                                     sh_.nm.expert_sync, sh_.st.dense_comm, s, StepPhase::kBackward,
+                                     {last}));
         }
       } else {
         bucket += grad;
@@ -262,25 +292,29 @@ class RankBuilder {
     const SparseTraffic& t = *traffic_[static_cast<std::size_t>(s)];
     std::int32_t grad_dist = -1;
     if (sparse_comm()) {
-      grad_dist = collective(CollectiveOp::kAllToAllV, sparse_group(), 0, CommClass::kGradDist, sh_.nm.grad_dist,
-                             sh_.st.embedding_comm, s, StepPhase::kBackward, {last}, Algorithm::kAuto, t.grad_row(member_));
+      grad_dist = collective(CollectiveOp::kAllToAllV, sparse_group(), 0, CommClass::kGradDist,
+                             sh_.nm.grad_dist, sh_.st.embedding_comm, s, StepPhase::kBackward,
+                             {last}, Algorithm::kAuto, t.grad_row(member_));
     }
-    const std::int32_t update = kernel(t.update(member_), sh_.nm.update, sh_.st.compute, s, StepPhase::kBackward,
-                                       {last, grad_dist, pending_replica_});
+    const std::int32_t update = kernel(t.update(member_), sh_.nm.update, sh_.st.compute, s,
+                                       StepPhase::kBackward, {last, grad_dist, pending_replica_});
     pending_replica_ = -1;
     // Data-parallel tables' gradients join the last DDP bucket (or sync alone under FSDP).
     double dp_tables = 0;
     for (int table : sh_.map.data_parallel_tables) {
       const auto& tb = sc.model.tables[static_cast<std::size_t>(table)];
-      dp_tables += static_cast<double>(tb.rows) * tb.dim * bytes_per_element(sc.model.embedding_dtype);
+      dp_tables +=
+          static_cast<double>(tb.rows) * tb.dim * bytes_per_element(sc.model.embedding_dtype);
     }
     if (fsdp) {
       if (dp_tables > 0) {
-        waits.push_back(collective(CollectiveOp::kAllReduce, L.all, static_cast<Bytes>(dp_tables), CommClass::kDenseSync,
-                                   sh_.nm.dp_tables_sync, sh_.st.dense_comm, s, StepPhase::kBackward, {update}));
+        waits.push_back(collective(CollectiveOp::kAllReduce, L.all, static_cast<Bytes>(dp_tables),
+                                   CommClass::kDenseSync, sh_.nm.dp_tables_sync, sh_.st.dense_comm,
+                                   s, StepPhase::kBackward, {update}));
       }
     } else if (bucket + dp_tables > 0) {
-      sync_bucket(b++, static_cast<Bytes>(bucket + dp_tables), dp_tables > 0 ? update : last, s, waits, xdc_now);
+      sync_bucket(b++, static_cast<Bytes>(bucket + dp_tables), dp_tables > 0 ? update : last, s,
+                  waits, xdc_now);
     }
     // Replica sync every K steps is spread over the steps: each step all-reduces a
     // rotating 1/K slice of the shard (weights and optimizer state) on its own stream,
@@ -289,13 +323,16 @@ class RankBuilder {
     // carries the time-averaged cost and a short simulation still sees it.
     if (L.sparse.replica[r] >= 0 && sh_.map.has_sharded()) {
       const int m = member_;
-      const double elems = sh_.map.weight_elements(sc.model, m), rows = std::max(1.0, sh_.map.rows(sc.model, m));
-      const double bytes = elems * bytes_per_element(sc.model.embedding_dtype) +
-                           optimizer_state_bytes(sc.model.embedding_optimizer, rows, elems / rows,
-                                                 bytes_per_element(sc.model.embedding_optimizer_dtype));
+      const double elems = sh_.map.weight_elements(sc.model, m),
+                   rows = std::max(1.0, sh_.map.rows(sc.model, m));
+      const double bytes =
+          elems * bytes_per_element(sc.model.embedding_dtype) +
+          optimizer_state_bytes(sc.model.embedding_optimizer, rows, elems / rows,
+                                bytes_per_element(sc.model.embedding_optimizer_dtype));
       pending_replica_ = collective(CollectiveOp::kAllReduce, L.sparse.replica[r],
-                                    static_cast<Bytes>(bytes / sc.plan.replica_sync_every), CommClass::kReplicaSync,
-                                    sh_.nm.replica_sync, sh_.st.replica_comm, s, StepPhase::kOptimizer, {update});
+                                    static_cast<Bytes>(bytes / sc.plan.replica_sync_every),
+                                    CommClass::kReplicaSync, sh_.nm.replica_sync,
+                                    sh_.st.replica_comm, s, StepPhase::kOptimizer, {update});
     }
     // Dense optimizer: Adam reads p, g, m, v and writes p, m, v (7 x 4 bytes per parameter).
     double params = sh_.stack.total_params();
@@ -309,7 +346,8 @@ class RankBuilder {
     waits.push_back(update);
     for (auto x : pending_xdc) waits.push_back(x);
     pending_xdc = std::move(xdc_now);
-    const std::int32_t o = kernel(opt, sh_.nm.optimizer, sh_.st.compute, s, StepPhase::kOptimizer, {});
+    const std::int32_t o =
+        kernel(opt, sh_.nm.optimizer, sh_.st.compute, s, StepPhase::kOptimizer, {});
     auto& deps = out_.ops[static_cast<std::size_t>(o)].deps;
     deps.assign(waits.begin(), waits.end());
     deps.push_back(last);
@@ -356,7 +394,8 @@ Names intern_names(OpGraph& g, const DenseStack& stack, int buckets) {
 
 OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options) {
   const Layout& L = sc.layout;
-  const int host_size = sc.cluster.hosts().empty() ? 1 : static_cast<int>(sc.cluster.hosts().front().gpus.size());
+  const int host_size =
+      sc.cluster.hosts().empty() ? 1 : static_cast<int>(sc.cluster.hosts().front().gpus.size());
   Shared sh(sc, host_size);
   sh.steps = options.steps > 0 ? options.steps : sc.steps;
   sh.lookahead = sc.plan.schedule.pipeline_depth - 1;
@@ -375,17 +414,21 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
   sh.st.cp_comm = g.stream("cp_comm");
   sh.st.replica_comm = g.stream("replica_comm");
   sh.st.sparse_compute = sh.lookahead > 0 ? g.stream("sparse_compute") : sh.st.compute;
-  sh.st.xdc_comm = sc.plan.schedule.cross_dc == CrossDcSync::kOverlapped ? g.stream("xdc_comm") : sh.st.dense_comm;
+  sh.st.xdc_comm = sc.plan.schedule.cross_dc == CrossDcSync::kOverlapped ? g.stream("xdc_comm")
+                                                                         : sh.st.dense_comm;
   const double grad_bytes = sh.stack.total_params() * 4 + 1;
   double dp_table_bytes = 0;
   for (int t : sh.map.data_parallel_tables) {
     dp_table_bytes += static_cast<double>(sc.model.tables[static_cast<std::size_t>(t)].rows) *
                       sc.model.tables[static_cast<std::size_t>(t)].dim * 4;
   }
-  const int buckets = static_cast<int>((grad_bytes + dp_table_bytes) / static_cast<double>(sc.plan.bucket_size)) + 2;
+  const int buckets =
+      static_cast<int>((grad_bytes + dp_table_bytes) / static_cast<double>(sc.plan.bucket_size)) +
+      2;
   sh.nm = intern_names(g, sh.stack, buckets);
   sh.slowdown.assign(static_cast<std::size_t>(L.world), 1.0);
-  for (const auto& s : sc.hardware.slow_ranks) sh.slowdown[static_cast<std::size_t>(s.rank)] *= s.slowdown;
+  for (const auto& s : sc.hardware.slow_ranks)
+    sh.slowdown[static_cast<std::size_t>(s.rank)] *= s.slowdown;
   for (int s = 0; s < sh.steps; ++s) sh.batches.push_back(sample_step(sc, s));
 
   g.ranks.resize(static_cast<std::size_t>(L.world));
@@ -400,11 +443,13 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
       std::vector<double> samples(static_cast<std::size_t>(M));
       for (int i = 0; i < M; ++i) {
         const int rank = block * M + i;
-        const auto& b = sh.batches[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank / L.cp.size)];
+        const auto& b =
+            sh.batches[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank / L.cp.size)];
         for (double x : b.ids) ids[static_cast<std::size_t>(i)].push_back(x / L.cp.size);
         samples[static_cast<std::size_t>(i)] = static_cast<double>(b.samples) / L.cp.size;
       }
-      owned.push_back(std::make_unique<SparseTraffic>(sc.model, sc.data, sh.map, std::move(ids), std::move(samples)));
+      owned.push_back(std::make_unique<SparseTraffic>(sc.model, sc.data, sh.map, std::move(ids),
+                                                      std::move(samples)));
       traffic.push_back(owned.back().get());
     }
     for (int i = 0; i < M; ++i) {
@@ -412,7 +457,8 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
       RankOps& ro = g.ranks[static_cast<std::size_t>(rank)];
       ro.rank = rank;
       ro.gpu = rank;
-      ro.samples = sh.batches.front()[static_cast<std::size_t>(rank / L.cp.size)].samples / L.cp.size;
+      ro.samples =
+          sh.batches.front()[static_cast<std::size_t>(rank / L.cp.size)].samples / L.cp.size;
       ro.ops.reserve(reserve);
       RankBuilder(sh, ro, traffic, i).build();
       reserve = std::max(reserve, ro.ops.size());

@@ -25,22 +25,36 @@ nlohmann::json to_json(const OpGraph& graph, int rank) {
     if (op.kind == OpKind::kKernel) {
       const Kernel& k = op.kernel;
       j["kind"] = "kernel";
-      j["kernel"] = {{"kind", to_string(k.kind)}, {"precision", to_string(k.precision)}, {"flops", k.flops},
-                     {"hbm_bytes", k.hbm_bytes}, {"m", k.m}, {"n", k.n}, {"k", k.k},
-                     {"mean_length", k.mean_length}, {"heads", k.heads}, {"head_dim", k.head_dim},
-                     {"embedding_dim", k.embedding_dim}, {"unique_fraction", k.unique_fraction}};
+      j["kernel"] = {{"kind", to_string(k.kind)},
+                     {"precision", to_string(k.precision)},
+                     {"flops", k.flops},
+                     {"hbm_bytes", k.hbm_bytes},
+                     {"m", k.m},
+                     {"n", k.n},
+                     {"k", k.k},
+                     {"mean_length", k.mean_length},
+                     {"heads", k.heads},
+                     {"head_dim", k.head_dim},
+                     {"embedding_dim", k.embedding_dim},
+                     {"unique_fraction", k.unique_fraction}};
     } else {
       const CollectiveCall& c = op.collective;
       const ProcessGroup& g = graph.groups[static_cast<std::size_t>(c.group)];
       j["kind"] = "collective";
-      j["collective"] = {{"op", network::to_string(c.op)}, {"algorithm", network::to_string(c.algorithm)},
-                         {"group", g.name}, {"group_ranks", g.ranks}, {"bytes", c.bytes},
-                         {"send_row", c.send_row}, {"class", to_string(c.comm_class)},
-                         {"priority", c.priority}, {"sm_free", c.sm_free}};
+      j["collective"] = {{"op", network::to_string(c.op)},
+                         {"algorithm", network::to_string(c.algorithm)},
+                         {"group", g.name},
+                         {"group_ranks", g.ranks},
+                         {"bytes", c.bytes},
+                         {"send_row", c.send_row},
+                         {"class", to_string(c.comm_class)},
+                         {"priority", c.priority},
+                         {"sm_free", c.sm_free}};
     }
     ops.push_back(std::move(j));
   }
-  return {{"rank", ro.rank}, {"gpu", ro.gpu}, {"samples", ro.samples}, {"steps", graph.steps},
+  return {{"rank", ro.rank},          {"gpu", ro.gpu},
+          {"samples", ro.samples},    {"steps", graph.steps},
           {"streams", graph.streams}, {"ops", std::move(ops)}};
 }
 

@@ -9,7 +9,8 @@
 //            {"id": 1, "name": "emb/lookup", ..., "kind": "kernel",
 //             "kernel": {"kind": "embedding_lookup", "precision": "fp32", "flops": ...,
 //                        "hbm_bytes": ..., "m": 0, "n": 0, "k": 0, "mean_length": 0,
-//                        "heads": 0, "head_dim": 0, "embedding_dim": 128, "unique_fraction": 0.9}}]}
+//                        "heads": 0, "head_dim": 0, "embedding_dim": 128, "unique_fraction":
+//                        0.9}}]}
 
 #include <nlohmann/json.hpp>
 

@@ -37,7 +37,8 @@ TableSharding parse_sharding(const ConfigNode& node) {
                                 "table_row_wise", "grid"});
     if (node.has("column_shards")) {
       if (type != "column_wise" && type != "grid") {
-        node.at("column_shards").fail("column_shards applies to column_wise and grid sharding only");
+        node.at("column_shards")
+            .fail("column_shards applies to column_wise and grid sharding only");
       }
       s.column_shards = static_cast<int>(node.positive_integer("column_shards"));
     } else if (type == "column_wise" || type == "grid") {
@@ -45,23 +46,30 @@ TableSharding parse_sharding(const ConfigNode& node) {
     }
   } else {
     const std::string v = node.as_string();
-    static const std::vector<std::string> kTypes = {"data_parallel", "table_wise", "row_wise",
-                                                    "column_wise", "table_row_wise", "grid"};
+    static const std::vector<std::string> kTypes = {"data_parallel", "table_wise",     "row_wise",
+                                                    "column_wise",   "table_row_wise", "grid"};
     if (std::find(kTypes.begin(), kTypes.end(), v) == kTypes.end()) {
       const std::string hint = closest_match(v, kTypes);
-      node.fail(fmt::format("unknown sharding type \"{}\"{}; expected one of data_parallel, table_wise, "
-                            "row_wise, column_wise, table_row_wise, grid",
-                            v, hint.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", hint)));
+      node.fail(
+          fmt::format("unknown sharding type \"{}\"{}; expected one of data_parallel, table_wise, "
+                      "row_wise, column_wise, table_row_wise, grid",
+                      v, hint.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", hint)));
     }
     type = v;
     if (type == "column_wise" || type == "grid") s.column_shards = 2;
   }
-  if (type == "data_parallel") s.type = ShardingType::kDataParallel;
-  else if (type == "table_wise") s.type = ShardingType::kTableWise;
-  else if (type == "row_wise") s.type = ShardingType::kRowWise;
-  else if (type == "column_wise") s.type = ShardingType::kColumnWise;
-  else if (type == "table_row_wise") s.type = ShardingType::kTableRowWise;
-  else s.type = ShardingType::kGrid;
+  if (type == "data_parallel")
+    s.type = ShardingType::kDataParallel;
+  else if (type == "table_wise")
+    s.type = ShardingType::kTableWise;
+  else if (type == "row_wise")
+    s.type = ShardingType::kRowWise;
+  else if (type == "column_wise")
+    s.type = ShardingType::kColumnWise;
+  else if (type == "table_row_wise")
+    s.type = ShardingType::kTableRowWise;
+  else
+    s.type = ShardingType::kGrid;
   return s;
 }
 
@@ -69,7 +77,8 @@ void parse_sparse(const ConfigNode& node, const ModelConfig& model, ParallelPlan
   node.allow_only({"group_size", "placement", "replica_sync_every", "default", "tables"});
   p.sparse = parse_group(node, "group_size", PlacementLevel::kCluster);
   p.replica_sync_every = static_cast<int>(node.integer_or("replica_sync_every", 1));
-  if (p.replica_sync_every <= 0) node.at("replica_sync_every").fail("expected a positive step count");
+  if (p.replica_sync_every <= 0)
+    node.at("replica_sync_every").fail("expected a positive step count");
   TableSharding fallback;
   if (node.has("default")) fallback = parse_sharding(node.at("default"));
   p.sharding.assign(model.tables.size(), fallback);
@@ -81,24 +90,28 @@ void parse_sparse(const ConfigNode& node, const ModelConfig& model, ParallelPlan
   }
   for (std::size_t i = 0; i < model.tables.size(); ++i) {
     if (model.tables[i].dim % p.sharding[i].column_shards != 0) {
-      node.fail(fmt::format("table \"{}\" (dim {}) cannot be split into {} column shards", model.tables[i].name,
-                            model.tables[i].dim, p.sharding[i].column_shards));
+      node.fail(fmt::format("table \"{}\" (dim {}) cannot be split into {} column shards",
+                            model.tables[i].name, model.tables[i].dim,
+                            p.sharding[i].column_shards));
     }
   }
 }
 
 void parse_schedule(const ConfigNode& node, ParallelPlan& p) {
-  node.allow_only({"pipeline_depth", "priorities", "sm_free_comm", "cross_dc_sync", "load_balance"});
+  node.allow_only(
+      {"pipeline_depth", "priorities", "sm_free_comm", "cross_dc_sync", "load_balance"});
   Schedule& s = p.schedule;
   s.pipeline_depth = static_cast<int>(node.integer_or("pipeline_depth", 1));
   if (s.pipeline_depth < 1 || s.pipeline_depth > 3) {
-    node.at("pipeline_depth").fail(fmt::format("expected 1 (none), 2 or 3, got {}", s.pipeline_depth));
+    node.at("pipeline_depth")
+        .fail(fmt::format("expected 1 (none), 2 or 3, got {}", s.pipeline_depth));
   }
   if (auto pr = node.find("priorities")) {
     pr->allow_only({"embedding", "dense", "context_parallel", "replica_sync", "moe"});
     auto get = [&](std::string_view key) {
       const auto v = pr->integer_or(key, 0);
-      if (v < 0 || v > 7) pr->at(key).fail(fmt::format("expected a priority class 0..7, got {}", v));
+      if (v < 0 || v > 7)
+        pr->at(key).fail(fmt::format("expected a priority class 0..7, got {}", v));
       return static_cast<int>(v);
     };
     const int emb = get("embedding");
@@ -111,9 +124,11 @@ void parse_schedule(const ConfigNode& node, ParallelPlan& p) {
     s.priority[static_cast<int>(CommClass::kMoe)] = get("moe");
   }
   s.sm_free = node.bool_or("sm_free_comm", false);
-  const std::string x = node.choice_or("cross_dc_sync", {"flat", "hierarchical", "overlapped"}, "flat");
-  s.cross_dc = x == "flat" ? CrossDcSync::kFlat : x == "hierarchical" ? CrossDcSync::kHierarchical
-                                                                       : CrossDcSync::kOverlapped;
+  const std::string x =
+      node.choice_or("cross_dc_sync", {"flat", "hierarchical", "overlapped"}, "flat");
+  s.cross_dc = x == "flat"           ? CrossDcSync::kFlat
+               : x == "hierarchical" ? CrossDcSync::kHierarchical
+                                     : CrossDcSync::kOverlapped;
   if (auto lb = node.find("load_balance")) {
     std::string method;
     if (lb->is_object()) {
@@ -123,8 +138,9 @@ void parse_schedule(const ConfigNode& node, ParallelPlan& p) {
     } else {
       method = node.choice("load_balance", {"none", "greedy", "karmarkar_karp"});
     }
-    s.balance = method == "none" ? LoadBalance::kNone : method == "greedy" ? LoadBalance::kGreedy
-                                                                           : LoadBalance::kKarmarkarKarp;
+    s.balance = method == "none"     ? LoadBalance::kNone
+                : method == "greedy" ? LoadBalance::kGreedy
+                                     : LoadBalance::kKarmarkarKarp;
   }
 }
 
@@ -132,22 +148,32 @@ void parse_schedule(const ConfigNode& node, ParallelPlan& p) {
 
 const char* to_string(PlacementLevel level) {
   switch (level) {
-    case PlacementLevel::kHost: return "host";
-    case PlacementLevel::kRack: return "rack";
-    case PlacementLevel::kDatacenter: return "datacenter";
-    case PlacementLevel::kCluster: return "cluster";
+    case PlacementLevel::kHost:
+      return "host";
+    case PlacementLevel::kRack:
+      return "rack";
+    case PlacementLevel::kDatacenter:
+      return "datacenter";
+    case PlacementLevel::kCluster:
+      return "cluster";
   }
   return "?";
 }
 
 const char* to_string(ShardingType type) {
   switch (type) {
-    case ShardingType::kDataParallel: return "data_parallel";
-    case ShardingType::kTableWise: return "table_wise";
-    case ShardingType::kRowWise: return "row_wise";
-    case ShardingType::kColumnWise: return "column_wise";
-    case ShardingType::kTableRowWise: return "table_row_wise";
-    case ShardingType::kGrid: return "grid";
+    case ShardingType::kDataParallel:
+      return "data_parallel";
+    case ShardingType::kTableWise:
+      return "table_wise";
+    case ShardingType::kRowWise:
+      return "row_wise";
+    case ShardingType::kColumnWise:
+      return "column_wise";
+    case ShardingType::kTableRowWise:
+      return "table_row_wise";
+    case ShardingType::kGrid:
+      return "grid";
   }
   return "?";
 }
@@ -157,7 +183,8 @@ ParallelPlan ParallelPlan::load(const std::string& path, const ModelConfig& mode
 }
 
 ParallelPlan ParallelPlan::from_config(const ConfigNode& node, const ModelConfig& model) {
-  node.allow_only({"name", "description", "ranks", "dense", "context_parallel", "sparse", "moe", "schedule"});
+  node.allow_only(
+      {"name", "description", "ranks", "dense", "context_parallel", "sparse", "moe", "schedule"});
   ParallelPlan p;
   p.file = node.file();
   p.name = node.string_or("name", "plan");
@@ -167,14 +194,16 @@ ParallelPlan ParallelPlan::from_config(const ConfigNode& node, const ModelConfig
   }
   if (auto d = node.find("dense")) {
     d->allow_only({"parallelism", "bucket_size", "group_size", "placement"});
-    p.dense = d->choice_or("parallelism", {"ddp", "fsdp"}, "ddp") == "ddp" ? DenseParallelism::kDdp
-                                                                          : DenseParallelism::kFsdp;
+    p.dense = d->choice_or("parallelism", {"ddp", "fsdp"}, "ddp") == "ddp"
+                  ? DenseParallelism::kDdp
+                  : DenseParallelism::kFsdp;
     if (d->has("bucket_size")) {
       p.bucket_size = d->bytes("bucket_size");
       if (p.bucket_size <= 0) d->at("bucket_size").fail("expected a positive bucket size");
     }
     if (p.dense == DenseParallelism::kDdp && (d->has("group_size") || d->has("placement"))) {
-      d->at(d->has("group_size") ? "group_size" : "placement").fail("applies to \"parallelism\": \"fsdp\" only");
+      d->at(d->has("group_size") ? "group_size" : "placement")
+          .fail("applies to \"parallelism\": \"fsdp\" only");
     }
     p.fsdp = parse_group(*d, "group_size", PlacementLevel::kCluster);
   }
@@ -184,8 +213,10 @@ ParallelPlan ParallelPlan::from_config(const ConfigNode& node, const ModelConfig
     p.cp_degree = p.cp.size == 0 ? 1 : p.cp.size;
     p.cp.size = p.cp_degree;
     p.cp_mode = c->choice_or("mode", {"all_gather", "all_to_all"}, "all_gather") == "all_gather"
-                    ? CpMode::kAllGather : CpMode::kAllToAll;
-    if (p.cp_degree > 1 && !model.has_hstu()) c->at("degree").fail("context parallelism needs an HSTU model");
+                    ? CpMode::kAllGather
+                    : CpMode::kAllToAll;
+    if (p.cp_degree > 1 && !model.has_hstu())
+      c->at("degree").fail("context parallelism needs an HSTU model");
   } else {
     p.cp.size = 1;
   }
@@ -196,8 +227,9 @@ ParallelPlan ParallelPlan::from_config(const ConfigNode& node, const ModelConfig
     p.expert = parse_group(*m, "expert_parallel", PlacementLevel::kHost);
     if (p.expert.size == 0) p.expert.size = 1;
     if (model.moe.layers > 0 && model.moe.experts % p.expert.size != 0) {
-      m->at("expert_parallel").fail(fmt::format("expected a divisor of the model's {} experts, got {}",
-                                                model.moe.experts, p.expert.size));
+      m->at("expert_parallel")
+          .fail(fmt::format("expected a divisor of the model's {} experts, got {}",
+                            model.moe.experts, p.expert.size));
     }
   } else {
     p.expert.size = 1;

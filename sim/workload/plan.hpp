@@ -74,14 +74,14 @@ struct ParallelPlan {
   std::optional<ConfigNode> ranks_node;
   DenseParallelism dense = DenseParallelism::kDdp;
   Bytes bucket_size = 25 * kMiB;
-  GroupSpec fsdp;        // FSDP shard group (HSDP when smaller than the world)
+  GroupSpec fsdp;  // FSDP shard group (HSDP when smaller than the world)
   int cp_degree = 1;
   CpMode cp_mode = CpMode::kAllGather;
   GroupSpec cp;
-  GroupSpec sparse;      // embedding model-parallel group (2D sparse parallelism)
+  GroupSpec sparse;  // embedding model-parallel group (2D sparse parallelism)
   int replica_sync_every = 1;
   std::vector<TableSharding> sharding;  // per model table
-  GroupSpec expert;      // MoE expert-parallel group
+  GroupSpec expert;                     // MoE expert-parallel group
   Schedule schedule;
 
   static ParallelPlan load(const std::string& path, const ModelConfig& model);

@@ -13,31 +13,36 @@ ConfigNode resolve(const ConfigNode& scenario, std::string_view key) {
   if (node.is_object()) return node;
   const auto base = std::filesystem::path(scenario.file()).parent_path();
   const std::string path = (base / node.as_string()).lexically_normal().string();
-  if (!std::filesystem::exists(path)) node.fail(fmt::format("{} file '{}' does not exist", key, path));
+  if (!std::filesystem::exists(path))
+    node.fail(fmt::format("{} file '{}' does not exist", key, path));
   return load_config(path);
 }
 
 }  // namespace
 
-TrainingScenario TrainingScenario::load(const std::string& path) { return from_config(load_config(path)); }
+TrainingScenario TrainingScenario::load(const std::string& path) {
+  return from_config(load_config(path));
+}
 
 TrainingScenario TrainingScenario::from_config(const ConfigNode& node) {
-  node.allow_only({"name", "description", "cluster", "model", "data", "plan", "steps", "seed", "mode",
-                   "profiles", "hardware"});
+  node.allow_only({"name", "description", "cluster", "model", "data", "plan", "steps", "seed",
+                   "mode", "profiles", "hardware"});
   const auto steps = node.integer_or("steps", 1);
-  if (steps <= 0 || steps > 1000) node.at("steps").fail(fmt::format("expected 1..1000 steps, got {}", steps));
+  if (steps <= 0 || steps > 1000)
+    node.at("steps").fail(fmt::format("expected 1..1000 steps, got {}", steps));
   const auto seed = node.integer_or("seed", 1);
   if (seed < 0) node.at("seed").fail("expected a seed >= 0");
   ModelConfig model = ModelConfig::from_config(resolve(node, "model"));
   DataConfig data = DataConfig::from_config(resolve(node, "data"), model);
   ParallelPlan plan = ParallelPlan::from_config(resolve(node, "plan"), model);
-  TrainingScenario s = from_parts(topology::Cluster::from_config(resolve(node, "cluster")), std::move(model),
-                                  std::move(data), std::move(plan), static_cast<int>(steps),
-                                  static_cast<std::uint64_t>(seed));
+  TrainingScenario s = from_parts(topology::Cluster::from_config(resolve(node, "cluster")),
+                                  std::move(model), std::move(data), std::move(plan),
+                                  static_cast<int>(steps), static_cast<std::uint64_t>(seed));
   s.file = node.file();
   s.name = node.string_or("name", std::filesystem::path(node.file()).stem().string());
-  s.mode = node.choice_or("mode", {"flow", "analytical"}, "flow") == "flow" ? network::NetworkMode::kFlow
-                                                                           : network::NetworkMode::kAnalytical;
+  s.mode = node.choice_or("mode", {"flow", "analytical"}, "flow") == "flow"
+               ? network::NetworkMode::kFlow
+               : network::NetworkMode::kAnalytical;
   if (auto p = node.find("profiles")) {
     const auto base = std::filesystem::path(node.file()).parent_path();
     s.profiles_dir = (base / p->as_string()).lexically_normal().string();
@@ -67,8 +72,9 @@ TrainingScenario TrainingScenario::from_config(const ConfigNode& node) {
   return s;
 }
 
-TrainingScenario TrainingScenario::from_parts(topology::Cluster cluster, ModelConfig model, DataConfig data,
-                                              ParallelPlan plan, int steps, std::uint64_t seed) {
+TrainingScenario TrainingScenario::from_parts(topology::Cluster cluster, ModelConfig model,
+                                              DataConfig data, ParallelPlan plan, int steps,
+                                              std::uint64_t seed) {
   TrainingScenario s;
   s.name = model.name;
   s.layout = Layout::build(cluster, plan);

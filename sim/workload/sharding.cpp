@@ -12,7 +12,8 @@ int least_loaded(const std::vector<double>& load) {
 
 }  // namespace
 
-ShardMap ShardMap::build(const ModelConfig& model, const ParallelPlan& plan, int group_size, int host_size) {
+ShardMap ShardMap::build(const ModelConfig& model, const ParallelPlan& plan, int group_size,
+                         int host_size) {
   ShardMap map;
   map.group_size = group_size;
   map.member_shards.resize(static_cast<std::size_t>(group_size));
@@ -26,7 +27,8 @@ ShardMap ShardMap::build(const ModelConfig& model, const ParallelPlan& plan, int
   };
   const int n = static_cast<int>(model.tables.size());
   map.type.resize(static_cast<std::size_t>(n));
-  for (int t = 0; t < n; ++t) map.type[static_cast<std::size_t>(t)] = plan.sharding[static_cast<std::size_t>(t)].type;
+  for (int t = 0; t < n; ++t)
+    map.type[static_cast<std::size_t>(t)] = plan.sharding[static_cast<std::size_t>(t)].type;
 
   // Row-wise first: they spread evenly and set the baseline load.
   for (int t = 0; t < n; ++t) {
@@ -48,15 +50,20 @@ ShardMap ShardMap::build(const ModelConfig& model, const ParallelPlan& plan, int
   for (int t = 0; t < n; ++t) {
     const auto& s = plan.sharding[static_cast<std::size_t>(t)];
     switch (s.type) {
-      case ShardingType::kTableWise: slices.push_back({t, 1.0, false}); break;
-      case ShardingType::kTableRowWise: slices.push_back({t, 1.0, true}); break;
+      case ShardingType::kTableWise:
+        slices.push_back({t, 1.0, false});
+        break;
+      case ShardingType::kTableRowWise:
+        slices.push_back({t, 1.0, true});
+        break;
       case ShardingType::kColumnWise:
       case ShardingType::kGrid:
         for (int c = 0; c < s.column_shards; ++c) {
           slices.push_back({t, 1.0 / s.column_shards, s.type == ShardingType::kGrid});
         }
         break;
-      default: break;
+      default:
+        break;
     }
   }
   std::stable_sort(slices.begin(), slices.end(), [&](const Slice& a, const Slice& b) {
@@ -71,11 +78,13 @@ ShardMap ShardMap::build(const ModelConfig& model, const ParallelPlan& plan, int
       continue;
     }
     std::vector<double> block_load(static_cast<std::size_t>(blocks), 0.0);
-    for (int m = 0; m < group_size; ++m) block_load[static_cast<std::size_t>(m / host_size)] += load[static_cast<std::size_t>(m)];
+    for (int m = 0; m < group_size; ++m)
+      block_load[static_cast<std::size_t>(m / host_size)] += load[static_cast<std::size_t>(m)];
     const int b = least_loaded(block_load);
     for (int i = 0; i < host_size; ++i) {
       const int m = b * host_size + i;
-      map.member_shards[static_cast<std::size_t>(m)].push_back({s.table, 1.0 / host_size, s.col_fraction});
+      map.member_shards[static_cast<std::size_t>(m)].push_back(
+          {s.table, 1.0 / host_size, s.col_fraction});
       load[static_cast<std::size_t>(m)] += size / host_size;
     }
   }

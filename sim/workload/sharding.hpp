@@ -34,7 +34,8 @@ struct ShardMap {
 
   /// Layout of `model`'s tables as `plan` says, in groups of `group_size` ranks whose
   /// host-sized blocks have `host_size` ranks.
-  static ShardMap build(const ModelConfig& model, const ParallelPlan& plan, int group_size, int host_size);
+  static ShardMap build(const ModelConfig& model, const ParallelPlan& plan, int group_size,
+                        int host_size);
 
   /// Weight elements (rows x cols) member `m` holds (sharded tables only).
   double weight_elements(const ModelConfig& model, int m) const;

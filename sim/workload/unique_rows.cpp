@@ -10,7 +10,9 @@ constexpr double kHead = 256;
 constexpr int kTailPoints = 64;
 
 /// 1 - (1 - p)^n without cancellation for small p.
-double touched(double p, double n) { return -std::expm1(n * std::log1p(-std::min(p, 1.0 - 1e-300))); }
+double touched(double p, double n) {
+  return -std::expm1(n * std::log1p(-std::min(p, 1.0 - 1e-300)));
+}
 
 /// Integral of x^-s over [lo, hi].
 double power_integral(double lo, double hi, double s) {

@@ -20,7 +20,8 @@ constexpr const char* kCluster = "configs/clusters/hgx-h100-8.json";
 TEST(CliInputErrors, UnknownOptionIsAUsageError) {
   const auto run = run_strait({"collective", "--cluster", kCluster, "--bogus"});
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_EQ(run.err, "strait: collective: unrecognised option '--bogus' (see 'strait collective --help')\n");
+  EXPECT_EQ(run.err,
+            "strait: collective: unrecognised option '--bogus' (see 'strait collective --help')\n");
   EXPECT_EQ(run.out, "");
 }
 
@@ -28,7 +29,8 @@ TEST(CliInputErrors, MisspelledOpIsAUsageErrorListingValidOps) {
   const auto run = run_strait({"collective", "--cluster", kCluster, "--op", "allreduc"});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(run.err,
-            "strait: collective: --op: expected one of all_reduce, all_gather, reduce_scatter, all_to_all, "
+            "strait: collective: --op: expected one of all_reduce, all_gather, reduce_scatter, "
+            "all_to_all, "
             "broadcast, reduce, sendrecv, got 'allreduc'\n");
   EXPECT_EQ(run.out, "");
 }
@@ -37,7 +39,8 @@ TEST(CliInputErrors, MissingClusterIsAUsageError) {
   const auto run = run_strait({"collective", "-b", "1M"});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(run.err,
-            "strait: collective: the option '--cluster' is required but missing (see 'strait collective --help')\n");
+            "strait: collective: the option '--cluster' is required but missing (see 'strait "
+            "collective --help')\n");
 }
 
 TEST(CliInputErrors, MisspelledClusterKeyNamesFilePointerAndSuggestion) {
@@ -88,7 +91,9 @@ TEST(CliInputErrors, NonFiniteStepFactorIsAUsageError) {
     const auto run =
         run_strait({"collective", "--cluster", kCluster, "-b", "1K", "-e", "1M", "-f", factor});
     EXPECT_EQ(run.exit_code, 2) << factor;
-    EXPECT_EQ(run.err, std::string("strait: collective: --stepfactor: expected a finite number > 1, got ") + factor + "\n")
+    EXPECT_EQ(run.err,
+              std::string("strait: collective: --stepfactor: expected a finite number > 1, got ") +
+                  factor + "\n")
         << factor;
   }
 }
@@ -96,7 +101,8 @@ TEST(CliInputErrors, NonFiniteStepFactorIsAUsageError) {
 TEST(CliInputErrors, NegativeChannelsAreAUsageError) {
   const auto run = run_strait({"collective", "--cluster", kCluster, "--channels", "-1"});
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_EQ(run.err, "strait: collective: --channels: expected 0 (one per NIC rail) or more, got -1\n");
+  EXPECT_EQ(run.err,
+            "strait: collective: --channels: expected 0 (one per NIC rail) or more, got -1\n");
 }
 
 TEST(CliInputErrors, ADirectoryIsNotAClusterFile) {
@@ -107,7 +113,8 @@ TEST(CliInputErrors, ADirectoryIsNotAClusterFile) {
 
 // -f 1.0000001 cannot grow 1 KiB by even a byte: the sweep still walks up to -e.
 TEST(CliInputErrors, ATinyStepFactorStillReachesTheLargestSize) {
-  const auto run = run_strait({"collective", "--cluster", kCluster, "-b", "1000", "-e", "1003", "-f", "1.0000001"});
+  const auto run = run_strait(
+      {"collective", "--cluster", kCluster, "-b", "1000", "-e", "1003", "-f", "1.0000001"});
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_TRUE(contains(run.out, "  1003 ")) << run.out;
 }
@@ -115,8 +122,10 @@ TEST(CliInputErrors, ATinyStepFactorStillReachesTheLargestSize) {
 TEST(CliInputErrors, GraphOfACollectivesScenarioSaysWhatItNeeds) {
   const auto run = run_strait({"graph", "configs/scenarios/collectives-3dc.json"});
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_EQ(run.err, "strait: error: configs/scenarios/collectives-3dc.json: is a scenario of collectives; "
-                     "'strait graph' shows the ops of a training scenario (one with model, data and plan)\n");
+  EXPECT_EQ(
+      run.err,
+      "strait: error: configs/scenarios/collectives-3dc.json: is a scenario of collectives; "
+      "'strait graph' shows the ops of a training scenario (one with model, data and plan)\n");
 }
 
 }  // namespace

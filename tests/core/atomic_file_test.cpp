@@ -28,10 +28,11 @@ TEST(WriteFileAtomically, ReplacesTheWholeFile) {
 TEST(WriteFileAtomically, AFailingWriterLeavesTheOldFileAndNoTemporary) {
   const std::string path = testing::TempDir() + "/atomic_keep.txt";
   write_file_atomically(path, "kept");
-  EXPECT_THROW(write_file_atomically(path, [](std::ostream& out) {
-                 out << "half";
-                 throw Error("boom");
-               }),
+  EXPECT_THROW(write_file_atomically(path,
+                                     [](std::ostream& out) {
+                                       out << "half";
+                                       throw Error("boom");
+                                     }),
                Error);
   EXPECT_EQ(read(path), "kept");
   for (const auto& entry : std::filesystem::directory_iterator(testing::TempDir())) {

@@ -26,13 +26,17 @@ TEST(ConfigNode, MissingKeyNamesFilePointerAndExpectation) {
 
 TEST(ConfigNode, UnknownKeySuggestsTheClosestKnownOne) {
   auto root = doc(R"({"bandwith": "1 GB/s"})");
-  EXPECT_EQ(message_of([&] { root.allow_only({"bandwidth", "latency"}); }),
+  EXPECT_EQ(message_of([&] {
+              root.allow_only({"bandwidth", "latency"});
+            }),
             "cluster.json: /bandwith: unknown key; did you mean \"bandwidth\"?");
 }
 
 TEST(ConfigNode, UnknownKeyWithNothingCloseListsKnownKeys) {
   auto root = doc(R"({"zzz": 1})");
-  EXPECT_EQ(message_of([&] { root.allow_only({"bandwidth", "latency"}); }),
+  EXPECT_EQ(message_of([&] {
+              root.allow_only({"bandwidth", "latency"});
+            }),
             "cluster.json: /zzz: unknown key (known keys: bandwidth, latency)");
 }
 
@@ -54,7 +58,9 @@ TEST(ConfigNode, ArrayElementsCarryTheirIndexInThePointer) {
 
 TEST(ConfigNode, ChoiceListsTheAllowedValues) {
   auto root = doc(R"({"op": "allreduc"})");
-  EXPECT_EQ(message_of([&] { root.choice("op", {"all_reduce", "all_gather"}); }),
+  EXPECT_EQ(message_of([&] {
+              root.choice("op", {"all_reduce", "all_gather"});
+            }),
             "cluster.json: /op: expected one of \"all_reduce\", \"all_gather\", got \"allreduc\"");
 }
 

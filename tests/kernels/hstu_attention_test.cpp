@@ -24,9 +24,9 @@ struct Problem {
   std::vector<float> pos_bias, time_bias;
   std::vector<std::int64_t> timestamps;
 
-  Problem(std::vector<std::int32_t> lens, int heads, int dim, DType t, std::uint64_t seed, bool bias)
-      : lengths(std::move(lens)), offsets(testing::offsets_of(lengths)),
-        q(t, 0), k(t, 0), v(t, 0) {
+  Problem(std::vector<std::int32_t> lens, int heads, int dim, DType t, std::uint64_t seed,
+          bool bias)
+      : lengths(std::move(lens)), offsets(testing::offsets_of(lengths)), q(t, 0), k(t, 0), v(t, 0) {
     Rng rng(seed);
     shape.batch = static_cast<int>(lengths.size());
     shape.heads = heads;
@@ -79,7 +79,8 @@ std::vector<float> naive_forward(const Problem& p) {
     const int len = p.lengths[b];
     for (int h = 0; h < s.heads; ++h) {
       auto at = [&](const HostTensor& x, int i, int c) {
-        return static_cast<double>(x.get((static_cast<std::size_t>(p.offsets[b] + i) * s.heads + h) * s.head_dim + c));
+        return static_cast<double>(
+            x.get((static_cast<std::size_t>(p.offsets[b] + i) * s.heads + h) * s.head_dim + c));
       };
       for (int i = 0; i < len; ++i) {
         for (int c = 0; c < s.head_dim; ++c) {
@@ -90,13 +91,16 @@ std::vector<float> naive_forward(const Problem& p) {
             double z = s.alpha * dot;
             if (!p.pos_bias.empty()) {
               z += p.pos_bias[std::min(std::abs(i - j), s.num_pos_buckets - 1)];
-              const auto dt = std::abs(p.timestamps[p.offsets[b] + i] - p.timestamps[p.offsets[b] + j]);
-              z += p.time_bias[std::min<int>(std::bit_width(static_cast<std::uint64_t>(dt)), s.num_time_buckets - 1)];
+              const auto dt =
+                  std::abs(p.timestamps[p.offsets[b] + i] - p.timestamps[p.offsets[b] + j]);
+              z += p.time_bias[std::min<int>(std::bit_width(static_cast<std::uint64_t>(dt)),
+                                             s.num_time_buckets - 1)];
             }
             const double mask = (!s.causal || j <= i) ? 1.0 : 0.0;
             acc += mask * silu(z) / s.max_seq_len * at(p.v, j, c);
           }
-          out[(static_cast<std::size_t>(p.offsets[b] + i) * s.heads + h) * s.head_dim + c] = static_cast<float>(acc);
+          out[(static_cast<std::size_t>(p.offsets[b] + i) * s.heads + h) * s.head_dim + c] =
+              static_cast<float>(acc);
         }
       }
     }
@@ -110,12 +114,22 @@ TEST(HstuAttentionCpu, TwoTokensMatchTheHandComputedFormula) {
   //   o0 = silu(1 + 0.5) / 2 * 3
   //   o1 = (silu(2 - 1) * 3 + silu(2 + 0.5) * 5) / 2
   HstuAttentionShape s;
-  s.batch = 1; s.heads = 1; s.head_dim = 1; s.max_seq_len = 2; s.total_tokens = 2;
-  s.dtype = DType::kF32; s.alpha = 1.0f; s.num_pos_buckets = 2;
+  s.batch = 1;
+  s.heads = 1;
+  s.head_dim = 1;
+  s.max_seq_len = 2;
+  s.total_tokens = 2;
+  s.dtype = DType::kF32;
+  s.alpha = 1.0f;
+  s.num_pos_buckets = 2;
   std::vector<float> q{1, 2}, k{1, 1}, v{3, 5}, out(2), pos{0.5f, -1.0f};
   std::vector<std::int32_t> off{0, 2};
   HstuAttentionForwardArgs a;
-  a.q = q.data(); a.k = k.data(); a.v = v.data(); a.offsets = off.data(); a.out = out.data();
+  a.q = q.data();
+  a.k = k.data();
+  a.v = v.data();
+  a.offsets = off.data();
+  a.out = out.data();
   a.pos_bias = pos.data();
   hstu_attention_forward(Device::kCpu, s, a);
   EXPECT_NEAR(out[0], silu(1.5) / 2 * 3, 1e-6);
@@ -138,19 +152,28 @@ TEST(HstuAttentionCpu, PaddedLayoutGivesTheJaggedResultAndZeroPadding) {
   const auto jagged = p.forward();
   const int n = p.shape.max_seq_len, row = p.shape.heads * p.shape.head_dim;
   JaggedShape js{p.shape.batch, n, row, p.shape.total_tokens, DType::kBF16};
-  HostTensor qp(DType::kBF16, static_cast<std::size_t>(p.shape.batch) * n * row), kp = qp, vp = qp, op = qp;
-  jagged_to_padded(Device::kCpu, js, p.q.data(), p.offsets.data(), qp.data(), 7.0f);  // junk padding
+  HostTensor qp(DType::kBF16, static_cast<std::size_t>(p.shape.batch) * n * row), kp = qp, vp = qp,
+                                                                                  op = qp;
+  jagged_to_padded(Device::kCpu, js, p.q.data(), p.offsets.data(), qp.data(),
+                   7.0f);  // junk padding
   jagged_to_padded(Device::kCpu, js, p.k.data(), p.offsets.data(), kp.data(), 7.0f);
   jagged_to_padded(Device::kCpu, js, p.v.data(), p.offsets.data(), vp.data(), 7.0f);
   std::vector<std::int64_t> ts_padded(static_cast<std::size_t>(p.shape.batch) * n, 0);
   for (int b = 0; b < p.shape.batch; ++b)
-    for (int i = 0; i < p.lengths[b]; ++i) ts_padded[static_cast<std::size_t>(b) * n + i] = p.timestamps[p.offsets[b] + i];
+    for (int i = 0; i < p.lengths[b]; ++i)
+      ts_padded[static_cast<std::size_t>(b) * n + i] = p.timestamps[p.offsets[b] + i];
   HstuAttentionShape ps = p.shape;
   ps.layout = AttentionLayout::kPadded;
   ps.total_tokens = static_cast<std::int64_t>(ps.batch) * n;
   HstuAttentionForwardArgs a;
-  a.q = qp.data(); a.k = kp.data(); a.v = vp.data(); a.offsets = p.offsets.data(); a.out = op.data();
-  a.pos_bias = p.pos_bias.data(); a.time_bias = p.time_bias.data(); a.timestamps = ts_padded.data();
+  a.q = qp.data();
+  a.k = kp.data();
+  a.v = vp.data();
+  a.offsets = p.offsets.data();
+  a.out = op.data();
+  a.pos_bias = p.pos_bias.data();
+  a.time_bias = p.time_bias.data();
+  a.timestamps = ts_padded.data();
   hstu_attention_forward(Device::kCpu, ps, a);
   HostTensor back(DType::kBF16, p.q.size());
   padded_to_jagged(Device::kCpu, js, op.data(), p.offsets.data(), back.data());
@@ -172,10 +195,19 @@ TEST(HstuAttentionCpu, BackwardMatchesFiniteDifferences) {
   HostTensor dq(DType::kF32, p.q.size()), dk = dq, dv = dq;
   std::vector<float> dpos(4), dtime(6);
   HstuAttentionBackwardArgs a;
-  a.q = p.q.data(); a.k = p.k.data(); a.v = p.v.data(); a.grad_out = go.data(); a.offsets = p.offsets.data();
-  a.pos_bias = p.pos_bias.data(); a.time_bias = p.time_bias.data(); a.timestamps = p.timestamps.data();
-  a.grad_q = dq.data(); a.grad_k = dk.data(); a.grad_v = dv.data();
-  a.grad_pos_bias = dpos.data(); a.grad_time_bias = dtime.data();
+  a.q = p.q.data();
+  a.k = p.k.data();
+  a.v = p.v.data();
+  a.grad_out = go.data();
+  a.offsets = p.offsets.data();
+  a.pos_bias = p.pos_bias.data();
+  a.time_bias = p.time_bias.data();
+  a.timestamps = p.timestamps.data();
+  a.grad_q = dq.data();
+  a.grad_k = dk.data();
+  a.grad_v = dv.data();
+  a.grad_pos_bias = dpos.data();
+  a.grad_time_bias = dtime.data();
   hstu_attention_backward(Device::kCpu, p.shape, a);
 
   const float h = 1e-2f;
@@ -186,20 +218,26 @@ TEST(HstuAttentionCpu, BackwardMatchesFiniteDifferences) {
     return static_cast<float>((loss(plus) - loss(minus)) / (2 * h));
   };
   for (std::size_t i = 0; i < p.q.size(); i += 3) {
-    EXPECT_NEAR(dq.get(i), fd([&](Problem& x, float e) { x.q.set(i, x.q.get(i) + e); }), 2e-4) << "dq " << i;
-    EXPECT_NEAR(dk.get(i), fd([&](Problem& x, float e) { x.k.set(i, x.k.get(i) + e); }), 2e-4) << "dk " << i;
-    EXPECT_NEAR(dv.get(i), fd([&](Problem& x, float e) { x.v.set(i, x.v.get(i) + e); }), 2e-4) << "dv " << i;
+    EXPECT_NEAR(dq.get(i), fd([&](Problem& x, float e) { x.q.set(i, x.q.get(i) + e); }), 2e-4)
+        << "dq " << i;
+    EXPECT_NEAR(dk.get(i), fd([&](Problem& x, float e) { x.k.set(i, x.k.get(i) + e); }), 2e-4)
+        << "dk " << i;
+    EXPECT_NEAR(dv.get(i), fd([&](Problem& x, float e) { x.v.set(i, x.v.get(i) + e); }), 2e-4)
+        << "dv " << i;
   }
   for (std::size_t i = 0; i < dpos.size(); ++i)
-    EXPECT_NEAR(dpos[i], fd([&](Problem& x, float e) { x.pos_bias[i] += e; }), 2e-4) << "dpos " << i;
+    EXPECT_NEAR(dpos[i], fd([&](Problem& x, float e) { x.pos_bias[i] += e; }), 2e-4)
+        << "dpos " << i;
   for (std::size_t i = 0; i < dtime.size(); ++i)
-    EXPECT_NEAR(dtime[i], fd([&](Problem& x, float e) { x.time_bias[i] += e; }), 2e-4) << "dtime " << i;
+    EXPECT_NEAR(dtime[i], fd([&](Problem& x, float e) { x.time_bias[i] += e; }), 2e-4)
+        << "dtime " << i;
 }
 
 TEST(HstuAttentionCpu, FlopsFollowTheStatedConvention) {
   // Causal, lengths 3 and 4: pairs 6 + 10 = 16; 4 flop x 16 x 2 heads x 8 dims = 1024.
   HstuAttentionShape s;
-  s.heads = 2; s.head_dim = 8;
+  s.heads = 2;
+  s.head_dim = 8;
   EXPECT_DOUBLE_EQ(hstu_attention_forward_flops(s, {3, 4}), 1024.0);
   EXPECT_DOUBLE_EQ(hstu_attention_backward_flops(s, {3, 4}), 2560.0);
 }
@@ -214,8 +252,9 @@ TEST(HstuAttentionErrors, BadShapesNameTheArgument) {
     hstu_attention_forward(Device::kCuda, s, a);
     FAIL() << "expected KernelArgumentError";
   } catch (const KernelArgumentError& e) {
-    EXPECT_STREQ(e.what(),
-                 "hstu_attention_forward: head_dim: expected a multiple of 16 in [16, 256] on CUDA, got 40");
+    EXPECT_STREQ(
+        e.what(),
+        "hstu_attention_forward: head_dim: expected a multiple of 16 in [16, 256] on CUDA, got 40");
   }
   s = p.shape;
   s.max_seq_len = 2;
@@ -223,8 +262,9 @@ TEST(HstuAttentionErrors, BadShapesNameTheArgument) {
     hstu_attention_forward(Device::kCpu, s, a);
     FAIL() << "expected KernelArgumentError";
   } catch (const KernelArgumentError& e) {
-    EXPECT_STREQ(e.what(), "hstu_attention_forward: offsets: expected sequence 0 to have a length in "
-                           "[0, max_seq_len = 2], got 3");
+    EXPECT_STREQ(e.what(),
+                 "hstu_attention_forward: offsets: expected sequence 0 to have a length in "
+                 "[0, max_seq_len = 2], got 3");
   }
   s = p.shape;
   s.num_pos_buckets = 3;

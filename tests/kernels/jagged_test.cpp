@@ -28,9 +28,11 @@ TEST(JaggedCpu, ElementwiseAddsAndMultipliesTheDenseOperand) {
   std::vector<float> values{1, 2, 3}, dense{10, 20, 30, 40}, out(3);
   std::vector<std::int32_t> off{0, 1, 3};
   JaggedShape s{2, 2, 1, 3, DType::kF32};
-  jagged_dense_elementwise(Device::kCpu, s, ElementwiseOp::kAdd, values.data(), off.data(), dense.data(), out.data());
+  jagged_dense_elementwise(Device::kCpu, s, ElementwiseOp::kAdd, values.data(), off.data(),
+                           dense.data(), out.data());
   EXPECT_EQ(out, (std::vector<float>{11, 32, 43}));
-  jagged_dense_elementwise(Device::kCpu, s, ElementwiseOp::kMul, values.data(), off.data(), dense.data(), out.data());
+  jagged_dense_elementwise(Device::kCpu, s, ElementwiseOp::kMul, values.data(), off.data(),
+                           dense.data(), out.data());
   EXPECT_EQ(out, (std::vector<float>{10, 60, 120}));
 }
 
@@ -38,7 +40,8 @@ TEST(JaggedErrors, DecreasingOffsetsAreRejected) {
   std::vector<float> values(3), padded(4);
   std::vector<std::int32_t> off{0, 2, 1};
   JaggedShape s{2, 2, 1, 1, DType::kF32};
-  EXPECT_THROW(jagged_to_padded(Device::kCpu, s, values.data(), off.data(), padded.data()), KernelArgumentError);
+  EXPECT_THROW(jagged_to_padded(Device::kCpu, s, values.data(), off.data(), padded.data()),
+               KernelArgumentError);
 }
 
 TEST(DTypes, ConversionsRoundToNearestEven) {
@@ -46,7 +49,7 @@ TEST(DTypes, ConversionsRoundToNearestEven) {
   EXPECT_EQ(float_to_f16(1.0f), 0x3c00);
   EXPECT_EQ(float_to_f16(65504.0f), 0x7bff);
   EXPECT_EQ(float_to_f16(1e6f), 0x7c00);
-  EXPECT_EQ(float_to_f16(5.9604645e-8f), 0x0001);  // 2^-24, the smallest subnormal
+  EXPECT_EQ(float_to_f16(5.9604645e-8f), 0x0001);          // 2^-24, the smallest subnormal
   EXPECT_EQ(float_to_f16(1.0f + 0.00048828125f), 0x3c00);  // 1 + 2^-11: tie, to even
   EXPECT_EQ(float_to_bf16(1.0f + 0.00390625f), 0x3f80);    // 1 + 2^-8: tie, to even
   for (const float x : {0.1f, -3.5f, 1234.5f, 6.1e-5f, 0.0f}) {

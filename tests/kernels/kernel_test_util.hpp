@@ -57,7 +57,8 @@ class HostTensor {
 
 inline HostTensor random_tensor(DType t, std::size_t n, Rng& rng, float scale = 1.0f) {
   HostTensor x(t, n);
-  for (std::size_t i = 0; i < n; ++i) x.set(i, scale * static_cast<float>(rng.uniform() * 2.0 - 1.0));
+  for (std::size_t i = 0; i < n; ++i)
+    x.set(i, scale * static_cast<float>(rng.uniform() * 2.0 - 1.0));
   return x;
 }
 
@@ -68,8 +69,8 @@ inline std::vector<std::int32_t> offsets_of(const std::vector<std::int32_t>& len
 }
 
 /// Expects |a - b| <= atol + rtol * |b| elementwise (b is the reference); reports the worst.
-inline void expect_close(const std::vector<float>& a, const std::vector<float>& b, float atol, float rtol,
-                         const std::string& what) {
+inline void expect_close(const std::vector<float>& a, const std::vector<float>& b, float atol,
+                         float rtol, const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   std::size_t worst = 0;
   float worst_excess = 0.0f;
@@ -80,8 +81,9 @@ inline void expect_close(const std::vector<float>& a, const std::vector<float>& 
       worst = i;
     }
   }
-  EXPECT_LE(worst_excess, 0.0f) << what << ": element " << worst << " is " << a[worst] << ", expected "
-                                << b[worst] << " (atol " << atol << ", rtol " << rtol << ")";
+  EXPECT_LE(worst_excess, 0.0f) << what << ": element " << worst << " is " << a[worst]
+                                << ", expected " << b[worst] << " (atol " << atol << ", rtol "
+                                << rtol << ")";
 }
 
 inline float max_abs(const std::vector<float>& x) {

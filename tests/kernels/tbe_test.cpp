@@ -30,31 +30,43 @@ struct TbeProblem {
     for (int bag = 0; bag < tables * batch; ++bag) {
       const auto n = static_cast<int>(rng.uniform_int(6));  // 0..5 ids, duplicates likely
       for (int e = 0; e < n; ++e)
-        indices.push_back(all_equal ? 1 : static_cast<std::int64_t>(rng.uniform_int(static_cast<std::uint64_t>(rows))));
+        indices.push_back(all_equal ? 1
+                                    : static_cast<std::int64_t>(
+                                          rng.uniform_int(static_cast<std::uint64_t>(rows))));
       offsets.push_back(static_cast<std::int64_t>(indices.size()));
     }
     shape.num_indices = static_cast<std::int64_t>(indices.size());
-    for (std::size_t i = 0; i < indices.size(); ++i) psw.push_back(static_cast<float>(rng.uniform() + 0.5));
+    for (std::size_t i = 0; i < indices.size(); ++i)
+      psw.push_back(static_cast<float>(rng.uniform() + 0.5));
   }
   std::size_t output_size() const {
-    return shape.pooling == PoolingMode::kNone ? indices.size() * shape.dim
-                                               : static_cast<std::size_t>(shape.batch) * shape.tables * shape.dim;
+    return shape.pooling == PoolingMode::kNone
+               ? indices.size() * shape.dim
+               : static_cast<std::size_t>(shape.batch) * shape.tables * shape.dim;
   }
   std::vector<float> forward(bool with_psw) const {
     std::vector<float> out(output_size());
     TbeForwardArgs a;
-    a.weights = weights.data(); a.table_row_offsets = table_rows.data(); a.indices = indices.data();
-    a.offsets = offsets.data(); a.output = out.data();
+    a.weights = weights.data();
+    a.table_row_offsets = table_rows.data();
+    a.indices = indices.data();
+    a.offsets = offsets.data();
+    a.output = out.data();
     if (with_psw) a.per_sample_weights = psw.data();
     tbe_forward(Device::kCpu, shape, a);
     return out;
   }
-  void backward(const std::vector<float>& go, EmbeddingOptimizer opt, float lr, std::vector<float>& state,
-                bool with_psw) {
+  void backward(const std::vector<float>& go, EmbeddingOptimizer opt, float lr,
+                std::vector<float>& state, bool with_psw) {
     TbeBackwardArgs a;
-    a.weights = weights.data(); a.momentum = state.data(); a.table_row_offsets = table_rows.data();
-    a.indices = indices.data(); a.offsets = offsets.data(); a.grad_output = go.data();
-    a.optimizer = opt; a.learning_rate = lr;
+    a.weights = weights.data();
+    a.momentum = state.data();
+    a.table_row_offsets = table_rows.data();
+    a.indices = indices.data();
+    a.offsets = offsets.data();
+    a.grad_output = go.data();
+    a.optimizer = opt;
+    a.learning_rate = lr;
     if (with_psw) a.per_sample_weights = psw.data();
     tbe_backward(Device::kCpu, shape, a);
   }
@@ -67,14 +79,18 @@ TEST(TbeCpu, PoolsTwoTablesByHand) {
   std::vector<float> w{1, 2, 3, 4, 10, 20, 30, 40}, out(8);
   std::vector<std::int64_t> rows{0, 2, 4}, idx{0, 1, 1, 0, 0, 1}, off{0, 2, 2, 3, 6};
   TbeForwardArgs a;
-  a.weights = w.data(); a.table_row_offsets = rows.data(); a.indices = idx.data(); a.offsets = off.data();
+  a.weights = w.data();
+  a.table_row_offsets = rows.data();
+  a.indices = idx.data();
+  a.offsets = off.data();
   a.output = out.data();
   tbe_forward(Device::kCpu, s, a);
   // Output [batch, tables * dim]: b0 = (4, 6 | 30, 40), b1 = (0, 0 | 50, 80).
   EXPECT_EQ(out, (std::vector<float>{4, 6, 30, 40, 0, 0, 50, 80}));
   s.pooling = PoolingMode::kMean;
   tbe_forward(Device::kCpu, s, a);
-  testing::expect_close(out, {2, 3, 30, 40, 0, 0, 50.0f / 3, 80.0f / 3}, 0.0f, 1e-6f, "mean pooling");
+  testing::expect_close(out, {2, 3, 30, 40, 0, 0, 50.0f / 3, 80.0f / 3}, 0.0f, 1e-6f,
+                        "mean pooling");
   s.pooling = PoolingMode::kNone;
   std::vector<float> seq(12), psw{1, 2, 1, 1, 1, 0.5f};
   a.output = seq.data();
@@ -90,8 +106,13 @@ TEST(TbeCpu, RowWiseAdagradSumsDuplicatesBeforeOneUpdate) {
   std::vector<float> w{1, 1, 5, 5}, state{0, 0}, go{1.5f, 2};
   std::vector<std::int64_t> rows{0, 2}, idx{0, 0}, off{0, 2};
   TbeBackwardArgs a;
-  a.weights = w.data(); a.momentum = state.data(); a.table_row_offsets = rows.data(); a.indices = idx.data();
-  a.offsets = off.data(); a.grad_output = go.data(); a.learning_rate = 0.1f;
+  a.weights = w.data();
+  a.momentum = state.data();
+  a.table_row_offsets = rows.data();
+  a.indices = idx.data();
+  a.offsets = off.data();
+  a.grad_output = go.data();
+  a.learning_rate = 0.1f;
   tbe_backward(Device::kCpu, s, a);
   const double step = 0.1 / (std::sqrt(12.5) + 1e-8);
   EXPECT_FLOAT_EQ(state[0], 12.5f);
@@ -136,13 +157,17 @@ TEST(TbeErrors, OutOfRangeIndexNamesTableAndPosition) {
   std::vector<float> w(4), out(2);
   std::vector<std::int64_t> rows{0, 2}, idx{2}, off{0, 1};
   TbeForwardArgs a;
-  a.weights = w.data(); a.table_row_offsets = rows.data(); a.indices = idx.data(); a.offsets = off.data();
+  a.weights = w.data();
+  a.table_row_offsets = rows.data();
+  a.indices = idx.data();
+  a.offsets = off.data();
   a.output = out.data();
   try {
     tbe_forward(Device::kCpu, s, a);
     FAIL() << "expected KernelArgumentError";
   } catch (const KernelArgumentError& e) {
-    EXPECT_STREQ(e.what(), "tbe_forward: indices: expected indices of table 0 in [0, 2), got indices[0] = 2");
+    EXPECT_STREQ(e.what(),
+                 "tbe_forward: indices: expected indices of table 0 in [0, 2), got indices[0] = 2");
   }
 }
 

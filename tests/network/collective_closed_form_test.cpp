@@ -76,10 +76,10 @@ TEST(AllToAll, PairwiseRoundsOnSingleGpuHostsMeetTheNicBound) {
   EXPECT_EQ(pairwise.time, Time::for_work(static_cast<double>(s / 16), 50e9) * 15);
 }
 
-// 3 datacenters x 2 hosts x 4 GPUs (24 ranks); cross-DC links 5 GB/s, NICs 50 GB/s. Hierarchical: reduce-scatter to S/8 per rank inside each datacenter, then 8
-// cross-DC rings of 3 run 2(3-1) = 4 steps of S/24, all 8 rings sharing each
-// datacenter-pair link: bytes on link dc0->dc1 = 4 * 8 * S/24 = 4/3 S, so
-// T >= 4/3 * S / 5 GB/s = 13.4 ms; the other levels add 0.3 ms (within 5%).
+// 3 datacenters x 2 hosts x 4 GPUs (24 ranks); cross-DC links 5 GB/s, NICs 50 GB/s. Hierarchical:
+// reduce-scatter to S/8 per rank inside each datacenter, then 8 cross-DC rings of 3 run 2(3-1) = 4
+// steps of S/24, all 8 rings sharing each datacenter-pair link: bytes on link dc0->dc1 = 4 * 8 *
+// S/24 = 4/3 S, so T >= 4/3 * S / 5 GB/s = 13.4 ms; the other levels add 0.3 ms (within 5%).
 TEST(HierarchicalAllReduce, AcrossDatacentersIsBoundByTheCrossDatacenterLinks) {
   Fabric f;
   f.cross_dc = 5e9;
@@ -89,8 +89,8 @@ TEST(HierarchicalAllReduce, AcrossDatacentersIsBoundByTheCrossDatacenterLinks) {
   const auto hier = run(c, CollectiveOp::kAllReduce, Algorithm::kHierarchical, s);
   EXPECT_GE(hier.time.to_s(), bound);
   EXPECT_LE(hier.time.to_s(), bound * 1.05);
-  EXPECT_NEAR(hier.traffic.bytes(topology::LinkClass::kCrossDc), 3 * 4.0 / 3.0 * static_cast<double>(s),
-              1024.0);
+  EXPECT_NEAR(hier.traffic.bytes(topology::LinkClass::kCrossDc),
+              3 * 4.0 / 3.0 * static_cast<double>(s), 1024.0);
   // A flat ring crosses each datacenter boundary with 2(n-1)/n S = 1.92 S: slower.
   const auto ring = run(c, CollectiveOp::kAllReduce, Algorithm::kRing, s);
   EXPECT_GT(ring.time.to_s(), 1.4 * bound);

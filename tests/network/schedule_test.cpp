@@ -28,7 +28,8 @@ CollectiveSpec spec_for(const topology::Cluster& c, CollectiveOp op, Algorithm a
 // repeated n-1 = 7 times, each with 8 transfers of S/8.
 TEST(Schedule, RingAllReduceHasTwoPhasesOfNMinusOneSteps) {
   const auto c = make_cluster(1, 1, 8);
-  const auto s = build_schedule(spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, 8 * kMiB), c);
+  const auto s =
+      build_schedule(spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, 8 * kMiB), c);
   ASSERT_EQ(s.phases.size(), 2u);
   EXPECT_EQ(s.expanded_phase_count(), 14);
   for (const auto& p : s.phases) {
@@ -96,12 +97,22 @@ TEST(Schedule, AutoFollowsNcclHabits) {
   const auto host = make_cluster(1, 1, 8);
   const auto hosts = make_cluster(1, 4, 4);
   const auto dcs = make_cluster(3, 2, 4);
-  EXPECT_EQ(choose_algorithm(spec_for(host, CollectiveOp::kAllReduce, Algorithm::kAuto, kKiB), host), Algorithm::kRing);
-  EXPECT_EQ(choose_algorithm(spec_for(hosts, CollectiveOp::kAllReduce, Algorithm::kAuto, kKiB), hosts), Algorithm::kTree);
-  EXPECT_EQ(choose_algorithm(spec_for(hosts, CollectiveOp::kAllReduce, Algorithm::kAuto, kGiB), hosts), Algorithm::kRing);
-  EXPECT_EQ(choose_algorithm(spec_for(dcs, CollectiveOp::kAllReduce, Algorithm::kAuto, kGiB), dcs), Algorithm::kHierarchical);
-  EXPECT_EQ(choose_algorithm(spec_for(host, CollectiveOp::kAllToAll, Algorithm::kAuto, kGiB), host), Algorithm::kDirect);
-  EXPECT_EQ(choose_algorithm(spec_for(hosts, CollectiveOp::kAllToAll, Algorithm::kAuto, kGiB), hosts), Algorithm::kDirect);
+  EXPECT_EQ(
+      choose_algorithm(spec_for(host, CollectiveOp::kAllReduce, Algorithm::kAuto, kKiB), host),
+      Algorithm::kRing);
+  EXPECT_EQ(
+      choose_algorithm(spec_for(hosts, CollectiveOp::kAllReduce, Algorithm::kAuto, kKiB), hosts),
+      Algorithm::kTree);
+  EXPECT_EQ(
+      choose_algorithm(spec_for(hosts, CollectiveOp::kAllReduce, Algorithm::kAuto, kGiB), hosts),
+      Algorithm::kRing);
+  EXPECT_EQ(choose_algorithm(spec_for(dcs, CollectiveOp::kAllReduce, Algorithm::kAuto, kGiB), dcs),
+            Algorithm::kHierarchical);
+  EXPECT_EQ(choose_algorithm(spec_for(host, CollectiveOp::kAllToAll, Algorithm::kAuto, kGiB), host),
+            Algorithm::kDirect);
+  EXPECT_EQ(
+      choose_algorithm(spec_for(hosts, CollectiveOp::kAllToAll, Algorithm::kAuto, kGiB), hosts),
+      Algorithm::kDirect);
 }
 
 std::string error_of(const topology::Cluster& c, const CollectiveSpec& spec) {
@@ -117,7 +128,8 @@ TEST(Schedule, BadRankSetsAndAlgorithmsAreClearErrors) {
   const auto c = make_cluster(1, 1, 4);
   auto spec = spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, kMiB);
   spec.gpus = {0, 1, 9};
-  EXPECT_EQ(error_of(c, spec), "collective: GPU 9 does not exist (cluster 'test-1x1x4' has GPUs 0..3)");
+  EXPECT_EQ(error_of(c, spec),
+            "collective: GPU 9 does not exist (cluster 'test-1x1x4' has GPUs 0..3)");
   spec.gpus = {0, 1, 1};
   EXPECT_EQ(error_of(c, spec), "collective: GPU 1 appears twice in the rank set");
   spec.gpus = {};

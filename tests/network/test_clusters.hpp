@@ -16,10 +16,10 @@ using topology::Node;
 using topology::NodeKind;
 
 struct Fabric {
-  double nvlink = 450e9;     // GPU <-> host NVSwitch
-  double pcie = 1e15;        // GPU <-> its NIC (never a bottleneck)
-  double nic = 50e9;         // NIC <-> datacenter core switch
-  double cross_dc = 10e9;    // core switch <-> core switch of another datacenter
+  double nvlink = 450e9;   // GPU <-> host NVSwitch
+  double pcie = 1e15;      // GPU <-> its NIC (never a bottleneck)
+  double nic = 50e9;       // NIC <-> datacenter core switch
+  double cross_dc = 10e9;  // core switch <-> core switch of another datacenter
   Time link_latency = Time::zero();
   Time cross_dc_latency = Time::zero();
 };
@@ -37,11 +37,13 @@ inline Cluster make_cluster(int datacenters, int hosts, int gpus, const Fabric& 
     cores.push_back(core);
     for (int h = 0; h < hosts; ++h) {
       const int host = c.add_host(dc);
-      const auto nvswitch =
-          c.add_node(Node{fmt::format("dc{}/host{}/nvswitch", d, h), NodeKind::kNvSwitch, dc, host});
+      const auto nvswitch = c.add_node(
+          Node{fmt::format("dc{}/host{}/nvswitch", d, h), NodeKind::kNvSwitch, dc, host});
       for (int g = 0; g < gpus; ++g) {
-        const auto gpu = c.add_node(Node{fmt::format("dc{}/host{}/gpu{}", d, h, g), NodeKind::kGpu, dc, host});
-        const auto nic = c.add_node(Node{fmt::format("dc{}/host{}/nic{}", d, h, g), NodeKind::kNic, dc, host});
+        const auto gpu =
+            c.add_node(Node{fmt::format("dc{}/host{}/gpu{}", d, h, g), NodeKind::kGpu, dc, host});
+        const auto nic =
+            c.add_node(Node{fmt::format("dc{}/host{}/nic{}", d, h, g), NodeKind::kNic, dc, host});
         c.add_gpu(topology::Gpu{gpu, host, dc, g, g, "H100-SXM"});
         c.add_duplex(gpu, nvswitch, f.nvlink, f.link_latency, LinkClass::kNvlink);
         c.add_duplex(gpu, nic, f.pcie, Time::zero(), LinkClass::kPcie);
@@ -51,8 +53,8 @@ inline Cluster make_cluster(int datacenters, int hosts, int gpus, const Fabric& 
   }
   for (int a = 0; a < datacenters; ++a) {
     for (int b = a + 1; b < datacenters; ++b) {
-      c.add_duplex(cores[static_cast<std::size_t>(a)], cores[static_cast<std::size_t>(b)], f.cross_dc,
-                   f.cross_dc_latency, LinkClass::kCrossDc);
+      c.add_duplex(cores[static_cast<std::size_t>(a)], cores[static_cast<std::size_t>(b)],
+                   f.cross_dc, f.cross_dc_latency, LinkClass::kCrossDc);
     }
   }
   c.finalize();

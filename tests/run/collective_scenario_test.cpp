@@ -19,17 +19,21 @@ CollectiveScenario scenario(const std::string& json) {
 // 2B + L = 2T - L. When the second runs after the first, it starts at T and ends at 2T.
 TEST(CollectiveScenario, ConcurrentCollectivesShareAndAfterOrdersThem) {
   const auto alone = run_collective_scenario(scenario(R"({"cluster": "../clusters/hgx-h100-8.json",
-      "collectives": [{"name": "a", "op": "all_reduce", "algorithm": "ring", "bytes": "256 MiB", "ranks": "all"}]})"), {});
+      "collectives": [{"name": "a", "op": "all_reduce", "algorithm": "ring", "bytes": "256 MiB", "ranks": "all"}]})"),
+                                             {});
   const Time t = alone.collectives[0].end;
   const auto both = run_collective_scenario(scenario(R"({"cluster": "../clusters/hgx-h100-8.json",
       "collectives": [{"name": "a", "op": "all_reduce", "algorithm": "ring", "bytes": "256 MiB", "ranks": "all"},
-                      {"name": "b", "op": "all_reduce", "algorithm": "ring", "bytes": "256 MiB", "ranks": "all"}]})"), {});
+                      {"name": "b", "op": "all_reduce", "algorithm": "ring", "bytes": "256 MiB", "ranks": "all"}]})"),
+                                            {});
   const double latency_us = 14 * 2 * 1.0;
   EXPECT_NEAR(both.collectives[0].end.to_us(), 2 * t.to_us() - latency_us, 0.01);
   EXPECT_NEAR(both.collectives[1].end.to_us(), 2 * t.to_us() - latency_us, 0.01);
-  const auto chained = run_collective_scenario(scenario(R"({"cluster": "../clusters/hgx-h100-8.json",
+  const auto chained =
+      run_collective_scenario(scenario(R"({"cluster": "../clusters/hgx-h100-8.json",
       "collectives": [{"name": "a", "op": "all_reduce", "algorithm": "ring", "bytes": "256 MiB", "ranks": "all"},
-                      {"name": "b", "op": "all_reduce", "algorithm": "ring", "bytes": "256 MiB", "ranks": "all", "after": ["a"]}]})"), {});
+                      {"name": "b", "op": "all_reduce", "algorithm": "ring", "bytes": "256 MiB", "ranks": "all", "after": ["a"]}]})"),
+                              {});
   EXPECT_EQ(chained.collectives[1].start, t);
   EXPECT_EQ(chained.collectives[1].end, t * 2);
   EXPECT_EQ(chained.makespan, t * 2);
@@ -48,14 +52,18 @@ TEST(CollectiveScenario, BadEntriesNameTheFileAndKey) {
   const std::string file = testing_support::source("configs/scenarios/inline.json");
   EXPECT_EQ(error_of(R"({"cluster": "../clusters/hgx-h100-8.json",
       "collectives": [{"name": "a", "op": "allreduc", "bytes": "1 MiB", "ranks": "all"}]})"),
-            file + ": /collectives/0/op: expected one of all_reduce, all_gather, reduce_scatter, all_to_all, "
-                   "all_to_allv, broadcast, reduce, sendrecv (all_to_allv needs a send matrix: use all_to_all)");
-  EXPECT_EQ(error_of(R"({"cluster": "../clusters/hgx-h100-8.json",
+            file +
+                ": /collectives/0/op: expected one of all_reduce, all_gather, reduce_scatter, "
+                "all_to_all, "
+                "all_to_allv, broadcast, reduce, sendrecv (all_to_allv needs a send matrix: use "
+                "all_to_all)");
+  EXPECT_EQ(
+      error_of(R"({"cluster": "../clusters/hgx-h100-8.json",
       "collectives": [{"name": "a", "op": "all_reduce", "bytes": "1 MiB", "ranks": "all", "after": ["b"]}]})"),
-            file + ": /collectives/0/after/0: expected the name of a collective listed before \"a\"");
+      file + ": /collectives/0/after/0: expected the name of a collective listed before \"a\"");
   EXPECT_EQ(error_of(R"({"cluster": "../clusters/nope.json", "collectives": []})"),
-            file + ": /cluster: cluster file '" + testing_support::source("configs/clusters/nope.json") +
-                "' does not exist");
+            file + ": /cluster: cluster file '" +
+                testing_support::source("configs/clusters/nope.json") + "' does not exist");
   EXPECT_EQ(error_of(R"({"cluster": "../clusters/hgx-h100-8.json",
       "collectives": [{"name": "a", "op": "all_reduce", "bytes": "1 MiB", "ranks": [0, 12]}]})"),
             file + ": /collectives/0/ranks/1: expected a GPU index in 0..7");

@@ -10,16 +10,19 @@
 
 namespace strait::sim::run::testing_support {
 
-inline std::string source(const std::string& path) { return std::string(STRAIT_SOURCE_DIR) + "/" + path; }
+inline std::string source(const std::string& path) {
+  return std::string(STRAIT_SOURCE_DIR) + "/" + path;
+}
 
 inline workload::TrainingScenario scenario_of(const std::string& cluster, const std::string& model,
-                                              const std::string& data, const std::string& plan, int steps = 1,
-                                              std::uint64_t seed = 7) {
+                                              const std::string& data, const std::string& plan,
+                                              int steps = 1, std::uint64_t seed = 7) {
   auto m = workload::ModelConfig::from_config(ConfigNode(Json::parse(model), "model.json"));
   auto d = workload::DataConfig::from_config(ConfigNode(Json::parse(data), "data.json"), m);
   auto p = workload::ParallelPlan::from_config(ConfigNode(Json::parse(plan), "plan.json"), m);
-  return workload::TrainingScenario::from_parts(topology::Cluster::load(source("configs/clusters/" + cluster)),
-                                                std::move(m), std::move(d), std::move(p), steps, seed);
+  return workload::TrainingScenario::from_parts(
+      topology::Cluster::load(source("configs/clusters/" + cluster)), std::move(m), std::move(d),
+      std::move(p), steps, seed);
 }
 
 inline const cost::CostModel& bundled_cost() {

@@ -44,16 +44,19 @@ TEST(TrainingRun, OneRankStepIsTheSumOfItsKernelsRooflineTimes) {
   }
 }
 
-const char* kSmallHstu = R"({"embedding": {"tables": [{"name": "item", "rows": 1000000, "dim": 64, "pooling": "sequence"}]},
+const char* kSmallHstu =
+    R"({"embedding": {"tables": [{"name": "item", "rows": 1000000, "dim": 64, "pooling": "sequence"}]},
   "dense": {"hstu": {"layers": 2, "model_dim": 64, "heads": 2, "head_dim": 32, "negatives": 16}}})";
 
 std::string hstu_data(const std::string& lengths) {
-  return R"({"batch_size": {"per_rank": 16}, "max_length": 4096, "sequence_length": )" + lengths + "}";
+  return R"({"batch_size": {"per_rank": 16}, "max_length": 4096, "sequence_length": )" + lengths +
+         "}";
 }
 std::string plan_with(const std::string& balance) {
   return R"({"dense": {"parallelism": "ddp", "bucket_size": "8 MiB"},
              "sparse": {"group_size": 8, "placement": "host", "default": "row_wise"},
-             "schedule": {"load_balance": ")" + balance + R"("}})";
+             "schedule": {"load_balance": ")" +
+         balance + R"("}})";
 }
 
 double mean_straggler_ms(const TrainingReport& r) { return r.average.straggler_wait.to_ms(); }
@@ -65,16 +68,24 @@ double mean_straggler_ms(const TrainingReport& r) { return r.average.straggler_w
 // balancing changes nothing, to the picosecond.
 TEST(TrainingRun, LoadBalancingByCostLowersStragglerWaitOnlyWhenLengthsVary) {
   const auto heavy = hstu_data(R"({"distribution": "lognormal", "mean": 600, "sigma": 1.2})");
-  const auto none = run_training(scenario_of("hgx-h100-8.json", kSmallHstu, heavy, plan_with("none"), 2), bundled_cost(), {});
-  const auto greedy = run_training(scenario_of("hgx-h100-8.json", kSmallHstu, heavy, plan_with("greedy"), 2), bundled_cost(), {});
-  const auto kk = run_training(scenario_of("hgx-h100-8.json", kSmallHstu, heavy, plan_with("karmarkar_karp"), 2), bundled_cost(), {});
+  const auto none = run_training(
+      scenario_of("hgx-h100-8.json", kSmallHstu, heavy, plan_with("none"), 2), bundled_cost(), {});
+  const auto greedy =
+      run_training(scenario_of("hgx-h100-8.json", kSmallHstu, heavy, plan_with("greedy"), 2),
+                   bundled_cost(), {});
+  const auto kk = run_training(
+      scenario_of("hgx-h100-8.json", kSmallHstu, heavy, plan_with("karmarkar_karp"), 2),
+      bundled_cost(), {});
   EXPECT_LT(mean_straggler_ms(greedy), 0.7 * mean_straggler_ms(none));
   EXPECT_LT(mean_straggler_ms(kk), 0.7 * mean_straggler_ms(none));
   EXPECT_LT(greedy.mean_ms, none.mean_ms);
 
   const auto fixed = hstu_data(R"({"distribution": "fixed", "value": 600})");
-  const auto f_none = run_training(scenario_of("hgx-h100-8.json", kSmallHstu, fixed, plan_with("none"), 2), bundled_cost(), {});
-  const auto f_greedy = run_training(scenario_of("hgx-h100-8.json", kSmallHstu, fixed, plan_with("greedy"), 2), bundled_cost(), {});
+  const auto f_none = run_training(
+      scenario_of("hgx-h100-8.json", kSmallHstu, fixed, plan_with("none"), 2), bundled_cost(), {});
+  const auto f_greedy =
+      run_training(scenario_of("hgx-h100-8.json", kSmallHstu, fixed, plan_with("greedy"), 2),
+                   bundled_cost(), {});
   EXPECT_EQ(f_none.step_ms, f_greedy.step_ms);
   EXPECT_EQ(f_none.average.straggler_wait, f_greedy.average.straggler_wait);
 }
@@ -86,28 +97,32 @@ TEST(TrainingRun, LoadBalancingByCostLowersStragglerWaitOnlyWhenLengthsVary) {
 // (copy-engine) communication leaves compute exactly at that sum. The slowdown is at most
 // what losing 16 of 132 SMs costs: a factor 132/116.
 TEST(TrainingRun, SmFreeCommunicationRemovesTheComputeSlowdown) {
-  const char* model = R"({"embedding": {"tables": [{"name": "item", "rows": 1000000, "dim": 512, "pooling": "sequence"}]},
+  const char* model =
+      R"({"embedding": {"tables": [{"name": "item", "rows": 1000000, "dim": 512, "pooling": "sequence"}]},
     "dense": {"hstu": {"layers": 4, "model_dim": 512, "heads": 4, "head_dim": 128, "negatives": 16}}})";
   const auto data = R"({"batch_size": {"per_rank": 8}, "max_length": 4096,
                         "sequence_length": {"distribution": "fixed", "value": 2048}})";
   auto plan = [](bool sm_free) {
     return std::string(R"({"dense": {"parallelism": "ddp", "bucket_size": "1 MiB"},
              "sparse": {"group_size": 8, "placement": "host", "default": "row_wise"},
-             "schedule": {"sm_free_comm": )") + (sm_free ? "true" : "false") + "}}";
+             "schedule": {"sm_free_comm": )") +
+           (sm_free ? "true" : "false") + "}}";
   };
   const auto free_sc = scenario_of("hgx-h100-8.json", model, data, plan(true));
   const auto graph = workload::build_op_graph(free_sc);
   double kernels_ms = 0;  // mean over ranks of the compute stream's roofline sum
   for (const auto& rank : graph.ranks) {
     for (const auto& op : rank.ops) {
-      if (op.kind == workload::OpKind::kKernel && graph.streams[static_cast<std::size_t>(op.stream)] == "compute") {
+      if (op.kind == workload::OpKind::kKernel &&
+          graph.streams[static_cast<std::size_t>(op.stream)] == "compute") {
         kernels_ms += bundled_cost().cost(op.kernel, "H100-SXM").duration().to_ms();
       }
     }
   }
   kernels_ms /= static_cast<double>(graph.ranks.size());
   const auto free_report = run_training(free_sc, bundled_cost(), {});
-  const auto sm_report = run_training(scenario_of("hgx-h100-8.json", model, data, plan(false)), bundled_cost(), {});
+  const auto sm_report =
+      run_training(scenario_of("hgx-h100-8.json", model, data, plan(false)), bundled_cost(), {});
   EXPECT_NEAR(free_report.average.compute.to_ms(), kernels_ms, 1e-6);
   EXPECT_GT(sm_report.average.compute.to_ms(), kernels_ms * 1.001);
   EXPECT_LT(sm_report.average.compute.to_ms(), kernels_ms * 132.0 / 116.0);
@@ -121,7 +136,8 @@ TEST(TrainingRun, TwoDimensionalSparseParallelismKeepsEmbeddingTrafficInsideData
   const std::string plan = R"({"dense": {"parallelism": "ddp", "bucket_size": "32 MiB"},
       "sparse": {"group_size": 256, "placement": "datacenter", "replica_sync_every": 100, "default": "row_wise"},
       "schedule": {"cross_dc_sync": "hierarchical"}})";
-  auto sc = scenario_of("scale-across-3dc.json", kSmallHstu, hstu_data(R"({"distribution": "fixed", "value": 256})"), plan);
+  auto sc = scenario_of("scale-across-3dc.json", kSmallHstu,
+                        hstu_data(R"({"distribution": "fixed", "value": 256})"), plan);
   TrainingRunOptions options;
   options.mode = network::NetworkMode::kAnalytical;
   const auto r = run_training(sc, bundled_cost(), options);
@@ -129,28 +145,38 @@ TEST(TrainingRun, TwoDimensionalSparseParallelismKeepsEmbeddingTrafficInsideData
   using workload::CommClass;
   for (auto c : {CommClass::kInputDist, CommClass::kOutputDist, CommClass::kGradDist}) {
     const auto& t = r.class_traffic[static_cast<std::size_t>(c)];
-    EXPECT_GT(t.bytes(LinkClass::kScaleOut) + t.bytes(LinkClass::kNvlink), 0) << workload::to_string(c);
+    EXPECT_GT(t.bytes(LinkClass::kScaleOut) + t.bytes(LinkClass::kNvlink), 0)
+        << workload::to_string(c);
     EXPECT_EQ(t.bytes(LinkClass::kCrossDc), 0) << workload::to_string(c);
   }
-  EXPECT_GT(r.class_traffic[static_cast<std::size_t>(CommClass::kDenseSync)].bytes(LinkClass::kCrossDc), 0);
-  EXPECT_GT(r.class_traffic[static_cast<std::size_t>(CommClass::kReplicaSync)].bytes(LinkClass::kCrossDc), 0);
+  EXPECT_GT(
+      r.class_traffic[static_cast<std::size_t>(CommClass::kDenseSync)].bytes(LinkClass::kCrossDc),
+      0);
+  EXPECT_GT(
+      r.class_traffic[static_cast<std::size_t>(CommClass::kReplicaSync)].bytes(LinkClass::kCrossDc),
+      0);
 
   // Placing the group across the whole cluster sends embedding all-to-alls over the WAN.
   const std::string spread = R"({"dense": {"parallelism": "ddp", "bucket_size": "32 MiB"},
       "sparse": {"group_size": 768, "placement": "cluster", "default": "row_wise"}})";
-  const auto wide = run_training(
-      scenario_of("scale-across-3dc.json", kSmallHstu, hstu_data(R"({"distribution": "fixed", "value": 256})"), spread),
-      bundled_cost(), options);
-  EXPECT_GT(wide.class_traffic[static_cast<std::size_t>(CommClass::kOutputDist)].bytes(LinkClass::kCrossDc), 0);
+  const auto wide =
+      run_training(scenario_of("scale-across-3dc.json", kSmallHstu,
+                               hstu_data(R"({"distribution": "fixed", "value": 256})"), spread),
+                   bundled_cost(), options);
+  EXPECT_GT(wide.class_traffic[static_cast<std::size_t>(CommClass::kOutputDist)].bytes(
+                LinkClass::kCrossDc),
+            0);
 }
 
 // Every rank's breakdown adds up to the mean step time (compute + exposed communication +
 // straggler wait + bubble), for the critical and the average rank.
 TEST(TrainingRun, BreakdownsAddUpToTheStepTime) {
   const auto data = hstu_data(R"({"distribution": "lognormal", "mean": 600, "sigma": 1.0})");
-  const auto r = run_training(scenario_of("hgx-h100-8.json", kSmallHstu, data, plan_with("none"), 3), bundled_cost(), {});
+  const auto r = run_training(
+      scenario_of("hgx-h100-8.json", kSmallHstu, data, plan_with("none"), 3), bundled_cost(), {});
   for (const auto* a : {&r.critical, &r.average}) {
-    const double sum = a->compute.to_ms() + a->exposed_comm_total().to_ms() + a->straggler_wait.to_ms() + a->bubble.to_ms();
+    const double sum = a->compute.to_ms() + a->exposed_comm_total().to_ms() +
+                       a->straggler_wait.to_ms() + a->bubble.to_ms();
     EXPECT_NEAR(sum, r.mean_ms, 1e-6 * r.mean_ms);
   }
   EXPECT_GT(r.samples_per_sec, 0);
@@ -161,9 +187,15 @@ TEST(TrainingRun, BreakdownsAddUpToTheStepTime) {
 // Same scenario and seed, same report (but for wall-clock figures).
 TEST(TrainingRun, IsDeterministicForASeed) {
   const auto data = hstu_data(R"({"distribution": "lognormal", "mean": 600, "sigma": 1.0})");
-  const auto a = run_training(scenario_of("hgx-h100-8.json", kSmallHstu, data, plan_with("none"), 2, 11), bundled_cost(), {});
-  const auto b = run_training(scenario_of("hgx-h100-8.json", kSmallHstu, data, plan_with("none"), 2, 11), bundled_cost(), {});
-  const auto c = run_training(scenario_of("hgx-h100-8.json", kSmallHstu, data, plan_with("none"), 2, 12), bundled_cost(), {});
+  const auto a =
+      run_training(scenario_of("hgx-h100-8.json", kSmallHstu, data, plan_with("none"), 2, 11),
+                   bundled_cost(), {});
+  const auto b =
+      run_training(scenario_of("hgx-h100-8.json", kSmallHstu, data, plan_with("none"), 2, 11),
+                   bundled_cost(), {});
+  const auto c =
+      run_training(scenario_of("hgx-h100-8.json", kSmallHstu, data, plan_with("none"), 2, 12),
+                   bundled_cost(), {});
   EXPECT_EQ(a.step_ms, b.step_ms);
   EXPECT_EQ(a.events, b.events);
   EXPECT_NE(a.step_ms, c.step_ms);

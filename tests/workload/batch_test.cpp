@@ -23,7 +23,8 @@ using testing_support::kSmallHstu;
 using testing_support::scenario_of;
 
 std::string data_with(const std::string& length) {
-  return R"({"batch_size": {"per_rank": 32}, "max_length": 8192, "sequence_length": )" + length + "}";
+  return R"({"batch_size": {"per_rank": 32}, "max_length": 8192, "sequence_length": )" + length +
+         "}";
 }
 
 TrainingScenario hstu8(const std::string& length, const std::string& balance = "none") {
@@ -46,7 +47,8 @@ double total_cost(const std::vector<ReplicaBatch>& b) {
 const char* kLognormal = R"({"distribution": "lognormal", "mean": 600, "sigma": 1.2})";
 
 TEST(SampleCost, CoefficientsFollowHstuFlops) {
-  const auto c = sample_cost(ModelConfig::from_config(ConfigNode(Json::parse(kSmallHstu), "m.json")));
+  const auto c =
+      sample_cost(ModelConfig::from_config(ConfigNode(Json::parse(kSmallHstu), "m.json")));
   EXPECT_DOUBLE_EQ(c.b, 256);
   EXPECT_DOUBLE_EQ(c.a, 84224);
 }

@@ -13,19 +13,24 @@ namespace {
 using testing_support::config_error_of;
 using testing_support::scenario_of;
 
-const char* kModel = R"({"embedding": {"tables": [{"name": "item", "rows": 1000, "dim": 16, "pooling": "sequence"},
+const char* kModel =
+    R"({"embedding": {"tables": [{"name": "item", "rows": 1000, "dim": 16, "pooling": "sequence"},
                                                 {"name": "user", "rows": 1000, "dim": 16}]},
   "dense": {"hstu": {"layers": 1, "model_dim": 32, "heads": 1, "head_dim": 32}}})";
 const char* kData = R"({"batch_size": {"per_rank": 2}, "max_length": 64,
   "sequence_length": {"distribution": "fixed", "value": 8}})";
 
-ModelConfig model_of(const std::string& text) { return ModelConfig::from_config(ConfigNode(Json::parse(text), "model.json")); }
+ModelConfig model_of(const std::string& text) {
+  return ModelConfig::from_config(ConfigNode(Json::parse(text), "model.json"));
+}
 
 TEST(ConfigErrors, UnknownModelKeySuggestsTheClosest) {
-  EXPECT_EQ(config_error_of([] {
-              model_of(R"({"embedding": {"tables": []}, "dense": {"top_mlp": {"layers": [1]}, "bottom_mpl": {}}})");
-            }),
-            "model.json: /dense/bottom_mpl: unknown key; did you mean \"bottom_mlp\"?");
+  EXPECT_EQ(
+      config_error_of([] {
+        model_of(
+            R"({"embedding": {"tables": []}, "dense": {"top_mlp": {"layers": [1]}, "bottom_mpl": {}}})");
+      }),
+      "model.json: /dense/bottom_mpl: unknown key; did you mean \"bottom_mlp\"?");
 }
 
 TEST(ConfigErrors, NegativeDimensionsAreRejected) {
@@ -34,39 +39,48 @@ TEST(ConfigErrors, NegativeDimensionsAreRejected) {
                           "dense": {"top_mlp": {"layers": [1]}}})");
             }),
             "model.json: /embedding/tables/0/dim: expected a positive integer, got -4");
-  EXPECT_EQ(config_error_of([] {
-              model_of(R"({"embedding": {"tables": []}, "dense": {"top_mlp": {"layers": [64, -1]}}})");
-            }),
-            "model.json: /dense/top_mlp/layers/1: expected a positive layer width, got -1");
+  EXPECT_EQ(
+      config_error_of([] {
+        model_of(R"({"embedding": {"tables": []}, "dense": {"top_mlp": {"layers": [64, -1]}}})");
+      }),
+      "model.json: /dense/top_mlp/layers/1: expected a positive layer width, got -1");
 }
 
 TEST(ConfigErrors, UnknownShardingType) {
-  EXPECT_EQ(config_error_of([] {
-              scenario_of("hgx-h100-8.json", kModel, kData, R"({"sparse": {"tables": {"item": "row_wize"}}})");
-            }),
-            "plan.json: /sparse/tables/item: unknown sharding type \"row_wize\" (did you mean \"row_wise\"?); "
-            "expected one of data_parallel, table_wise, row_wise, column_wise, table_row_wise, grid");
+  EXPECT_EQ(
+      config_error_of([] {
+        scenario_of("hgx-h100-8.json", kModel, kData,
+                    R"({"sparse": {"tables": {"item": "row_wize"}}})");
+      }),
+      "plan.json: /sparse/tables/item: unknown sharding type \"row_wize\" (did you mean "
+      "\"row_wise\"?); "
+      "expected one of data_parallel, table_wise, row_wise, column_wise, table_row_wise, grid");
 }
 
 TEST(ConfigErrors, UnknownTableInSharding) {
   EXPECT_EQ(config_error_of([] {
-              scenario_of("hgx-h100-8.json", kModel, kData, R"({"sparse": {"tables": {"items": "row_wise"}}})");
+              scenario_of("hgx-h100-8.json", kModel, kData,
+                          R"({"sparse": {"tables": {"items": "row_wise"}}})");
             }),
             "plan.json: /sparse/tables/items: unknown key; did you mean \"item\"?");
 }
 
 TEST(ConfigErrors, PlacementTooSmallNamesPlanKeyAndSizes) {
   EXPECT_EQ(config_error_of([] {
-              scenario_of("h100-1024-rail.json", kModel, kData, R"({"sparse": {"group_size": 16, "placement": "host"}})");
+              scenario_of("h100-1024-rail.json", kModel, kData,
+                          R"({"sparse": {"group_size": 16, "placement": "host"}})");
             }),
-            "plan.json: /sparse/placement: a group of 16 ranks does not fit in one host: the largest host holds 8 "
+            "plan.json: /sparse/placement: a group of 16 ranks does not fit in one host: the "
+            "largest host holds 8 "
             "of the 1024 ranks");
 }
 
 TEST(ConfigErrors, DataErrors) {
   EXPECT_EQ(config_error_of([] {
-              scenario_of("hgx-h100-8.json", kModel, R"({"batch_size": {"per_rank": 2}, "max_length": 64,
-                "sequence_length": {"distribution": "lognormal", "mean": 100, "sigma": -1}})", "{}");
+              scenario_of("hgx-h100-8.json", kModel,
+                          R"({"batch_size": {"per_rank": 2}, "max_length": 64,
+                "sequence_length": {"distribution": "lognormal", "mean": 100, "sigma": -1}})",
+                          "{}");
             }),
             "data.json: /sequence_length/sigma: expected sigma >= 0, got -1");
   EXPECT_EQ(config_error_of([] {
@@ -74,24 +88,29 @@ TEST(ConfigErrors, DataErrors) {
             }),
             "data.json: /sequence_length: missing required key (the model has sequence tables)");
   EXPECT_EQ(config_error_of([] {
-              scenario_of("hgx-h100-8.json", kModel, R"({"batch_size": {"global": 12}, "max_length": 64,
-                "sequence_length": {"distribution": "fixed", "value": 8}})", "{}");
+              scenario_of("hgx-h100-8.json", kModel,
+                          R"({"batch_size": {"global": 12}, "max_length": 64,
+                "sequence_length": {"distribution": "fixed", "value": 8}})",
+                          "{}");
             }),
-            "data.json: /batch_size/global: expected a global batch divisible by the 8 data-parallel replicas, got 12");
+            "data.json: /batch_size/global: expected a global batch divisible by the 8 "
+            "data-parallel replicas, got 12");
 }
 
 TEST(ConfigErrors, ScenarioMissingFileAndUnknownKey) {
   const std::string dir = testing_support::source("configs/scenarios/");
   EXPECT_EQ(config_error_of([&] {
               TrainingScenario::from_config(ConfigNode(
-                  Json::parse(R"({"cluster": "../clusters/hgx-h100-8.json", "model": "../models/nope.json",
+                  Json::parse(
+                      R"({"cluster": "../clusters/hgx-h100-8.json", "model": "../models/nope.json",
                                   "data": "../data/hstu-lognormal.json", "plan": "../plans/dlrm-8gpu.json"})"),
                   dir + "s.json"));
             }),
-            dir + "s.json: /model: model file '" + testing_support::source("configs/models/nope.json") +
-                "' does not exist");
+            dir + "s.json: /model: model file '" +
+                testing_support::source("configs/models/nope.json") + "' does not exist");
   EXPECT_EQ(config_error_of([&] {
-              TrainingScenario::from_config(ConfigNode(Json::parse(R"({"model": {}, "step": 2})"), "s.json"));
+              TrainingScenario::from_config(
+                  ConfigNode(Json::parse(R"({"model": {}, "step": 2})"), "s.json"));
             }),
             "s.json: /step: unknown key; did you mean \"steps\"?");
 }

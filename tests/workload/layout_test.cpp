@@ -32,7 +32,8 @@ TEST(Layout, TwoDimensionalSparseGroupsStayInsideADatacenter) {
     for (const auto& op : ro.ops) {
       if (op.kind != OpKind::kCollective) continue;
       const auto c = op.collective.comm_class;
-      if (c != CommClass::kInputDist && c != CommClass::kOutputDist && c != CommClass::kGradDist) continue;
+      if (c != CommClass::kInputDist && c != CommClass::kOutputDist && c != CommClass::kGradDist)
+        continue;
       const auto& members = g.groups[static_cast<std::size_t>(op.collective.group)].ranks;
       ASSERT_EQ(members.size(), 256u);
       std::set<int> dcs;
@@ -53,18 +54,21 @@ TEST(Layout, PlacementTooSmallIsAClearError) {
               scenario_of("scale-across-3dc.json", kSmallHstu, kData,
                           R"({"sparse": {"group_size": 384, "placement": "datacenter"}})");
             }),
-            "plan.json: /sparse/placement: a group of 384 ranks does not fit in one datacenter: the largest "
+            "plan.json: /sparse/placement: a group of 384 ranks does not fit in one datacenter: "
+            "the largest "
             "datacenter holds 256 of the 768 ranks");
-  EXPECT_EQ(config_error_of([] {
-              scenario_of("scale-across-3dc.json", kSmallHstu, kData,
-                          R"({"sparse": {"group_size": 100}})");
-            }),
-            "plan.json: /sparse/group_size: expected a group size that divides the 768 ranks, got 100");
+  EXPECT_EQ(
+      config_error_of([] {
+        scenario_of("scale-across-3dc.json", kSmallHstu, kData,
+                    R"({"sparse": {"group_size": 100}})");
+      }),
+      "plan.json: /sparse/group_size: expected a group size that divides the 768 ranks, got 100");
 }
 
 TEST(Layout, RackIsTheLeafGroup) {
-  const auto dom = domains(topology::Cluster::load(testing_support::source("configs/clusters/scale-across-3dc.json")),
-                           768, PlacementLevel::kRack);
+  const auto dom = domains(
+      topology::Cluster::load(testing_support::source("configs/clusters/scale-across-3dc.json")),
+      768, PlacementLevel::kRack);
   EXPECT_EQ(dom[0], dom[127]);
   EXPECT_NE(dom[127], dom[128]);
   EXPECT_EQ(std::set<int>(dom.begin(), dom.end()).size(), 6u);
@@ -72,7 +76,8 @@ TEST(Layout, RackIsTheLeafGroup) {
               scenario_of("scale-across-3dc.json", kSmallHstu, kData,
                           R"({"sparse": {"group_size": 256, "placement": "rack"}})");
             }),
-            "plan.json: /sparse/placement: a group of 256 ranks does not fit in one rack (leaf group): the "
+            "plan.json: /sparse/placement: a group of 256 ranks does not fit in one rack (leaf "
+            "group): the "
             "largest rack holds 128 of the 768 ranks");
 }
 

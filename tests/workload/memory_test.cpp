@@ -19,18 +19,22 @@ using testing_support::kSmallHstu;
 using testing_support::scenario_of;
 
 std::string data_with(const std::string& length) {
-  return R"({"batch_size": {"per_rank": 4}, "max_length": 4096, "sequence_length": )" + length + "}";
+  return R"({"batch_size": {"per_rank": 4}, "max_length": 4096, "sequence_length": )" + length +
+         "}";
 }
 
 const char* kFixed1024 = R"({"distribution": "fixed", "value": 1024})";
 
 TEST(MemoryModel, ContextParallelDividesAttentionMemoryByItsDegree) {
-  const auto base = memory_per_rank(scenario_of("hgx-h100-8.json", kSmallHstu, data_with(kFixed1024), "{}"));
+  const auto base =
+      memory_per_rank(scenario_of("hgx-h100-8.json", kSmallHstu, data_with(kFixed1024), "{}"));
   for (int k : {2, 4}) {
     const auto cp = memory_per_rank(scenario_of(
         "hgx-h100-8.json", kSmallHstu, data_with(kFixed1024),
         R"({"context_parallel": {"degree": )" + std::to_string(k) + R"(, "placement": "host"}})"));
-    EXPECT_NEAR(cp.ranks[0].term("attention_scores"), base.ranks[0].term("attention_scores") / k, 1.0) << k;
+    EXPECT_NEAR(cp.ranks[0].term("attention_scores"), base.ranks[0].term("attention_scores") / k,
+                1.0)
+        << k;
     EXPECT_NEAR(cp.ranks[0].term("activations"), base.ranks[0].term("activations") / k, 1.0) << k;
   }
   EXPECT_DOUBLE_EQ(base.ranks[0].attention_jagged_bytes, 2 * 16.0 * kMiB);
@@ -38,8 +42,9 @@ TEST(MemoryModel, ContextParallelDividesAttentionMemoryByItsDegree) {
 }
 
 TEST(MemoryModel, JaggedScalesWithSumOfSquaresPaddedWithMaxLength) {
-  const auto sc = scenario_of("hgx-h100-8.json", kSmallHstu,
-                              data_with(R"({"distribution": "uniform", "min": 16, "max": 4096})"), "{}");
+  const auto sc =
+      scenario_of("hgx-h100-8.json", kSmallHstu,
+                  data_with(R"({"distribution": "uniform", "min": 16, "max": 4096})"), "{}");
   const auto mem = memory_per_rank(sc);
   const auto batch = sample_step(sc, 0)[0];
   const double h = 2, e = 2, layers = 2;
@@ -50,8 +55,9 @@ TEST(MemoryModel, JaggedScalesWithSumOfSquaresPaddedWithMaxLength) {
 }
 
 TEST(MemoryModel, JaggedAttentionFlopsScaleWithPairsPaddedWithMaxLength) {
-  const std::string model_padded = std::string(kSmallHstu).replace(std::string(kSmallHstu).find("\"negatives\""), 0,
-                                                                   "\"attention\": \"padded\", ");
+  const std::string model_padded =
+      std::string(kSmallHstu)
+          .replace(std::string(kSmallHstu).find("\"negatives\""), 0, "\"attention\": \"padded\", ");
   const std::string data = data_with(R"({"distribution": "uniform", "min": 16, "max": 4096})");
   const auto jagged = scenario_of("hgx-h100-8.json", kSmallHstu, data, R"({"ranks": 1})");
   const auto padded = scenario_of("hgx-h100-8.json", model_padded, data, R"({"ranks": 1})");

@@ -79,7 +79,8 @@ TEST(OpGraph, JaggedAttentionFlopsFollowCausalPairs) {
 }
 
 TEST(OpGraph, JsonOfOneRankNamesStreamsAndGroups) {
-  const auto sc = scenario_of("hgx-h100-8.json", kOneLayerModel, kFixedData, R"({"sparse": {"default": "row_wise"}})");
+  const auto sc = scenario_of("hgx-h100-8.json", kOneLayerModel, kFixedData,
+                              R"({"sparse": {"default": "row_wise"}})");
   const OpGraph g = build_op_graph(sc);
   const auto j = to_json(g, 3);
   EXPECT_EQ(j["rank"], 3);

@@ -27,8 +27,10 @@ void expect_matching_collectives(const OpGraph& g) {
     }
     for (auto& [group, seq] : mine) {
       auto it = first.find(group);
-      if (it == first.end()) first.emplace(group, seq);
-      else ASSERT_EQ(it->second, seq) << "group " << g.groups[static_cast<std::size_t>(group)].name;
+      if (it == first.end())
+        first.emplace(group, seq);
+      else
+        ASSERT_EQ(it->second, seq) << "group " << g.groups[static_cast<std::size_t>(group)].name;
     }
   }
 }

@@ -29,11 +29,14 @@ FlowCollective::FlowCollective(FlowNetwork& network, Schedule schedule, int prio
       ranks_(static_cast<int>(schedule_.gpus.size())),
       lanes_(schedule_.chunks),
       phases_(schedule_.expanded_phase_count()) {
-  if (lanes_ < 1 || lanes_ >= (1 << kLaneBits)) throw Error("collective: chunk lanes must be in 1..255");
-  if (phases_ >= (1 << (64 - kLaneBits - kBundleBits - 1))) throw Error("collective: too many phases");
+  if (lanes_ < 1 || lanes_ >= (1 << kLaneBits))
+    throw Error("collective: chunk lanes must be in 1..255");
+  if (phases_ >= (1 << (64 - kLaneBits - kBundleBits - 1)))
+    throw Error("collective: too many phases");
   pattern_.reserve(static_cast<std::size_t>(phases_));
   for (std::size_t i = 0; i < schedule_.phases.size(); ++i) {
-    for (int k = 0; k < schedule_.phases[i].repeat; ++k) pattern_.push_back(static_cast<std::int32_t>(i));
+    for (int k = 0; k < schedule_.phases[i].repeat; ++k)
+      pattern_.push_back(static_cast<std::int32_t>(i));
   }
   coefficient_.assign(network_.cluster().links().size(), 0.0);
   plans_.resize(schedule_.phases.size());
@@ -61,8 +64,8 @@ void FlowCollective::make_plan(std::size_t pattern) {
   plan.transfer_list.resize(transfers.size());
   std::vector<std::int32_t> fill(offsets.begin(), offsets.end() - 1);
   for (std::size_t t = 0; t < transfers.size(); ++t) {
-    plan.transfer_list[static_cast<std::size_t>(fill[static_cast<std::size_t>(transfers[t].src)]++)] =
-        static_cast<std::int32_t>(t);
+    plan.transfer_list[static_cast<std::size_t>(
+        fill[static_cast<std::size_t>(transfers[t].src)]++)] = static_cast<std::int32_t>(t);
   }
   std::vector<std::int32_t> seen(n, -1);
   if (lanes_ == 1 && !transfers.empty()) {
@@ -90,7 +93,8 @@ void FlowCollective::make_plan(std::size_t pattern) {
     for (std::size_t r = 0; r < n; ++r) {
       plan.src_bundles[r] = static_cast<std::int32_t>(plan.bundles.size());
       for (auto i = offsets[r]; i < offsets[r + 1]; ++i) {
-        const auto& t = transfers[static_cast<std::size_t>(plan.transfer_list[static_cast<std::size_t>(i)])];
+        const auto& t =
+            transfers[static_cast<std::size_t>(plan.transfer_list[static_cast<std::size_t>(i)])];
         Bundle b;
         b.src = static_cast<int>(r);
         b.transfers_begin = static_cast<std::uint32_t>(i);
@@ -110,29 +114,34 @@ void FlowCollective::make_plan(std::size_t pattern) {
   plan.cached = schedule_.phases[pattern].repeat > 1 || lanes_ > 1;
   if (plan.cached) {
     plan.routes.resize(plan.bundles.size());
-    for (std::size_t i = 0; i < plan.bundles.size(); ++i) route_bundle(plan, plan.bundles[i], pattern, plan.routes[i]);
+    for (std::size_t i = 0; i < plan.bundles.size(); ++i)
+      route_bundle(plan, plan.bundles[i], pattern, plan.routes[i]);
   }
 }
 
-void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::size_t pattern, Routes& out) {
+void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::size_t pattern,
+                                  Routes& out) {
   const auto& transfers = schedule_.phases[pattern].transfers;
   out.uses.clear();
   out.traffic.fill(0.0);
   out.latency = Time::zero();
   const auto& cluster = network_.cluster();
   for (std::uint32_t i = 0; i < bundle.transfers_count; ++i) {
-    const auto& t = transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])];
+    const auto& t =
+        transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])];
     scratch_uses_.clear();
-    const Time latency = network_.route(schedule_.gpus[static_cast<std::size_t>(t.src)],
-                                        schedule_.gpus[static_cast<std::size_t>(t.dst)],
-                                        static_cast<double>(t.bytes) / bundle.bytes, scratch_uses_, nullptr);
+    const Time latency =
+        network_.route(schedule_.gpus[static_cast<std::size_t>(t.src)],
+                       schedule_.gpus[static_cast<std::size_t>(t.dst)],
+                       static_cast<double>(t.bytes) / bundle.bytes, scratch_uses_, nullptr);
     out.latency = std::max(out.latency, latency);
     for (const auto& u : scratch_uses_) {
       // Resource ids of links are their link indices (FlowNetwork adds them in order).
       const auto link = u.resource.index;
       if (coefficient_[link] == 0.0) touched_.push_back(link);
       coefficient_[link] += u.coefficient;
-      out.traffic[static_cast<std::size_t>(cluster.link(link).link_class)] += static_cast<double>(t.bytes);
+      out.traffic[static_cast<std::size_t>(cluster.link(link).link_class)] +=
+          static_cast<double>(t.bytes);
     }
   }
   for (auto link : touched_) {
@@ -168,7 +177,8 @@ void FlowCollective::advance(int rank, int lane) {
       if (lane > 0 && position_[lane_index(rank, lane - 1)] <= pos) break;
       if (launched_[lane_index(rank, lane)] <= pos) launch(rank, lane, pos);
       const auto& plan = plans_[static_cast<std::size_t>(pattern_[static_cast<std::size_t>(pos)])];
-      if (done_[done_index(pos, rank, lane)] < plan.involvement[static_cast<std::size_t>(rank)]) break;
+      if (done_[done_index(pos, rank, lane)] < plan.involvement[static_cast<std::size_t>(rank)])
+        break;
       ++pos;
       moved = true;
       if (pos == phases_ && --lanes_left_ == 0) {
@@ -186,7 +196,8 @@ void FlowCollective::launch(int rank, int lane, int phase) {
   auto& plan = plans_[p];
   if (plan.coflow) {
     if (plan.involvement[static_cast<std::size_t>(rank)] == 0 ||
-        ++arrived_[static_cast<std::size_t>(phase)] < static_cast<std::int32_t>(plan.members.size())) {
+        ++arrived_[static_cast<std::size_t>(phase)] <
+            static_cast<std::int32_t>(plan.members.size())) {
       return;
     }
     phase_start_[static_cast<std::size_t>(phase)] = network_.now();
@@ -194,12 +205,14 @@ void FlowCollective::launch(int rank, int lane, int phase) {
     return;
   }
   launch_time_[lane_index(rank, lane)] = network_.now();
-  for (auto b = plan.src_bundles[static_cast<std::size_t>(rank)]; b < plan.src_bundles[static_cast<std::size_t>(rank) + 1]; ++b) {
+  for (auto b = plan.src_bundles[static_cast<std::size_t>(rank)];
+       b < plan.src_bundles[static_cast<std::size_t>(rank) + 1]; ++b) {
     start_bundle(plan, p, phase, lane, b);
   }
 }
 
-void FlowCollective::start_bundle(Plan& plan, std::size_t pattern, int phase, int lane, std::int32_t b) {
+void FlowCollective::start_bundle(Plan& plan, std::size_t pattern, int phase, int lane,
+                                  std::int32_t b) {
   const auto& bundle = plan.bundles[static_cast<std::size_t>(b)];
   const Routes* routes = &scratch_routes_;
   if (plan.cached) {
@@ -207,7 +220,8 @@ void FlowCollective::start_bundle(Plan& plan, std::size_t pattern, int phase, in
   } else {
     route_bundle(plan, bundle, pattern, scratch_routes_);
   }
-  network_.add_traffic(routes->traffic, 1.0 / lanes_, bundle.transfers_count, schedule_.traffic_tag);
+  network_.add_traffic(routes->traffic, 1.0 / lanes_, bundle.transfers_count,
+                       schedule_.traffic_tag);
   const std::uint64_t tag = pack(phase, lane, b);
   network_.start_flow(routes->uses, bundle.bytes / lanes_, routes->latency, priority_, weight_,
                       [this, tag] { bundle_done(tag); });
@@ -225,15 +239,17 @@ void FlowCollective::bundle_done(std::uint64_t tag) {
     const Time start = plan.coflow ? phase_start_[static_cast<std::size_t>(phase)]
                                    : launch_time_[lane_index(bundle.src, lane)];
     for (std::uint32_t i = 0; i < bundle.transfers_count; ++i) {
-      const auto& t = transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])];
+      const auto& t =
+          transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])];
       const int src = schedule_.gpus[static_cast<std::size_t>(t.src)];
       const int dst = schedule_.gpus[static_cast<std::size_t>(t.dst)];
-      network_.record(TransferRecord{src, dst, (t.bytes + lanes_ - 1) / lanes_, start, network_.now(),
-                                     network_.slowest_class(src, dst)});
+      network_.record(TransferRecord{src, dst, (t.bytes + lanes_ - 1) / lanes_, start,
+                                     network_.now(), network_.slowest_class(src, dst)});
     }
   }
   if (bundle.src >= 0) ++done_[done_index(phase, bundle.src, lane)];
-  for (std::uint32_t i = 0; i < bundle.dsts_count; ++i) ++done_[done_index(phase, plan.dsts[bundle.dsts_begin + i], lane)];
+  for (std::uint32_t i = 0; i < bundle.dsts_count; ++i)
+    ++done_[done_index(phase, plan.dsts[bundle.dsts_begin + i], lane)];
   if (bundle.src >= 0) advance(bundle.src, lane);
   for (std::uint32_t i = 0; i < bundle.dsts_count && lanes_left_ > 0; ++i) {
     advance(plan.dsts[bundle.dsts_begin + i], lane);

@@ -43,8 +43,8 @@ class FlowCollective {
 
  private:
   struct Bundle {
-    int src = 0;                         // -1 for a whole-phase coflow
-    double bytes = 0;                    // all lanes
+    int src = 0;       // -1 for a whole-phase coflow
+    double bytes = 0;  // all lanes
     std::uint32_t dsts_begin = 0, dsts_count = 0;
     std::uint32_t transfers_begin = 0, transfers_count = 0;  // into Plan::transfer_list
   };
@@ -61,8 +61,8 @@ class FlowCollective {
     std::vector<std::int32_t> involvement;    // per rank: bundles sent + received
     std::vector<Routes> routes;               // per bundle, when cached
     bool cached = false;
-    bool coflow = false;                      // one bundle for the whole phase
-    std::vector<std::int32_t> members;        // coflow: ranks taking part
+    bool coflow = false;                // one bundle for the whole phase
+    std::vector<std::int32_t> members;  // coflow: ranks taking part
   };
 
   void make_plan(std::size_t pattern);
@@ -72,10 +72,12 @@ class FlowCollective {
   void launch(int rank, int lane, int phase);
   void start_bundle(Plan& plan, std::size_t pattern, int phase, int lane, std::int32_t bundle);
   std::size_t lane_index(int rank, int lane) const {
-    return static_cast<std::size_t>(rank) * static_cast<std::size_t>(lanes_) + static_cast<std::size_t>(lane);
+    return static_cast<std::size_t>(rank) * static_cast<std::size_t>(lanes_) +
+           static_cast<std::size_t>(lane);
   }
   std::size_t done_index(int phase, int rank, int lane) const {
-    return (static_cast<std::size_t>(phase) * static_cast<std::size_t>(ranks_) + static_cast<std::size_t>(rank)) *
+    return (static_cast<std::size_t>(phase) * static_cast<std::size_t>(ranks_) +
+            static_cast<std::size_t>(rank)) *
                static_cast<std::size_t>(lanes_) +
            static_cast<std::size_t>(lane);
   }
@@ -87,8 +89,8 @@ class FlowCollective {
   std::function<void()> on_done_;
   int ranks_;
   int lanes_;
-  int phases_;                          // expanded
-  std::vector<std::int32_t> pattern_;   // expanded phase -> index in schedule_.phases
+  int phases_;                         // expanded
+  std::vector<std::int32_t> pattern_;  // expanded phase -> index in schedule_.phases
   std::vector<Plan> plans_;
   std::vector<std::int32_t> position_;  // per (rank, lane): next phase to complete
   std::vector<std::int32_t> launched_;  // per (rank, lane): phases launched so far
@@ -99,7 +101,7 @@ class FlowCollective {
   std::int64_t lanes_left_;
   Routes scratch_routes_;
   std::vector<engine::ResourceUse> scratch_uses_;
-  std::vector<double> coefficient_;     // per link resource, scratch of route_bundle
+  std::vector<double> coefficient_;  // per link resource, scratch of route_bundle
   std::vector<std::uint32_t> touched_;
 };
 

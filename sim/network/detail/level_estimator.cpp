@@ -16,7 +16,8 @@ Bytes divide_up(Bytes bytes, std::int64_t parts) { return (bytes + parts - 1) / 
 LevelEstimator::LevelEstimator(const topology::Cluster& cluster, topology::Router& router)
     : cluster_(cluster), router_(router) {
   applicable_ = !cluster.hosts().empty();
-  for (const auto& h : cluster.hosts()) applicable_ = applicable_ && (h.nics > 0 || cluster.hosts().size() == 1);
+  for (const auto& h : cluster.hosts())
+    applicable_ = applicable_ && (h.nics > 0 || cluster.hosts().size() == 1);
   datacenters_ = std::max<int>(1, static_cast<int>(cluster.datacenters().size()));
   nvlink_bw_.assign(static_cast<std::size_t>(cluster.gpu_count()), 0.0);
   nic_bw_.assign(static_cast<std::size_t>(cluster.gpu_count()), 0.0);
@@ -62,7 +63,8 @@ Time LevelEstimator::Loads::busiest(LevelEstimator& e) {
     if (nv > 0) t = std::max(t, Time::for_work(nv, e.nvlink_bandwidth(g)));
     if (nic > 0) t = std::max(t, Time::for_work(nic, e.nic_bandwidth(g)));
   }
-  for (int p : pairs) t = std::max(t, Time::for_work(cross[static_cast<std::size_t>(p)], e.cross_capacity(p)));
+  for (int p : pairs)
+    t = std::max(t, Time::for_work(cross[static_cast<std::size_t>(p)], e.cross_capacity(p)));
   return t;
 }
 
@@ -115,11 +117,13 @@ const LevelEstimator::LevelPath& LevelEstimator::level_path(int src, int dst) {
   // not; across datacenters (per pair).
   const auto& s = cluster_.gpu(src);
   const auto& d = cluster_.gpu(dst);
-  const bool same_leaf = s.host != d.host && s.datacenter == d.datacenter && leaf_of(src) == leaf_of(dst);
-  const std::int64_t key = s.host == d.host ? (static_cast<std::int64_t>(s.host) << 2)
-                           : s.datacenter == d.datacenter
-                               ? (static_cast<std::int64_t>(s.datacenter * 2 + (same_leaf ? 1 : 0)) << 2) | 1
-                               : (static_cast<std::int64_t>(s.datacenter * datacenters_ + d.datacenter) << 2) | 2;
+  const bool same_leaf =
+      s.host != d.host && s.datacenter == d.datacenter && leaf_of(src) == leaf_of(dst);
+  const std::int64_t key =
+      s.host == d.host ? (static_cast<std::int64_t>(s.host) << 2)
+      : s.datacenter == d.datacenter
+          ? (static_cast<std::int64_t>(s.datacenter * 2 + (same_leaf ? 1 : 0)) << 2) | 1
+          : (static_cast<std::int64_t>(s.datacenter * datacenters_ + d.datacenter) << 2) | 2;
   if (auto it = level_paths_.find(key); it != level_paths_.end()) return it->second;
   LevelPath p;
   if (s.host == d.host) {
@@ -162,7 +166,8 @@ BytesPerSec LevelEstimator::nvlink_bandwidth(int gpu) {
       bw = bw == 0 ? cluster_.link(l).bandwidth : std::min(bw, cluster_.link(l).bandwidth);
     }
   }
-  if (bw == 0) throw Error(fmt::format("cluster '{}': GPU {} has no NVLink link", cluster_.name(), gpu));
+  if (bw == 0)
+    throw Error(fmt::format("cluster '{}': GPU {} has no NVLink link", cluster_.name(), gpu));
   return bw;
 }
 
@@ -177,7 +182,9 @@ BytesPerSec LevelEstimator::nic_bandwidth(int gpu) {
     probe = h.gpus.front();
     if (cluster_.gpu(probe).datacenter == cluster_.gpu(gpu).datacenter) break;
   }
-  if (probe < 0) throw Error(fmt::format("cluster '{}': GPU {} has no other host to reach", cluster_.name(), gpu));
+  if (probe < 0)
+    throw Error(
+        fmt::format("cluster '{}': GPU {} has no other host to reach", cluster_.name(), gpu));
   router_.gpu_path(gpu, probe, path_);
   for (auto l : path_) {
     const auto& link = cluster_.link(l);
@@ -193,8 +200,8 @@ BytesPerSec LevelEstimator::cross_capacity(int pair) {
   const int a = pair / datacenters_, b = pair % datacenters_;
   cap = 0;
   for (const auto& link : cluster_.links()) {
-    if (link.link_class == topology::LinkClass::kCrossDc && cluster_.nodes()[link.src].datacenter == a &&
-        cluster_.nodes()[link.dst].datacenter == b) {
+    if (link.link_class == topology::LinkClass::kCrossDc &&
+        cluster_.nodes()[link.src].datacenter == a && cluster_.nodes()[link.dst].datacenter == b) {
       cap += link.bandwidth;
     }
   }
@@ -233,7 +240,8 @@ Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
         for (std::size_t c = 0; c < level.links.size(); ++c) {
           traffic->link_bytes[c] += static_cast<double>(t.bytes) * phase.repeat * level.links[c];
         }
-        traffic->transfers += static_cast<std::uint64_t>(phase.repeat) * static_cast<std::uint64_t>(lanes);
+        traffic->transfers +=
+            static_cast<std::uint64_t>(phase.repeat) * static_cast<std::uint64_t>(lanes);
       }
     }
     const Time t = phase_.busiest(*this) + latency;
@@ -263,7 +271,8 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, TrafficStats* traffi
       for (std::size_t j = 0; j < un; ++j) {
         const double b = static_cast<double>(spec.send_matrix[i * un + j]);
         if (i == j || b == 0) continue;
-        phase_.add(spec.gpus[i], spec.gpus[j], gpu(i).host == gpu(j).host, pair_index(spec.gpus[i], spec.gpus[j]), b);
+        phase_.add(spec.gpus[i], spec.gpus[j], gpu(i).host == gpu(j).host,
+                   pair_index(spec.gpus[i], spec.gpus[j]), b);
         add_level(i, j, b);
       }
     }
@@ -276,7 +285,8 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, TrafficStats* traffi
     std::vector<double> share(un);
     double total = 0;
     for (std::size_t i = 0; i < un; ++i) {
-      share[i] = static_cast<double>(divide_up(spec.send_bytes.empty() ? spec.bytes : spec.send_bytes[i], n));
+      share[i] = static_cast<double>(
+          divide_up(spec.send_bytes.empty() ? spec.bytes : spec.send_bytes[i], n));
       const double s = share[i] * static_cast<double>(n);
       host_send[gpu(i).host] += s;
       ++host_members[gpu(i).host];
@@ -296,7 +306,8 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, TrafficStats* traffi
     }
     for (int a = 0; a < datacenters_; ++a) {
       for (int b = 0; b < datacenters_; ++b) {
-        const double bytes = dc_send[static_cast<std::size_t>(a)] * static_cast<double>(dc_members[static_cast<std::size_t>(b)]) /
+        const double bytes = dc_send[static_cast<std::size_t>(a)] *
+                             static_cast<double>(dc_members[static_cast<std::size_t>(b)]) /
                              static_cast<double>(n);
         if (a == b || bytes <= 0) continue;
         phase_.pairs.push_back(a * datacenters_ + b);
@@ -313,9 +324,12 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, TrafficStats* traffi
     for (int p : phase_.pairs) cross += phase_.cross[static_cast<std::size_t>(p)];
     std::size_t same_host = un, same_dc = un, other_dc = un;
     for (std::size_t j = 1; j < un; ++j) {
-      if (gpu(j).host == gpu(0).host) same_host = std::min(same_host, j);
-      else if (gpu(j).datacenter == gpu(0).datacenter) same_dc = std::min(same_dc, j);
-      else other_dc = std::min(other_dc, j);
+      if (gpu(j).host == gpu(0).host)
+        same_host = std::min(same_host, j);
+      else if (gpu(j).datacenter == gpu(0).datacenter)
+        same_dc = std::min(same_dc, j);
+      else
+        other_dc = std::min(other_dc, j);
     }
     if (same_host < un) add_level(0, same_host, intra);
     if (same_dc < un) add_level(0, same_dc, inter - cross);

@@ -56,7 +56,8 @@ RankLayout make_rank_layout(const CollectiveSpec& spec, const topology::Cluster&
         layout.uniform_datacenters && d.size() == layout.datacenters.front().size();
   }
   std::set<int> rails;
-  for (int r : layout.hosts.front()) rails.insert(cluster.gpu(spec.gpus[static_cast<std::size_t>(r)]).rail);
+  for (int r : layout.hosts.front())
+    rails.insert(cluster.gpu(spec.gpus[static_cast<std::size_t>(r)]).rail);
   layout.rails = static_cast<int>(rails.size());
   return layout;
 }

@@ -42,8 +42,8 @@ void build_chain(BuildContext& ctx, bool down) {
     p.name = down ? "broadcast/chain" : "reduce/chain";
     const int from = down ? k : n - 1 - k;
     const int to = down ? k + 1 : n - 2 - k;
-    p.transfers.push_back({chain[static_cast<std::size_t>(from)], chain[static_cast<std::size_t>(to)],
-                           ctx.spec.bytes});
+    p.transfers.push_back({chain[static_cast<std::size_t>(from)],
+                           chain[static_cast<std::size_t>(to)], ctx.spec.bytes});
     ctx.schedule.phases.push_back(std::move(p));
   }
 }
@@ -52,7 +52,8 @@ void build_chain(BuildContext& ctx, bool down) {
 
 int chunk_count(Bytes bytes, const ScheduleOptions& options) {
   if (options.chunk_bytes <= 0 || bytes <= options.chunk_bytes) return 1;
-  return static_cast<int>(std::min<Bytes>(divide_up(bytes, options.chunk_bytes), std::max(1, options.max_chunks)));
+  return static_cast<int>(
+      std::min<Bytes>(divide_up(bytes, options.chunk_bytes), std::max(1, options.max_chunks)));
 }
 
 std::vector<std::vector<int>> channel_rings(const RankLayout& layout, int channels) {
@@ -79,7 +80,8 @@ void add_ring_step(Phase& phase, const std::vector<std::vector<int>>& rings, Byt
   for (const auto& ring : rings) {
     const std::size_t n = ring.size();
     if (n < 2) continue;
-    for (std::size_t i = 0; i < n; ++i) phase.transfers.push_back({ring[i], ring[(i + 1) % n], bytes});
+    for (std::size_t i = 0; i < n; ++i)
+      phase.transfers.push_back({ring[i], ring[(i + 1) % n], bytes});
   }
 }
 
@@ -111,11 +113,13 @@ void build_ring(BuildContext& ctx) {
 
 void build_tree(BuildContext& ctx) {
   const auto op = ctx.spec.op;
-  if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kBroadcast && op != CollectiveOp::kReduce) {
+  if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kBroadcast &&
+      op != CollectiveOp::kReduce) {
     unsupported(ctx);
   }
   // Binary tree in heap layout over the ranks in topology order, root first.
-  const auto nodes = chain_from_root(ctx.layout, op == CollectiveOp::kAllReduce ? ctx.layout.order[0] : ctx.spec.root);
+  const auto nodes = chain_from_root(
+      ctx.layout, op == CollectiveOp::kAllReduce ? ctx.layout.order[0] : ctx.spec.root);
   const int n = static_cast<int>(nodes.size());
   auto depth = [](int i) {
     int d = 0;
@@ -169,7 +173,8 @@ void build_hierarchical(BuildContext& ctx) {
   for (const auto& dc : layout.datacenters) {
     for (std::int64_t l = 0; l < g; ++l) {
       std::vector<int> ring;
-      for (int host : dc) ring.push_back(layout.hosts[static_cast<std::size_t>(host)][static_cast<std::size_t>(l)]);
+      for (int host : dc)
+        ring.push_back(layout.hosts[static_cast<std::size_t>(host)][static_cast<std::size_t>(l)]);
       dc_rings.push_back(std::move(ring));
     }
   }
@@ -177,7 +182,8 @@ void build_hierarchical(BuildContext& ctx) {
     for (std::int64_t l = 0; l < g; ++l) {
       std::vector<int> ring;
       for (const auto& dc : layout.datacenters) {
-        ring.push_back(layout.hosts[static_cast<std::size_t>(dc[static_cast<std::size_t>(j)])][static_cast<std::size_t>(l)]);
+        ring.push_back(layout.hosts[static_cast<std::size_t>(dc[static_cast<std::size_t>(j)])]
+                                   [static_cast<std::size_t>(l)]);
       }
       cross_rings.push_back(std::move(ring));
     }
@@ -205,7 +211,9 @@ void build_all_to_all(BuildContext& ctx) {
   const Bytes uniform = divide_up(ctx.spec.bytes, n);
   const auto& per_rank = ctx.spec.send_bytes;
   auto bytes = [&](int from, int to) {
-    if (v) return ctx.spec.send_matrix[static_cast<std::size_t>(from) * static_cast<std::size_t>(n) + static_cast<std::size_t>(to)];
+    if (v)
+      return ctx.spec.send_matrix[static_cast<std::size_t>(from) * static_cast<std::size_t>(n) +
+                                  static_cast<std::size_t>(to)];
     return per_rank.empty() ? uniform : divide_up(per_rank[static_cast<std::size_t>(from)], n);
   };
   auto add_transfer = [](Phase& p, int from, int to, Bytes b) {
@@ -286,15 +294,22 @@ void build_phases(BuildContext& ctx) {
     return;
   }
   switch (ctx.schedule.algorithm) {
-    case Algorithm::kRing: build_ring(ctx); return;
-    case Algorithm::kTree: build_tree(ctx); return;
-    case Algorithm::kHierarchical: build_hierarchical(ctx); return;
+    case Algorithm::kRing:
+      build_ring(ctx);
+      return;
+    case Algorithm::kTree:
+      build_tree(ctx);
+      return;
+    case Algorithm::kHierarchical:
+      build_hierarchical(ctx);
+      return;
     case Algorithm::kDirect:
     case Algorithm::kPairwise:
       if (op != CollectiveOp::kAllToAll && op != CollectiveOp::kAllToAllV) unsupported(ctx);
       build_all_to_all(ctx);
       return;
-    case Algorithm::kAuto: break;
+    case Algorithm::kAuto:
+      break;
   }
   unsupported(ctx);
 }

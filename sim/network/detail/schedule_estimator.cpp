@@ -29,7 +29,9 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
         }
       }
       latency = std::max(latency, path_latency);
-      if (traffic) traffic->transfers += static_cast<std::uint64_t>(phase.repeat) * static_cast<std::uint64_t>(lanes);
+      if (traffic)
+        traffic->transfers +=
+            static_cast<std::uint64_t>(phase.repeat) * static_cast<std::uint64_t>(lanes);
     }
     Time busiest = Time::zero();
     for (auto l : touched_) {
@@ -48,7 +50,9 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
   Time cycle = slowest;
   for (std::size_t l = 0; l < lane_load_.size(); ++l) {
     if (lane_load_[l] > 0) {
-      cycle = std::max(cycle, Time::for_work(lane_load_[l], cluster_.link(static_cast<topology::LinkIndex>(l)).bandwidth));
+      cycle = std::max(
+          cycle, Time::for_work(lane_load_[l],
+                                cluster_.link(static_cast<topology::LinkIndex>(l)).bandwidth));
     }
   }
   return sum + cycle * (lanes - 1);

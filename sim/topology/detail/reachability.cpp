@@ -33,7 +33,8 @@ bool all_attach_to_one_fabric(const Cluster& cluster) {
   for (const Link& l : cluster.links()) {
     if (is_gpu(l.src) && !is_gpu(l.dst)) {
       const int c = component[l.dst];
-      if (shared == kNone || ++entering[static_cast<std::size_t>(c)] > entering[static_cast<std::size_t>(shared)]) {
+      if (shared == kNone ||
+          ++entering[static_cast<std::size_t>(c)] > entering[static_cast<std::size_t>(shared)]) {
         shared = c;
       }
     }

@@ -42,7 +42,8 @@ WorkItem kernel_item(std::int32_t name, Kernel k) {
   return w;
 }
 
-WorkItem comm_item(std::int32_t name, network::CollectiveOp op, CommClass c, CommGroup g, double bytes) {
+WorkItem comm_item(std::int32_t name, network::CollectiveOp op, CommClass c, CommGroup g,
+                   double bytes) {
   WorkItem w;
   w.name = name;
   w.is_comm = true;
@@ -55,7 +56,8 @@ WorkItem comm_item(std::int32_t name, network::CollectiveOp op, CommClass c, Com
 
 }  // namespace
 
-std::int32_t DenseStack::add_names(std::initializer_list<std::string_view> suffixes, const std::string& layer) {
+std::int32_t DenseStack::add_names(std::initializer_list<std::string_view> suffixes,
+                                   const std::string& layer) {
   const auto first = static_cast<std::int32_t>(names_.size());
   for (auto s : suffixes) names_.push_back(fmt::format("{}/{}", layer, s));
   return first;
@@ -68,7 +70,10 @@ void DenseStack::add_linear(const std::string& name, int in, int out, bool per_t
 }
 
 DenseStack::DenseStack(const ModelConfig& model, const ParallelPlan& plan)
-    : hstu_(model.hstu), moe_(model.moe), expert_parallel_(plan.expert.size), cp_degree_(plan.cp_degree),
+    : hstu_(model.hstu),
+      moe_(model.moe),
+      expert_parallel_(plan.expert.size),
+      cp_degree_(plan.cp_degree),
       cp_mode_(plan.cp_mode) {
   int pooled_dims = 0, pooled_features = 0, sequence_dims = 0;
   for (const auto& t : model.tables) {
@@ -81,7 +86,8 @@ DenseStack::DenseStack(const ModelConfig& model, const ParallelPlan& plan)
   }
   int width = model.dense_features;
   for (std::size_t i = 0; i < model.bottom_mlp.layers.size(); ++i) {
-    add_linear(fmt::format("bottom_mlp.{}", i), width, model.bottom_mlp.layers[i], false, model.bottom_mlp.precision);
+    add_linear(fmt::format("bottom_mlp.{}", i), width, model.bottom_mlp.layers[i], false,
+               model.bottom_mlp.precision);
     width = model.bottom_mlp.layers[i];
   }
   const bool hstu = model.has_hstu();
@@ -92,21 +98,26 @@ DenseStack::DenseStack(const ModelConfig& model, const ParallelPlan& plan)
     const double h = hstu_.heads, dqk = hstu_.head_dim, dv = hstu_.linear_dim;
     for (int i = 0; i < hstu_.layers; ++i) {
       Layer l{Type::kHstu, fmt::format("hstu.{}", i), true, d, d, hstu_.precision, 0, 0};
-      l.params = d * h * (2 * dqk + 2 * dv) + h * dv * d + 2.0 * d + (hstu_.relative_bias ? h * 256 : 0);
-      l.first_name = add_names({"norm_in", "uvqk", "cp_kv_all_gather", "cp_qkv_all_to_all", "attention",
-                                "cp_out_all_to_all", "norm_out", "out", "out_bwd", "norm_out_bwd",
-                                "cp_dout_all_to_all", "attention_bwd", "cp_dkv_reduce_scatter",
-                                "cp_dqkv_all_to_all", "uvqk_bwd", "norm_in_bwd"},
-                               l.name);
+      l.params =
+          d * h * (2 * dqk + 2 * dv) + h * dv * d + 2.0 * d + (hstu_.relative_bias ? h * 256 : 0);
+      l.first_name =
+          add_names({"norm_in", "uvqk", "cp_kv_all_gather", "cp_qkv_all_to_all", "attention",
+                     "cp_out_all_to_all", "norm_out", "out", "out_bwd", "norm_out_bwd",
+                     "cp_dout_all_to_all", "attention_bwd", "cp_dkv_reduce_scatter",
+                     "cp_dqkv_all_to_all", "uvqk_bwd", "norm_in_bwd"},
+                    l.name);
       layers_.push_back(l);
     }
     top_in = d;
   } else {
     const int features = pooled_features + (model.bottom_mlp.layers.empty() ? 0 : 1);
-    const int concat = pooled_dims + (model.bottom_mlp.layers.empty() ? model.dense_features : width);
+    const int concat =
+        pooled_dims + (model.bottom_mlp.layers.empty() ? model.dense_features : width);
     switch (model.interaction.type) {
       case InteractionConfig::Type::kDot: {
-        const int dim = model.bottom_mlp.layers.empty() ? (pooled_features ? pooled_dims / pooled_features : 1) : width;
+        const int dim = model.bottom_mlp.layers.empty()
+                            ? (pooled_features ? pooled_dims / pooled_features : 1)
+                            : width;
         Layer l{Type::kDot, "interaction", false, features, dim, model.interaction.precision, 0, 0};
         l.first_name = add_names({"fwd", "bwd"}, l.name);
         layers_.push_back(l);
@@ -115,32 +126,42 @@ DenseStack::DenseStack(const ModelConfig& model, const ParallelPlan& plan)
       }
       case InteractionConfig::Type::kDcn:
         for (int i = 0; i < model.interaction.layers; ++i) {
-          Layer l{Type::kDcn, fmt::format("dcn.{}", i), false, concat, model.interaction.low_rank,
-                  model.interaction.precision, 2.0 * concat * model.interaction.low_rank + concat, 0};
+          Layer l{Type::kDcn,
+                  fmt::format("dcn.{}", i),
+                  false,
+                  concat,
+                  model.interaction.low_rank,
+                  model.interaction.precision,
+                  2.0 * concat * model.interaction.low_rank + concat,
+                  0};
           l.first_name = add_names({"fwd", "bwd"}, l.name);
           layers_.push_back(l);
         }
         top_in = concat;
         break;
-      case InteractionConfig::Type::kNone: top_in = concat; break;
+      case InteractionConfig::Type::kNone:
+        top_in = concat;
+        break;
     }
   }
   for (int i = 0; i < moe_.layers; ++i) {
     Layer l{Type::kMoe, fmt::format("moe.{}", i), hstu, top_in, top_in, moe_.precision, 0, 0};
-    l.params = static_cast<double>(moe_.experts) / expert_parallel_ * 2.0 * top_in * moe_.expert_hidden +
-               static_cast<double>(top_in) * moe_.experts;
-    l.first_name = add_names({"router", "dispatch", "experts", "combine", "combine_bwd", "experts_bwd",
-                              "dispatch_bwd", "router_bwd"},
+    l.params =
+        static_cast<double>(moe_.experts) / expert_parallel_ * 2.0 * top_in * moe_.expert_hidden +
+        static_cast<double>(top_in) * moe_.experts;
+    l.first_name = add_names({"router", "dispatch", "experts", "combine", "combine_bwd",
+                              "experts_bwd", "dispatch_bwd", "router_bwd"},
                              l.name);
     layers_.push_back(l);
   }
   int w = top_in;
   for (std::size_t i = 0; i < model.top_mlp.layers.size(); ++i) {
-    add_linear(fmt::format("top_mlp.{}", i), w, model.top_mlp.layers[i], hstu, model.top_mlp.precision);
+    add_linear(fmt::format("top_mlp.{}", i), w, model.top_mlp.layers[i], hstu,
+               model.top_mlp.precision);
     w = model.top_mlp.layers[i];
   }
-  Layer loss{hstu ? Type::kLossSoftmax : Type::kLossBce, "loss", hstu, w, hstu_.negatives,
-             hstu ? hstu_.precision : model.top_mlp.precision, 0, 0};
+  Layer loss{hstu ? Type::kLossSoftmax : Type::kLossBce,       "loss", hstu, w, hstu_.negatives,
+             hstu ? hstu_.precision : model.top_mlp.precision, 0,      0};
   loss.first_name = add_names({"fwd", "bwd"}, "loss");
   layers_.push_back(loss);
 }
@@ -206,18 +227,28 @@ LayerWork DenseStack::work(int i, const BatchShape& s) const {
       w.forward.push_back(kernel_item(n0 + 1, uvqk));
       // all_gather: K and V of every CP rank (all-gather output = c x local).
       // all_to_all: Q, K, V re-split from sequence to heads, and the output back.
-      if (cp && gather) w.forward.push_back(comm_item(n0 + 2, CollectiveOp::kAllGather, cls, grp, c * T * h * (dqk + dv) * e));
-      if (cp && !gather) w.forward.push_back(comm_item(n0 + 3, CollectiveOp::kAllToAll, cls, grp, T * h * (2 * dqk + dv) * e));
+      if (cp && gather)
+        w.forward.push_back(
+            comm_item(n0 + 2, CollectiveOp::kAllGather, cls, grp, c * T * h * (dqk + dv) * e));
+      if (cp && !gather)
+        w.forward.push_back(
+            comm_item(n0 + 3, CollectiveOp::kAllToAll, cls, grp, T * h * (2 * dqk + dv) * e));
       w.forward.push_back(kernel_item(n0 + 4, attn));
-      if (cp && !gather) w.forward.push_back(comm_item(n0 + 5, CollectiveOp::kAllToAll, cls, grp, T * h * dv * e));
+      if (cp && !gather)
+        w.forward.push_back(comm_item(n0 + 5, CollectiveOp::kAllToAll, cls, grp, T * h * dv * e));
       w.forward.push_back(kernel_item(n0 + 6, norm_out));
       w.forward.push_back(kernel_item(n0 + 7, out));
       w.backward.push_back(kernel_item(n0 + 8, backward_of(out, 2)));
       w.backward.push_back(kernel_item(n0 + 9, backward_of(norm_out, 2)));
-      if (cp && !gather) w.backward.push_back(comm_item(n0 + 10, CollectiveOp::kAllToAll, cls, grp, T * h * dv * e));
+      if (cp && !gather)
+        w.backward.push_back(comm_item(n0 + 10, CollectiveOp::kAllToAll, cls, grp, T * h * dv * e));
       w.backward.push_back(kernel_item(n0 + 11, backward_of(attn, 2.5)));
-      if (cp && gather) w.backward.push_back(comm_item(n0 + 12, CollectiveOp::kReduceScatter, cls, grp, c * T * h * (dqk + dv) * e));
-      if (cp && !gather) w.backward.push_back(comm_item(n0 + 13, CollectiveOp::kAllToAll, cls, grp, T * h * (2 * dqk + dv) * e));
+      if (cp && gather)
+        w.backward.push_back(
+            comm_item(n0 + 12, CollectiveOp::kReduceScatter, cls, grp, c * T * h * (dqk + dv) * e));
+      if (cp && !gather)
+        w.backward.push_back(
+            comm_item(n0 + 13, CollectiveOp::kAllToAll, cls, grp, T * h * (2 * dqk + dv) * e));
       w.backward.push_back(kernel_item(n0 + 14, backward_of(uvqk, 2)));
       w.backward.push_back(kernel_item(n0 + 15, backward_of(norm_in, 2)));
       // Saved: input, normed input, U V Q K, attention output, normed output.
@@ -232,17 +263,26 @@ LayerWork DenseStack::work(int i, const BatchShape& s) const {
       const Kernel router = gemm(rows, moe_.experts, d, l.precision);
       Kernel experts = gemm(routed, H, d, l.precision);
       experts.flops *= 2;  // up and down projections
-      experts.hbm_bytes = (2 * routed * d + 2 * routed * H + 2.0 * moe_.experts / expert_parallel_ * d * H) * e;
+      experts.hbm_bytes =
+          (2 * routed * d + 2 * routed * H + 2.0 * moe_.experts / expert_parallel_ * d * H) * e;
       const double a2a = routed * d * e;
       using network::CollectiveOp;
       const bool ep = expert_parallel_ > 1;
       w.forward.push_back(kernel_item(n0, router));
-      if (ep) w.forward.push_back(comm_item(n0 + 1, CollectiveOp::kAllToAll, CommClass::kMoe, CommGroup::kExpert, a2a));
+      if (ep)
+        w.forward.push_back(
+            comm_item(n0 + 1, CollectiveOp::kAllToAll, CommClass::kMoe, CommGroup::kExpert, a2a));
       w.forward.push_back(kernel_item(n0 + 2, experts));
-      if (ep) w.forward.push_back(comm_item(n0 + 3, CollectiveOp::kAllToAll, CommClass::kMoe, CommGroup::kExpert, a2a));
-      if (ep) w.backward.push_back(comm_item(n0 + 4, CollectiveOp::kAllToAll, CommClass::kMoe, CommGroup::kExpert, a2a));
+      if (ep)
+        w.forward.push_back(
+            comm_item(n0 + 3, CollectiveOp::kAllToAll, CommClass::kMoe, CommGroup::kExpert, a2a));
+      if (ep)
+        w.backward.push_back(
+            comm_item(n0 + 4, CollectiveOp::kAllToAll, CommClass::kMoe, CommGroup::kExpert, a2a));
       w.backward.push_back(kernel_item(n0 + 5, backward_of(experts, 2)));
-      if (ep) w.backward.push_back(comm_item(n0 + 6, CollectiveOp::kAllToAll, CommClass::kMoe, CommGroup::kExpert, a2a));
+      if (ep)
+        w.backward.push_back(
+            comm_item(n0 + 6, CollectiveOp::kAllToAll, CommClass::kMoe, CommGroup::kExpert, a2a));
       w.backward.push_back(kernel_item(n0 + 7, backward_of(router, 2)));
       w.activation_bytes = (rows * d + 2 * routed * d + routed * H) * e;
       w.comm_buffer_bytes = ep ? 2 * a2a : 0;

@@ -32,10 +32,10 @@ namespace strait::sim::workload::detail {
 
 /// One rank's share of a batch, what the dense layers see.
 struct BatchShape {
-  double samples = 0;     // rows of per-sample layers
-  double tokens = 0;      // rows of per-token layers (HSTU), this rank's share
-  double pairs = 0;       // causal attention pairs, this rank's share
-  double squares = 0;     // sum L^2, this rank's share (attention scores)
+  double samples = 0;         // rows of per-sample layers
+  double tokens = 0;          // rows of per-token layers (HSTU), this rank's share
+  double pairs = 0;           // causal attention pairs, this rank's share
+  double squares = 0;         // sum L^2, this rank's share (attention scores)
   double padded_pairs = 0;    // B L_max (L_max + 1) / 2 / c
   double padded_squares = 0;  // B L_max^2 / c
   double mean_length = 0;     // tokens per sample of the whole sequences
@@ -55,10 +55,10 @@ struct WorkItem {
 
 struct LayerWork {
   std::vector<WorkItem> forward, backward;  // in execution order
-  double activation_bytes = 0;      // saved for backward, excluding attention scores
-  double attention_bytes = 0;       // attention scores saved: sum L^2 h e (jagged)
-  double attention_padded_bytes = 0;  // B L_max^2 h e: what a padded kernel would keep
-  double comm_buffer_bytes = 0;     // gathered K/V, MoE dispatch buffers
+  double activation_bytes = 0;              // saved for backward, excluding attention scores
+  double attention_bytes = 0;               // attention scores saved: sum L^2 h e (jagged)
+  double attention_padded_bytes = 0;        // B L_max^2 h e: what a padded kernel would keep
+  double comm_buffer_bytes = 0;             // gathered K/V, MoE dispatch buffers
 };
 
 class DenseStack {
@@ -70,7 +70,9 @@ class DenseStack {
   /// Parameters of layer i held by each rank (experts divided by expert parallelism).
   double layer_params(int i) const { return layers_[static_cast<std::size_t>(i)].params; }
   /// True when layer i's parameters sync over the expert replica group, not all ranks.
-  bool expert_layer(int i) const { return layers_[static_cast<std::size_t>(i)].type == Type::kMoe && expert_parallel_ > 1; }
+  bool expert_layer(int i) const {
+    return layers_[static_cast<std::size_t>(i)].type == Type::kMoe && expert_parallel_ > 1;
+  }
   double total_params() const;
   LayerWork work(int i, const BatchShape& shape) const;
   const std::vector<std::string>& names() const { return names_; }
@@ -86,7 +88,8 @@ class DenseStack {
     double params = 0;
     std::int32_t first_name = 0;  // names_ index of its first work item
   };
-  std::int32_t add_names(std::initializer_list<std::string_view> suffixes, const std::string& layer);
+  std::int32_t add_names(std::initializer_list<std::string_view> suffixes,
+                         const std::string& layer);
   void add_linear(const std::string& name, int in, int out, bool per_token, Precision p);
 
   std::vector<Layer> layers_;

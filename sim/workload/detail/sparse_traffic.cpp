@@ -21,8 +21,9 @@ SparseTraffic::SparseTraffic(const ModelConfig& model, const DataConfig& data, c
     // Data-parallel tables dedup only the rank's own ids.
     if (map.type[t] == ShardingType::kDataParallel && !ids_.empty()) total = ids_.front()[t];
     if (total > 0) {
-      unique_fraction_[t] =
-          expected_unique_rows(static_cast<double>(model.tables[t].rows), total, data.zipf_exponent[t]) / total;
+      unique_fraction_[t] = expected_unique_rows(static_cast<double>(model.tables[t].rows), total,
+                                                 data.zipf_exponent[t]) /
+                            total;
     }
   }
 }
@@ -32,7 +33,8 @@ std::vector<Bytes> SparseTraffic::input_row(int i) const {
   for (int j = 0; j < map_.group_size; ++j) {
     double b = 0;
     for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
-      b += ids_[static_cast<std::size_t>(i)][static_cast<std::size_t>(s.table)] * s.row_fraction * kIdBytes +
+      b += ids_[static_cast<std::size_t>(i)][static_cast<std::size_t>(s.table)] * s.row_fraction *
+               kIdBytes +
            samples_[static_cast<std::size_t>(i)] * kLengthBytes;
     }
     row[static_cast<std::size_t>(j)] = static_cast<Bytes>(std::llround(b));
@@ -47,7 +49,8 @@ double SparseTraffic::output_bytes(int j, int i) const {
     const auto& t = model_.tables[static_cast<std::size_t>(s.table)];
     const double width = t.dim * s.col_fraction * e;
     b += t.pooling == Pooling::kSequence
-             ? ids_[static_cast<std::size_t>(i)][static_cast<std::size_t>(s.table)] * s.row_fraction * width
+             ? ids_[static_cast<std::size_t>(i)][static_cast<std::size_t>(s.table)] *
+                   s.row_fraction * width
              : samples_[static_cast<std::size_t>(i)] * width;
   }
   return b;
@@ -55,13 +58,15 @@ double SparseTraffic::output_bytes(int j, int i) const {
 
 std::vector<Bytes> SparseTraffic::output_row(int j) const {
   std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
-  for (int i = 0; i < map_.group_size; ++i) row[static_cast<std::size_t>(i)] = static_cast<Bytes>(std::llround(output_bytes(j, i)));
+  for (int i = 0; i < map_.group_size; ++i)
+    row[static_cast<std::size_t>(i)] = static_cast<Bytes>(std::llround(output_bytes(j, i)));
   return row;
 }
 
 std::vector<Bytes> SparseTraffic::grad_row(int i) const {
   std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
-  for (int j = 0; j < map_.group_size; ++j) row[static_cast<std::size_t>(j)] = static_cast<Bytes>(std::llround(output_bytes(j, i)));
+  for (int j = 0; j < map_.group_size; ++j)
+    row[static_cast<std::size_t>(j)] = static_cast<Bytes>(std::llround(output_bytes(j, i)));
   return row;
 }
 
@@ -110,12 +115,14 @@ Kernel SparseTraffic::lookup(int j) const {
       arriving += ids_[i][static_cast<std::size_t>(s.table)] * s.row_fraction;
       pooled_rows += samples_[i];
     }
-    add(s.table, arriving, t.dim * s.col_fraction, t.pooling == Pooling::kSequence ? arriving : pooled_rows);
+    add(s.table, arriving, t.dim * s.col_fraction,
+        t.pooling == Pooling::kSequence ? arriving : pooled_rows);
   }
   for (int table : map_.data_parallel_tables) {
     const auto& t = model_.tables[static_cast<std::size_t>(table)];
     const double mine = ids_[static_cast<std::size_t>(j)][static_cast<std::size_t>(table)];
-    add(table, mine, t.dim, t.pooling == Pooling::kSequence ? mine : samples_[static_cast<std::size_t>(j)]);
+    add(table, mine, t.dim,
+        t.pooling == Pooling::kSequence ? mine : samples_[static_cast<std::size_t>(j)]);
   }
   return finish(KernelKind::kEmbeddingLookup, model_.embedding_dtype, a);
 }
@@ -135,7 +142,8 @@ Kernel SparseTraffic::update(int j) const {
   };
   for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
     double arriving = 0;
-    for (const auto& member : ids_) arriving += member[static_cast<std::size_t>(s.table)] * s.row_fraction;
+    for (const auto& member : ids_)
+      arriving += member[static_cast<std::size_t>(s.table)] * s.row_fraction;
     add(s.table, arriving, model_.tables[static_cast<std::size_t>(s.table)].dim * s.col_fraction);
   }
   for (int table : map_.data_parallel_tables) {
