@@ -203,3 +203,59 @@ TEST(TrainingRun, IsDeterministicForASeed) {
 
 }  // namespace
 }  // namespace strait::sim::run
+
+namespace strait::sim::run {
+namespace {
+
+// The forward attention kernel of a one-layer HSTU on one rank, and its H100 time
+// without the fixed launch overhead.
+struct Attention {
+  workload::Kernel kernel;
+  double seconds = 0;
+};
+Attention attention(const std::string& lengths, int batch, bool padded) {
+  const std::string model =
+      std::string(
+          R"({"embedding": {"tables": [{"name": "item", "rows": 1000000, "dim": 256, "pooling": "sequence"}]},
+    "dense": {"hstu": {"layers": 1, "model_dim": 256, "heads": 2, "head_dim": 128, "negatives": 16, "attention": ")") +
+      (padded ? "padded" : "jagged") + R"("}}})";
+  const std::string data = R"({"batch_size": {"per_rank": )" + std::to_string(batch) +
+                           R"(}, "max_length": 4096, "sequence_length": )" + lengths + "}";
+  const auto sc = testing_support::scenario_of("hgx-h100-8.json", model, data, R"({"ranks": 1})");
+  const auto graph = workload::build_op_graph(sc);
+  for (const auto& op : graph.ranks[0].ops) {
+    const auto kind = op.kernel.kind;
+    if (op.kind == workload::OpKind::kKernel && op.phase == workload::StepPhase::kForward &&
+        (kind == workload::KernelKind::kJaggedAttention ||
+         kind == workload::KernelKind::kPaddedAttention)) {
+      const auto c = testing_support::bundled_cost().cost(op.kernel, "H100-SXM");
+      return {op.kernel, (c.duration() - c.launch_overhead).to_s()};
+    }
+  }
+  ADD_FAILURE() << "no attention kernel";
+  return {};
+}
+
+// Jagged attention works on sum_i L_i (L_i + 1) / 2 causal pairs: at one length (one
+// efficiency), twice the samples take twice the time. Padded attention computes every
+// sample at the batch's L_max: a heavy-tailed batch costs exactly what a batch of the
+// same size at L_max costs, and more than its jagged version.
+TEST(TrainingRun, JaggedAttentionTimeFollowsSumOfSquaresAndPaddedFollowsBatchTimesMaxSquared) {
+  const auto fixed = R"({"distribution": "fixed", "value": 512})";
+  EXPECT_NEAR(attention(fixed, 16, false).seconds, 2 * attention(fixed, 8, false).seconds, 1e-12);
+
+  const auto heavy = R"({"distribution": "lognormal", "mean": 300, "sigma": 1.2})";
+  const auto padded = attention(heavy, 16, true);
+  const auto jagged = attention(heavy, 16, false);
+  const double l_max = padded.kernel.mean_length;  // a padded kernel runs at L_max
+  const auto at_max = attention(
+      R"({"distribution": "fixed", "value": )" + std::to_string(static_cast<int>(l_max)) + "}", 16,
+      true);
+  EXPECT_DOUBLE_EQ(padded.kernel.flops, at_max.kernel.flops);
+  EXPECT_DOUBLE_EQ(padded.seconds, at_max.seconds);
+  EXPECT_LT(jagged.kernel.flops, 0.5 * padded.kernel.flops);
+  EXPECT_LT(jagged.seconds, padded.seconds);
+}
+
+}  // namespace
+}  // namespace strait::sim::run

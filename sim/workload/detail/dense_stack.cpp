@@ -212,8 +212,12 @@ LayerWork DenseStack::work(int i, const BatchShape& s) const {
       attn.kind = hstu_.padded ? KernelKind::kPaddedAttention : KernelKind::kJaggedAttention;
       attn.precision = l.precision;
       attn.flops = 2 * h * (dqk + dv) * (hstu_.padded ? s.padded_pairs : s.pairs);
-      attn.hbm_bytes = T * h * (2 * dqk + 2 * dv) * e + T * h * dv * e;
-      attn.mean_length = s.mean_length;
+      // Q, K, V, U read and the output written, for every token the kernel touches: the
+      // padded layout touches B x L_max of them.
+      const double touched = hstu_.padded ? s.samples * s.max_length : T;
+      attn.hbm_bytes = touched * h * (2 * dqk + 2 * dv) * e + touched * h * dv * e;
+      // A padded kernel computes every sample at L_max: its efficiency is that length's.
+      attn.mean_length = hstu_.padded ? s.max_length : s.mean_length;
       attn.heads = hstu_.heads;
       attn.head_dim = hstu_.head_dim;
       const Kernel norm_out = elementwise(8 * T * h * dv, 3 * T * h * dv * e, l.precision);

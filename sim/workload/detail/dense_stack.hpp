@@ -39,6 +39,7 @@ struct BatchShape {
   double padded_pairs = 0;    // B L_max (L_max + 1) / 2 / c
   double padded_squares = 0;  // B L_max^2 / c
   double mean_length = 0;     // tokens per sample of the whole sequences
+  double max_length = 0;      // L_max, the length every padded sample computes
 };
 
 enum class CommGroup { kContextParallel, kExpert };
@@ -118,6 +119,7 @@ inline BatchShape shape_of(const ReplicaBatch& b, int cp) {
   s.padded_pairs = n * lmax * (lmax + 1) / 2 / c;
   s.padded_squares = n * lmax * lmax / c;
   s.mean_length = n > 0 ? b.tokens / n : 0;
+  s.max_length = lmax;
   return s;
 }
 
