@@ -32,7 +32,8 @@ enum class Algorithm {
   kAuto,  // chosen like NCCL does (see choose_algorithm)
   kRing,  // ring (all-reduce = reduce-scatter + all-gather rings), chain for broadcast/reduce
   kTree,  // binary tree, reduce up then broadcast down, pipelined in chunks
-  kHierarchical,  // level by level: inside hosts, across hosts of a datacenter, across datacenters
+  kHierarchical,  // level by level: rings inside hosts and across hosts of a datacenter, a direct
+                  // exchange across datacenters (2 phases instead of 2(d-1): latency-bound)
   kDirect,        // all-to-all(v): every pair at once
   kPairwise,      // all-to-all(v): n-1 rounds, round k sends to rank + k
 };

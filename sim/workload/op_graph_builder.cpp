@@ -21,7 +21,8 @@ using network::Algorithm;
 using network::CollectiveOp;
 
 struct Streams {
-  std::int32_t compute, sparse_compute, embedding_comm, dense_comm, cp_comm, xdc_comm, replica_comm;
+  std::int32_t compute, sparse_compute, embedding_comm, dense_comm, cp_comm, xdc_comm;
+  std::vector<std::int32_t> replica_comm;  // one stream per sync that may be in flight
 };
 
 struct Names {
@@ -297,8 +298,7 @@ class RankBuilder {
                              {last}, Algorithm::kAuto, t.grad_row(member_));
     }
     const std::int32_t update = kernel(t.update(member_), sh_.nm.update, sh_.st.compute, s,
-                                       StepPhase::kBackward, {last, grad_dist, pending_replica_});
-    pending_replica_ = -1;
+                                       StepPhase::kBackward, {last, grad_dist, replica_due(s)});
     // Data-parallel tables' gradients join the last DDP bucket (or sync alone under FSDP).
     double dp_tables = 0;
     for (int table : sh_.map.data_parallel_tables) {
@@ -329,10 +329,12 @@ class RankBuilder {
           elems * bytes_per_element(sc.model.embedding_dtype) +
           optimizer_state_bytes(sc.model.embedding_optimizer, rows, elems / rows,
                                 bytes_per_element(sc.model.embedding_optimizer_dtype));
-      pending_replica_ = collective(CollectiveOp::kAllReduce, L.sparse.replica[r],
-                                    static_cast<Bytes>(bytes / sc.plan.replica_sync_every),
-                                    CommClass::kReplicaSync, sh_.nm.replica_sync,
-                                    sh_.st.replica_comm, s, StepPhase::kOptimizer, {update});
+      replica_syncs_[static_cast<std::size_t>(s)] = collective(
+          CollectiveOp::kAllReduce, L.sparse.replica[r],
+          static_cast<Bytes>(bytes / sc.plan.replica_sync_every), CommClass::kReplicaSync,
+          sh_.nm.replica_sync,
+          sh_.st.replica_comm[static_cast<std::size_t>(s % sc.plan.replica_sync_staleness)], s,
+          StepPhase::kOptimizer, {update});
     }
     // Dense optimizer: Adam reads p, g, m, v and writes p, m, v (7 x 4 bytes per parameter).
     double params = sh_.stack.total_params();
@@ -360,7 +362,14 @@ class RankBuilder {
   int member_;
   int rank_;
   Rng noise_{0};
-  std::int32_t pending_replica_ = -1;  // last replica sync: the next embedding update waits for it
+  // Replica syncs by step; step s's embedding update waits for the one of s - staleness.
+  std::vector<std::int32_t> replica_syncs_ = std::vector<std::int32_t>(64, -1);
+  std::int32_t replica_due(int s) {
+    const int from = s - sh_.sc.plan.replica_sync_staleness;
+    if (static_cast<std::size_t>(s) >= replica_syncs_.size())
+      replica_syncs_.resize(static_cast<std::size_t>(s) + 1, -1);
+    return from >= 0 ? replica_syncs_[static_cast<std::size_t>(from)] : -1;
+  }
 };
 
 Names intern_names(OpGraph& g, const DenseStack& stack, int buckets) {
@@ -412,7 +421,11 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
   sh.st.embedding_comm = g.stream("embedding_comm");
   sh.st.dense_comm = g.stream("dense_comm");
   sh.st.cp_comm = g.stream("cp_comm");
-  sh.st.replica_comm = g.stream("replica_comm");
+  for (int k = 0; k < sc.plan.replica_sync_staleness; ++k) {
+    sh.st.replica_comm.push_back(g.stream(sc.plan.replica_sync_staleness == 1
+                                              ? std::string("replica_comm")
+                                              : fmt::format("replica_comm/{}", k)));
+  }
   sh.st.sparse_compute = sh.lookahead > 0 ? g.stream("sparse_compute") : sh.st.compute;
   sh.st.xdc_comm = sc.plan.schedule.cross_dc == CrossDcSync::kOverlapped ? g.stream("xdc_comm")
                                                                          : sh.st.dense_comm;

@@ -74,11 +74,15 @@ TableSharding parse_sharding(const ConfigNode& node) {
 }
 
 void parse_sparse(const ConfigNode& node, const ModelConfig& model, ParallelPlan& p) {
-  node.allow_only({"group_size", "placement", "replica_sync_every", "default", "tables"});
+  node.allow_only({"group_size", "placement", "replica_sync_every", "replica_sync_staleness",
+                   "default", "tables"});
   p.sparse = parse_group(node, "group_size", PlacementLevel::kCluster);
   p.replica_sync_every = static_cast<int>(node.integer_or("replica_sync_every", 1));
   if (p.replica_sync_every <= 0)
     node.at("replica_sync_every").fail("expected a positive step count");
+  p.replica_sync_staleness = static_cast<int>(node.integer_or("replica_sync_staleness", 1));
+  if (p.replica_sync_staleness <= 0 || p.replica_sync_staleness > 16)
+    node.at("replica_sync_staleness").fail("expected a step count in 1..16");
   TableSharding fallback;
   if (node.has("default")) fallback = parse_sharding(node.at("default"));
   p.sharding.assign(model.tables.size(), fallback);

@@ -21,6 +21,8 @@
 // replica_sync_every K: replicas of each embedding shard (2D sparse parallelism) are
 // averaged every K steps; the op graph spreads that over the steps, all-reducing a
 // rotating 1/K slice of the shard's weights and optimizer state every step.
+// replica_sync_staleness S (default 1): the slice synced after step s must be back before
+// step s + S updates embeddings; up to S syncs are in flight at once (hides WAN latency).
 // Priority classes: "embedding" (input/output/gradient distribution), "dense",
 // "context_parallel", "replica_sync", "moe"; 0 is served first; default 0.
 
@@ -80,6 +82,7 @@ struct ParallelPlan {
   GroupSpec cp;
   GroupSpec sparse;  // embedding model-parallel group (2D sparse parallelism)
   int replica_sync_every = 1;
+  int replica_sync_staleness = 1;       // steps a replica sync may run behind (syncs in flight)
   std::vector<TableSharding> sharding;  // per model table
   GroupSpec expert;                     // MoE expert-parallel group
   Schedule schedule;
