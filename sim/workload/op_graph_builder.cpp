@@ -181,6 +181,19 @@ class RankBuilder {
   }
 
   /// Dense sync of one DDP bucket; appends the ops the optimizer waits on.
+  // One all-reduce across datacenters for the shards of every bucket of this step.
+  void flush_cross_dc(int step, std::vector<std::int32_t>& xdc) {
+    if (xdc_after_.empty()) return;
+    const auto r = static_cast<std::size_t>(rank_);
+    const std::int32_t op = collective(CollectiveOp::kAllReduce, sh_.layout.dc_replica[r],
+                                       xdc_bytes_, CommClass::kDenseSync, sh_.nm.xdc[0],
+                                       sh_.st.xdc_comm, step, StepPhase::kBackward, {});
+    out_.ops[static_cast<std::size_t>(op)].deps = xdc_after_;
+    xdc.push_back(op);
+    xdc_after_.clear();
+    xdc_bytes_ = 0;
+  }
+
   void sync_bucket(int b, Bytes bytes, std::int32_t ready, int step,
                    std::vector<std::int32_t>& waits, std::vector<std::int32_t>& xdc) {
     const auto& nm = sh_.nm;
@@ -198,9 +211,11 @@ class RankBuilder {
       const Bytes shard =
           bytes /
           static_cast<Bytes>(L.groups[static_cast<std::size_t>(L.dc_block[r])].ranks.size());
-      xdc.push_back(collective(CollectiveOp::kAllReduce, L.dc_replica[r], shard,
-                               CommClass::kDenseSync, nm.xdc[static_cast<std::size_t>(b)],
-                               sh_.st.xdc_comm, step, StepPhase::kBackward, {rs}));
+      // The cross-datacenter part of every bucket goes out as one all-reduce per step
+      // (flush_cross_dc): each WAN collective pays the WAN latency once.
+      (void)xdc;
+      xdc_bytes_ += shard;
+      xdc_after_.push_back(rs);
       waits.push_back(collective(CollectiveOp::kAllGather, L.dc_block[r], bytes,
                                  CommClass::kDenseSync, nm.ag[static_cast<std::size_t>(b)], stream,
                                  step, StepPhase::kBackward, {rs}));
@@ -316,6 +331,7 @@ class RankBuilder {
       sync_bucket(b++, static_cast<Bytes>(bucket + dp_tables), dp_tables > 0 ? update : last, s,
                   waits, xdc_now);
     }
+    flush_cross_dc(s, xdc_now);
     // Replica sync every K steps is spread over the steps: each step all-reduces a
     // rotating 1/K slice of the shard (weights and optimizer state) on its own stream,
     // overlapped with the next step, whose embedding update waits for it (one step of
@@ -362,6 +378,8 @@ class RankBuilder {
   int member_;
   int rank_;
   Rng noise_{0};
+  Bytes xdc_bytes_ = 0;                  // this step's bucket shards still to sync across DCs
+  std::vector<std::int32_t> xdc_after_;  // their in-datacenter reduce-scatters
   // Replica syncs by step; step s's embedding update waits for the one of s - staleness.
   std::vector<std::int32_t> replica_syncs_ = std::vector<std::int32_t>(64, -1);
   std::int32_t replica_due(int s) {
@@ -387,7 +405,8 @@ Names intern_names(OpGraph& g, const DenseStack& stack, int buckets) {
   for (int b = 0; b < buckets; ++b) {
     nm.ddp.push_back(g.intern(fmt::format("ddp/bucket.{}", b)));
     nm.rs.push_back(g.intern(fmt::format("ddp/bucket.{}/dc_reduce_scatter", b)));
-    nm.xdc.push_back(g.intern(fmt::format("ddp/bucket.{}/cross_dc_all_reduce", b)));
+    nm.xdc.push_back(g.intern(b == 0 ? std::string("ddp/cross_dc_all_reduce")
+                                     : fmt::format("ddp/bucket.{}/cross_dc_all_reduce", b)));
     nm.ag.push_back(g.intern(fmt::format("ddp/bucket.{}/dc_all_gather", b)));
   }
   for (int i = 0; i < stack.layers(); ++i) {
