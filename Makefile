@@ -1,5 +1,6 @@
 # strait quick start. Both targets are idempotent: they install missing Debian
 # packages (as root), configure, build with ccache, then run.
+MAKEFLAGS += --no-print-directory
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD_TYPE ?= Release
@@ -20,7 +21,8 @@ build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # Runs the main job on the bundled default scenario and prints its report.
-demo: build
+demo: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target strait
 	@$(BUILD_DIR)/bin/strait simulate $(DEMO_SCENARIO)
 
 # Runs the whole test suite through ctest.
