@@ -49,8 +49,9 @@ void print_training_report(std::ostream& out, const sim::run::TrainingReport& r)
 
   const auto crit = categories(r.critical);
   const auto avg = categories(r.average);
-  out << fmt::format("  where a step goes (ms)     {:>16} {:>14}\n",
-                     fmt::format("critical rank {}", r.critical_rank), "average rank");
+  out << fmt::format(
+      "  where a step goes (ms)     {:>16} {:>14}   (critical: the rank that waits least)\n",
+      fmt::format("critical rank {}", r.critical_rank), "average rank");
   for (std::size_t i = 0; i < crit.size(); ++i) {
     double average = 0;
     for (const auto& [name, ms] : avg) {
