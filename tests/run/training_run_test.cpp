@@ -259,3 +259,77 @@ TEST(TrainingRun, JaggedAttentionTimeFollowsSumOfSquaresAndPaddedFollowsBatchTim
 
 }  // namespace
 }  // namespace strait::sim::run
+
+namespace strait::sim::run {
+namespace {
+
+using testing_support::bundled_cost;
+using testing_support::scenario_of;
+
+const char* kMoeHstu =
+    R"({"embedding": {"tables": [{"name": "item", "rows": 1000000, "dim": 256, "pooling": "sequence"}]},
+  "dense": {"hstu": {"layers": 2, "model_dim": 256, "heads": 2, "head_dim": 128, "negatives": 16},
+            "moe": {"layers": 1, "experts": 8, "top_k": 2, "expert_hidden": 1024}}})";
+const char* kData512 = R"({"batch_size": {"per_rank": 8}, "max_length": 4096,
+  "sequence_length": {"distribution": "fixed", "value": 512}})";
+
+double term(const TrainingReport& r, const std::string& name) {
+  return r.memory.ranks.at(static_cast<std::size_t>(r.fit.rank)).term(name);
+}
+
+// FSDP over the 8 GPUs of a host shards dense parameters, gradients and optimizer state:
+// each rank keeps exactly 1/8 of the optimizer state, and 1/8 of the parameters plus the
+// largest layer while it is gathered (here the MoE layer, most of the model), still less
+// than DDP's full copy; the step syncs with all-gathers and reduce-scatters.
+TEST(TrainingRun, FsdpShardsDenseStateAndSyncsByGatherAndReduceScatter) {
+  const auto ddp = run_training(
+      scenario_of(
+          "hgx-h100-8.json", kMoeHstu, kData512,
+          R"({"dense": {"parallelism": "ddp"}, "sparse": {"group_size": 8, "placement": "host"}})"),
+      bundled_cost(), {});
+  const auto fsdp = run_training(
+      scenario_of("hgx-h100-8.json", kMoeHstu, kData512,
+                  R"({"dense": {"parallelism": "fsdp", "group_size": 8, "placement": "host"},
+                      "sparse": {"group_size": 8, "placement": "host"}})"),
+      bundled_cost(), {});
+  EXPECT_NEAR(term(fsdp, "dense_optimizer"), term(ddp, "dense_optimizer") / 8,
+              1e-9 * term(ddp, "dense_optimizer"));
+  EXPECT_LT(term(fsdp, "dense_params"), term(ddp, "dense_params"));
+  EXPECT_GT(term(fsdp, "dense_params"), term(ddp, "dense_params") / 8);
+  EXPECT_GT(fsdp.class_traffic[static_cast<std::size_t>(workload::CommClass::kDenseSync)].transfers,
+            0u);
+  EXPECT_GT(fsdp.mean_ms, 0);
+}
+
+// Expert parallelism over a host sends tokens to their experts with all-to-alls (MoE
+// class); context parallelism 2 splits each sequence over two ranks and exchanges K/V
+// (context_parallel class), halving attention-score memory per rank.
+TEST(TrainingRun, ExpertAndContextParallelismMoveTheirOwnTraffic) {
+  const auto moe = run_training(
+      scenario_of(
+          "hgx-h100-8.json", kMoeHstu, kData512,
+          R"({"sparse": {"group_size": 8, "placement": "host"}, "moe": {"expert_parallel": 8, "placement": "host"}})"),
+      bundled_cost(), {});
+  EXPECT_GT(moe.class_traffic[static_cast<std::size_t>(workload::CommClass::kMoe)].bytes(
+                topology::LinkClass::kNvlink),
+            0);
+
+  const std::string cp1 = R"({"sparse": {"group_size": 8, "placement": "host"}})";
+  const std::string cp2 = R"({"sparse": {"group_size": 8, "placement": "host"},
+                              "context_parallel": {"degree": 2, "mode": "all_gather", "placement": "host"}})";
+  const auto one =
+      run_training(scenario_of("hgx-h100-8.json", kSmallHstu, kData512, cp1), bundled_cost(), {});
+  const auto two =
+      run_training(scenario_of("hgx-h100-8.json", kSmallHstu, kData512, cp2), bundled_cost(), {});
+  EXPECT_GT(
+      two.class_traffic[static_cast<std::size_t>(workload::CommClass::kContextParallel)].transfers,
+      0u);
+  EXPECT_EQ(
+      one.class_traffic[static_cast<std::size_t>(workload::CommClass::kContextParallel)].transfers,
+      0u);
+  EXPECT_NEAR(term(two, "attention_scores"), term(one, "attention_scores") / 2,
+              1e-6 * term(one, "attention_scores"));
+}
+
+}  // namespace
+}  // namespace strait::sim::run
