@@ -33,8 +33,11 @@ std::string shell_quote(const std::string& word) {
 std::string temp_path(const std::string& name) {
   static int counter = 0;
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string test =
-      info ? fmt::format("{}.{}", info->test_suite_name(), info->name()) : "none";
+  std::string test = info ? fmt::format("{}.{}", info->test_suite_name(), info->name()) : "none";
+  // Parameterized test names contain '/': keep the file in TempDir itself.
+  for (char& c : test) {
+    if (c == '/') c = '_';
+  }
   return fmt::format("{}/strait_cli_{}_{}_{}_{}", ::testing::TempDir(), test, ::getpid(), counter++,
                      name);
 }
