@@ -111,6 +111,17 @@ std::vector<int> trace_ranks(const po::variables_map& vm, const sim::topology::C
                                       cluster);
 }
 
+// --mode, --trace and --trace-ranks, the same for every kind of scenario.
+template <typename Options>
+void apply_run_options(const po::variables_map& vm, const sim::topology::Cluster& cluster,
+                       traces::Timeline& timeline, Options& options) {
+  options.mode = mode_option(vm, "simulate");
+  if (vm.count("trace")) {
+    options.timeline = &timeline;
+    options.trace_ranks = trace_ranks(vm, cluster);
+  }
+}
+
 void write_trace(const traces::Timeline& timeline, const std::string& path) {
   traces::write_chrome_trace(timeline, path, {});
   std::cout << fmt::format("  trace          {} ({} spans; open it in ui.perfetto.dev)\n", path,
@@ -120,12 +131,8 @@ void write_trace(const traces::Timeline& timeline, const std::string& path) {
 int simulate_collectives(const ConfigNode& config, const po::variables_map& vm) {
   const auto scenario = sim::run::CollectiveScenario::from_config(config);
   sim::run::RunOptions options;
-  options.mode = mode_option(vm, "simulate");
   traces::Timeline timeline;
-  if (vm.count("trace")) {
-    options.timeline = &timeline;
-    options.trace_ranks = trace_ranks(vm, scenario.cluster);
-  }
+  apply_run_options(vm, scenario.cluster, timeline, options);
   const auto mode = options.mode.value_or(scenario.mode);
   const auto result = sim::run::run_collective_scenario(scenario, options);
   print_report(scenario, result, mode);
@@ -141,12 +148,8 @@ int simulate_training(const ConfigNode& config, const po::variables_map& vm) {
   const auto cost = sim::run::load_cost_model(
       scenario, vm.count("profiles") ? vm["profiles"].as<std::string>() : default_profiles_dir());
   sim::run::TrainingRunOptions options;
-  options.mode = mode_option(vm, "simulate");
   traces::Timeline timeline;
-  if (vm.count("trace")) {
-    options.timeline = &timeline;
-    options.trace_ranks = trace_ranks(vm, scenario.cluster);
-  }
+  apply_run_options(vm, scenario.cluster, timeline, options);
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
   if (terminal) {
     options.progress = [](Time t, std::uint64_t ops) {

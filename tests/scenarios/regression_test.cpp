@@ -97,17 +97,20 @@ TEST_P(ScenarioRegression, MatchesItsRecordedResults) {
   json actual = cli::testing::read_json(out);
   drop_wall_clock(actual);
   const fs::path expected_path = dir / "expected.json";
-  if (const char* record = std::getenv("STRAIT_RECORD"); record != nullptr && std::string(record) == "1") {
+  if (const char* record = std::getenv("STRAIT_RECORD");
+      record != nullptr && std::string(record) == "1") {
     std::ofstream(expected_path) << actual.dump(2) << "\n";
     GTEST_SKIP() << "recorded " << expected_path;
   }
-  ASSERT_TRUE(fs::exists(expected_path)) << "no " << expected_path << ": record it with STRAIT_RECORD=1";
+  ASSERT_TRUE(fs::exists(expected_path))
+      << "no " << expected_path << ": record it with STRAIT_RECORD=1";
   const json expected = json::parse(std::ifstream(expected_path));
   std::vector<std::string> differences;
   compare(expected, actual, tolerance, "", differences);
   std::string report;
   for (std::size_t i = 0; i < differences.size() && i < 20; ++i) report += "\n  " + differences[i];
-  EXPECT_TRUE(differences.empty()) << differences.size() << " differences (tolerance " << tolerance << "):" << report;
+  EXPECT_TRUE(differences.empty())
+      << differences.size() << " differences (tolerance " << tolerance << "):" << report;
 }
 
 INSTANTIATE_TEST_SUITE_P(Bundled, ScenarioRegression, ::testing::ValuesIn(scenario_names()),
