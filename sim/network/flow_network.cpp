@@ -44,10 +44,10 @@ void FlowNetwork::start_transfer(int src, int dst, Bytes bytes, int priority, do
   const Time latency = route(src, dst, 1.0, uses_, &slowest);
   account(path_, static_cast<double>(bytes));
   ++traffic_.transfers;
-  start_flow(uses_, static_cast<double>(bytes), latency, priority, weight, std::move(on_done));
+  const auto slot =
+      start_flow(uses_, static_cast<double>(bytes), latency, priority, weight, std::move(on_done));
   if (tracing())
-    in_flight_[last_slot_].record =
-        TransferRecord{src, dst, bytes, sim_.now(), Time::zero(), slowest};
+    in_flight_[slot].record = TransferRecord{src, dst, bytes, sim_.now(), Time::zero(), slowest};
 }
 
 Time FlowNetwork::route(int src, int dst, double coefficient, std::vector<engine::ResourceUse>& out,
@@ -78,8 +78,9 @@ topology::LinkClass FlowNetwork::slowest_class(int src, int dst) {
   return slowest;
 }
 
-void FlowNetwork::start_flow(std::span<const engine::ResourceUse> uses, double work, Time latency,
-                             int priority, double weight, std::function<void()> on_done) {
+std::uint32_t FlowNetwork::start_flow(std::span<const engine::ResourceUse> uses, double work,
+                                      Time latency, int priority, double weight,
+                                      std::function<void()> on_done) {
   std::uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -88,7 +89,6 @@ void FlowNetwork::start_flow(std::span<const engine::ResourceUse> uses, double w
     slot = static_cast<std::uint32_t>(in_flight_.size());
     in_flight_.emplace_back();
   }
-  last_slot_ = slot;
   auto& f = in_flight_[slot];
   f.on_done = std::move(on_done);
   f.start = sim_.now();
@@ -100,6 +100,7 @@ void FlowNetwork::start_flow(std::span<const engine::ResourceUse> uses, double w
   spec.weight = weight;
   spec.on_done = [this, slot] { arrived(slot); };
   sim_.fluid().start(std::move(spec), uses);
+  return slot;
 }
 
 void FlowNetwork::arrived(std::uint32_t slot) {

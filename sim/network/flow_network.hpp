@@ -34,9 +34,9 @@ class FlowNetwork final : public Network {
                       std::function<void()> on_done);
 
   /// Starts one fluid flow of `work` bytes over `uses` (link resources with the share of
-  /// the flow each carries); `on_done` runs `latency` after its last byte.
-  void start_flow(std::span<const engine::ResourceUse> uses, double work, Time latency,
-                  int priority, double weight, std::function<void()> on_done);
+  /// the flow each carries); `on_done` runs `latency` after its last byte. Returns its slot.
+  std::uint32_t start_flow(std::span<const engine::ResourceUse> uses, double work, Time latency,
+                           int priority, double weight, std::function<void()> on_done);
   /// Routes GPU `src` to `dst` into `out` as resource uses; returns the path latency and
   /// adds `bytes` to the traffic counters (when `account_bytes`).
   Time route(int src, int dst, double coefficient, std::vector<engine::ResourceUse>& out,
@@ -69,7 +69,6 @@ class FlowNetwork final : public Network {
   std::vector<engine::ResourceId> link_resources_;
   std::vector<InFlight> in_flight_;
   std::vector<std::uint32_t> free_slots_;
-  std::uint32_t last_slot_ = 0;
   std::vector<topology::LinkIndex> path_;  // scratch
   std::vector<engine::ResourceUse> uses_;  // scratch
   std::vector<std::unique_ptr<detail::FlowCollective>> collectives_;
