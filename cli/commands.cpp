@@ -7,6 +7,7 @@ const std::vector<Command>& commands() {
       {"simulate", "simulate a scenario: report, --json, --trace", run_simulate},
       {"collective", "simulated nccl-tests: one collective over a size sweep", run_collective},
       {"graph", "the op graph of one rank of a training scenario, as JSON", run_graph},
+      {"sweep", "what-if sweeps: many scenario variants to CSV, on cores or MPI ranks", run_sweep},
   };
   return kCommands;
 }

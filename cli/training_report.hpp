@@ -5,11 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/run/training_report_json.hpp"
 #include "sim/run/training_run.hpp"
 
 namespace strait::cli {
 
 void print_training_report(std::ostream& out, const sim::run::TrainingReport& report);
-nlohmann::json training_report_json(const sim::run::TrainingReport& report);
+using sim::run::training_report_json;
 
 }  // namespace strait::cli

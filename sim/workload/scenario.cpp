@@ -24,7 +24,18 @@ TrainingScenario TrainingScenario::load(const std::string& path) {
   return from_config(load_config(path));
 }
 
+ScenarioParts TrainingScenario::resolve_parts(const ConfigNode& node) {
+  return {resolve(node, "cluster"), resolve(node, "model"), resolve(node, "data"),
+          resolve(node, "plan")};
+}
+
 TrainingScenario TrainingScenario::from_config(const ConfigNode& node) {
+  node.allow_only({"name", "description", "cluster", "model", "data", "plan", "steps", "seed",
+                   "mode", "profiles", "hardware"});
+  return from_config(node, resolve_parts(node));
+}
+
+TrainingScenario TrainingScenario::from_config(const ConfigNode& node, const ScenarioParts& parts) {
   node.allow_only({"name", "description", "cluster", "model", "data", "plan", "steps", "seed",
                    "mode", "profiles", "hardware"});
   const auto steps = node.integer_or("steps", 1);
@@ -32,12 +43,12 @@ TrainingScenario TrainingScenario::from_config(const ConfigNode& node) {
     node.at("steps").fail(fmt::format("expected 1..1000 steps, got {}", steps));
   const auto seed = node.integer_or("seed", 1);
   if (seed < 0) node.at("seed").fail("expected a seed >= 0");
-  ModelConfig model = ModelConfig::from_config(resolve(node, "model"));
-  DataConfig data = DataConfig::from_config(resolve(node, "data"), model);
-  ParallelPlan plan = ParallelPlan::from_config(resolve(node, "plan"), model);
-  TrainingScenario s = from_parts(topology::Cluster::from_config(resolve(node, "cluster")),
-                                  std::move(model), std::move(data), std::move(plan),
-                                  static_cast<int>(steps), static_cast<std::uint64_t>(seed));
+  ModelConfig model = ModelConfig::from_config(parts.model);
+  DataConfig data = DataConfig::from_config(parts.data, model);
+  ParallelPlan plan = ParallelPlan::from_config(parts.plan, model);
+  TrainingScenario s =
+      from_parts(topology::Cluster::from_config(parts.cluster), std::move(model), std::move(data),
+                 std::move(plan), static_cast<int>(steps), static_cast<std::uint64_t>(seed));
   s.file = node.file();
   s.name = node.string_or("name", std::filesystem::path(node.file()).stem().string());
   s.mode = node.choice_or("mode", {"flow", "analytical"}, "flow") == "flow"

@@ -38,6 +38,12 @@ struct HardwareNoise {
   std::vector<SlowRank> slow_ranks;
 };
 
+/// The four configs a scenario is made of, each located in its own file (relative paths
+/// inside them resolve from there). Sweeps edit them in memory before building.
+struct ScenarioParts {
+  ConfigNode cluster, model, data, plan;
+};
+
 struct TrainingScenario {
   std::string name;
   std::string file;
@@ -55,6 +61,10 @@ struct TrainingScenario {
   /// Loads a scenario and every file it names. Throws ConfigError/IoError.
   static TrainingScenario load(const std::string& path);
   static TrainingScenario from_config(const ConfigNode& node);
+  /// As above with the parts given; `node`'s own cluster/model/data/plan keys are not read.
+  static TrainingScenario from_config(const ConfigNode& node, const ScenarioParts& parts);
+  /// The parts `node` names: inline objects, or files relative to the scenario file.
+  static ScenarioParts resolve_parts(const ConfigNode& node);
   /// Builds from parts already loaded (tests, sweeps); validates the layout.
   static TrainingScenario from_parts(topology::Cluster cluster, ModelConfig model, DataConfig data,
                                      ParallelPlan plan, int steps, std::uint64_t seed);

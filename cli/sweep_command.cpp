@@ -1,0 +1,147 @@
+// strait sweep SWEEP.json: runs every point of a sweep on this machine's cores (oneTBB) or
+// over the ranks of an MPI job, writing a CSV and a JSON Lines file; --resume continues
+// an interrupted sweep. A progress bar goes to stderr when it is a terminal.
+
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/command.hpp"
+#include "cli/options.hpp"
+#include "sim/core/error.hpp"
+#include "sweep/sweep.hpp"
+
+namespace strait::cli {
+
+std::string default_profiles_dir();
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+
+// The first Ctrl-C (or SIGTERM) lets the points in flight finish and their rows be written;
+// the handler then resets, so a second one ends the process at once (the files stay
+// valid either way: rows are written whole).
+void request_stop(int) { g_stop.store(true); }
+
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = request_stop;
+  action.sa_flags = SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+std::string format_eta(double seconds) {
+  const auto s = static_cast<long long>(seconds + 0.5);
+  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s / 60 % 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+void draw_progress(const sweep::SweepProgress& p) {
+  constexpr int kWidth = 28;
+  const double fraction = p.total ? static_cast<double>(p.done) / static_cast<double>(p.total) : 1;
+  const int filled = static_cast<int>(fraction * kWidth);
+  const double rate = p.elapsed_s > 0 ? static_cast<double>(p.ran) / p.elapsed_s : 0;
+  const std::string eta =
+      rate > 0 ? format_eta(static_cast<double>(p.total - p.done) / rate) : std::string("?");
+  std::fprintf(stderr, "\r  [%s%s] %zu/%zu points  %.2f points/s  ETA %s  %zu failed   ",
+               std::string(static_cast<std::size_t>(filled), '#').c_str(),
+               std::string(static_cast<std::size_t>(kWidth - filled), '.').c_str(), p.done, p.total,
+               rate, eta.c_str(), p.failed);
+  std::fflush(stderr);
+}
+
+void list_points(const sweep::SweepSpec& spec) {
+  std::cout << fmt::format("sweep '{}': {} points over {}\n", spec.name(), spec.points().size(),
+                           spec.scenario_file());
+  for (const auto& p : spec.points()) {
+    std::cout << fmt::format("  {:>6}", p.index);
+    for (std::size_t k = 0; k < p.values.size(); ++k)
+      std::cout << fmt::format("  {}={}", spec.axis_names()[k],
+                               sweep::format_axis_value(p.values[k]));
+    std::cout << "\n";
+  }
+}
+
+sweep::SweepOptions sweep_options(const po::variables_map& vm, const sweep::SweepSpec& spec) {
+  sweep::SweepOptions options;
+  options.csv_path = vm.count("csv") ? vm["csv"].as<std::string>() : spec.name() + ".csv";
+  options.jsonl_path =
+      vm.count("jsonl")
+          ? vm["jsonl"].as<std::string>()
+          : std::filesystem::path(options.csv_path).replace_extension(".jsonl").string();
+  if (options.jsonl_path == options.csv_path)
+    throw UsageError("sweep: --csv and --jsonl must be different files");
+  options.threads = vm["threads"].as<int>();
+  if (options.threads < 0) throw UsageError("sweep: --threads: expected 0 (all cores) or more");
+  options.resume = vm.count("resume") > 0;
+  options.default_profiles_dir =
+      vm.count("profiles") ? vm["profiles"].as<std::string>() : default_profiles_dir();
+  options.stop = &g_stop;
+  return options;
+}
+
+}  // namespace
+
+int run_sweep(const std::vector<std::string>& args) {
+  po::options_description desc("options");
+  desc.add_options()("sweep", po::value<std::string>()->required(),
+                     "sweep file (configs/sweeps/*.json)")(
+      "csv", po::value<std::string>(), "CSV output, one row per point (default: NAME.csv)")(
+      "jsonl", po::value<std::string>(),
+      "JSON Lines output, each point's full report (default: the CSV's name with .jsonl)")(
+      "threads", po::value<int>()->default_value(0), "threads to run points on (0: all cores)")(
+      "resume", "continue the existing outputs: skip the points they already hold")(
+      "profiles", po::value<std::string>(),
+      "calibration profiles directory (default: configs/profiles)")(
+      "list", "print the sweep's points and exit");
+  po::positional_options_description positional;
+  positional.add("sweep", 1);
+  po::variables_map vm;
+  if (!parse_options("sweep", "SWEEP.json [options]   (or: mpirun -np N strait sweep ...)", args,
+                     desc, positional, vm))
+    return 0;
+  // The whole sweep file is checked here, before any point runs.
+  const auto spec = sweep::SweepSpec::load(vm["sweep"].as<std::string>());
+  if (vm.count("list")) {
+    list_points(spec);
+    return 0;
+  }
+  auto options = sweep_options(vm, spec);
+  const bool mpi = sweep::launched_by_mpi();
+  if (mpi && !sweep::mpi_built())
+    throw Error("sweep: started by mpirun, but this strait was built without MPI");
+  int rank = 0;
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  if (terminal) options.progress = draw_progress;
+  install_stop_handlers();
+  const auto summary =
+      mpi ? sweep::run_sweep_mpi(spec, options, rank) : sweep::run_sweep(spec, options);
+  if (rank != 0) return 0;
+  if (terminal) std::fprintf(stderr, "\n");
+  const auto& p = summary.progress;
+  std::cout << fmt::format(
+      "strait sweep: '{}': {} of {} points written ({} run now, {} failed) in {:.1f} s, {:.2f} "
+      "points/s on {} {}\n",
+      spec.name(), p.done, p.total, p.ran, p.failed, p.elapsed_s,
+      p.elapsed_s > 0 ? static_cast<double>(p.ran) / p.elapsed_s : 0.0, summary.workers,
+      mpi ? "MPI ranks" : "threads");
+  std::cout << fmt::format("  results: {} and {}\n", options.csv_path, options.jsonl_path);
+  if (summary.interrupted) {
+    std::cout << "  interrupted: continue with --resume\n";
+    return 130;
+  }
+  return 0;
+}
+
+}  // namespace strait::cli

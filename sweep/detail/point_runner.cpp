@@ -1,0 +1,108 @@
+#include "sweep/detail/point_runner.hpp"
+
+#include <chrono>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+#include "sim/cost/profile_set.hpp"
+#include "sim/run/training_report_json.hpp"
+#include "sim/run/training_run.hpp"
+#include "sim/workload/scenario.hpp"
+#include "sweep/detail/report_columns.hpp"
+
+namespace strait::sweep::detail {
+namespace {
+
+using sim::workload::TrainingScenario;
+
+void apply(Json& doc, const Edit& e) { doc[Json::json_pointer(e.pointer)] = e.value; }
+
+// The point's scenario: the base documents with its edits, scenario edits first (they may
+// pick another part file), then the parts'.
+TrainingScenario build_scenario(const SweepSpec& spec, const Point& point) {
+  Json scenario = spec.scenario().json;
+  for (const auto& e : point.edits) {
+    if (e.part == "scenario") apply(scenario, e);
+  }
+  const ConfigNode node(scenario, spec.scenario().file);
+  const auto dir = std::filesystem::path(spec.scenario().file).parent_path();
+  auto part = [&](const char* key) {
+    const ConfigNode at = node.at(key);
+    Document doc;
+    if (at.is_object()) {
+      doc = {at.json(), spec.scenario().file};
+    } else {
+      const auto path = (dir / at.as_string()).lexically_normal().string();
+      const auto it = spec.part_files().find(path);
+      doc = it != spec.part_files().end() ? it->second : Document{load_config(path).json(), path};
+    }
+    for (const auto& e : point.edits) {
+      if (e.part == key) apply(doc.json, e);
+    }
+    return ConfigNode(std::move(doc.json), doc.file);
+  };
+  sim::workload::ScenarioParts parts{part("cluster"), part("model"), part("data"), part("plan")};
+  return TrainingScenario::from_config(node, parts);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+PointRunner::PointRunner(const SweepSpec& spec, std::string default_profiles_dir)
+    : spec_(spec), default_profiles_dir_(std::move(default_profiles_dir)) {}
+
+std::shared_ptr<const sim::cost::CostModel> PointRunner::cost_model(const std::string& dir) const {
+  std::lock_guard lock(mutex_);
+  auto& slot = costs_[dir];
+  if (!slot) slot = std::make_shared<const sim::cost::CostModel>(sim::cost::load_profile_dir(dir));
+  return slot;
+}
+
+PointOutcome PointRunner::run(std::size_t index) const {
+  const auto start = std::chrono::steady_clock::now();
+  const Point& point = spec_.points().at(index);
+  PointOutcome out;
+  out.index = index;
+  std::vector<std::string> fields = {std::to_string(index)};
+  Json axes = Json::object();
+  for (std::size_t k = 0; k < point.values.size(); ++k) {
+    fields.push_back(format_axis_value(point.values[k]));
+    axes[spec_.axis_names()[k]] = point.values[k];
+  }
+  Json line = {{"point", index}, {"axes", axes}};
+  std::string error;
+  try {
+    const auto scenario = build_scenario(spec_, point);
+    const auto cost =
+        cost_model(scenario.profiles_dir.empty() ? default_profiles_dir_ : scenario.profiles_dir);
+    const auto report = sim::run::run_training(scenario, *cost, {});
+    line["result"] = sim::run::training_report_json(report);
+    const auto results = result_fields(line["result"]);
+    fields.insert(fields.end(), results.begin(), results.end());
+  } catch (const Error& e) {
+    error = e.what();
+  } catch (const std::bad_alloc&) {
+    error = "out of memory";
+  } catch (const std::exception& e) {
+    error = fmt::format("internal error: {}", e.what());
+  }
+  if (!error.empty()) {
+    // One row is one line: the resume reader splits the file at line breaks.
+    for (char& c : error) c = c == '\n' || c == '\r' ? ' ' : c;
+    out.failed = true;
+    fields.resize(1 + point.values.size() + result_columns().size());
+    line["error"] = error;
+  }
+  fields.push_back(fmt::format("{:.6f}", seconds_since(start)));
+  fields.push_back(error);
+  out.csv_row = csv_line(fields) + "\n";
+  out.json_line = line.dump() + "\n";
+  return out;
+}
+
+}  // namespace strait::sweep::detail

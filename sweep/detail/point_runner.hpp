@@ -1,0 +1,43 @@
+#pragma once
+// PointRunner: one point of a sweep from edits to a finished CSV row and JSON line.
+// Applies the point's edits to copies of the base scenario's documents, builds the
+// scenario (TrainingScenario::from_config with the edited parts, so errors still name the
+// part file and key), simulates it and formats the outcome. A point that fails (a bad
+// value, a plan that does not fit the cluster) becomes a row with its error, never an
+// exception. Safe to call from many threads at once.
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "sim/cost/cost_model.hpp"
+#include "sweep/sweep_spec.hpp"
+
+namespace strait::sweep::detail {
+
+/// A finished point, ready to be written.
+struct PointOutcome {
+  std::size_t index = 0;
+  std::string csv_row;    // one CSV line, with its line break
+  std::string json_line;  // one JSON Lines line, with its line break
+  bool failed = false;
+};
+
+class PointRunner {
+ public:
+  PointRunner(const SweepSpec& spec, std::string default_profiles_dir);
+
+  /// Runs point `index` of the spec; wall_s is measured around the whole point.
+  PointOutcome run(std::size_t index) const;
+
+ private:
+  std::shared_ptr<const sim::cost::CostModel> cost_model(const std::string& dir) const;
+
+  const SweepSpec& spec_;
+  std::string default_profiles_dir_;
+  mutable std::mutex mutex_;  // guards costs_
+  mutable std::map<std::string, std::shared_ptr<const sim::cost::CostModel>> costs_;
+};
+
+}  // namespace strait::sweep::detail

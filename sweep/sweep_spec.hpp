@@ -1,0 +1,86 @@
+#pragma once
+// SweepSpec: a sweep file read and expanded into its points, before anything runs.
+//
+// A sweep names a base training scenario and axes; each axis sets one or more JSON
+// pointers into the scenario's parts ("/cluster/...", "/model/...", "/data/...",
+// "/plan/...") or the scenario file itself ("/scenario/mode", "/scenario/plan" for another
+// plan file). Axes combine as a product (first axis slowest), or zipped in named groups;
+// random and Latin-hypercube groups draw their samples from a seed. Filters drop points.
+//
+//   {"scenario": "../scenarios/hstu-3dc.json",
+//    "set": {"/scenario/mode": "analytical"},
+//    "axes": [{"name": "wan_gbps", "pointer": "/cluster/cross_dc/0/bandwidth",
+//              "unit": "Gb/s", "values": [100, 400, 800]},
+//             {"name": "wan_latency_ms", "pointer": "/cluster/cross_dc/0/latency", "unit": "ms",
+//              "log": {"from": 1, "to": 100, "count": 5}},
+//             {"group": "shape", "zip": [AXIS, AXIS]},
+//             {"group": "noise", "latin_hypercube": {"count": 20, "seed": 7},
+//              "axes": [{"name": "sigma", "pointer": "/scenario/hardware/kernel_noise_sigma",
+//                        "from": 0, "to": 0.1}]}],
+//    "filters": [{"axis": "wan_gbps", "op": ">=", "value": 200}]}
+//
+// Every mistake in the file throws ConfigError naming the sweep file and the JSON pointer
+// of the bad key; a pointer must lead into an existing object or array of the base
+// scenario (only its last key may be new).
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/core/config_node.hpp"
+
+namespace strait::sweep {
+
+/// One edit of a point: a value for a JSON pointer of one part of the scenario.
+struct Edit {
+  std::string part;     // "scenario", "cluster", "model", "data" or "plan"
+  std::string pointer;  // inside that part, e.g. "/cross_dc/0/bandwidth"
+  Json value;           // what the config receives ("400 Gb/s" for 400 with unit Gb/s)
+};
+
+/// One configuration of the sweep: its axis values (CSV columns) and the edits they make.
+struct Point {
+  std::size_t index = 0;     // position in the sweep's point order (after filters)
+  std::vector<Json> values;  // one per axis, in SweepSpec::axis_names order
+  std::vector<Edit> edits;   // the sweep's "set" edits first, then the axes', in axis order
+};
+
+/// A JSON document of the base scenario and the file it came from (relative paths in it
+/// resolve from that file's folder).
+struct Document {
+  Json json;
+  std::string file;
+};
+
+class SweepSpec {
+ public:
+  /// Reads a sweep file and expands its points. Throws ConfigError/IoError.
+  static SweepSpec load(const std::string& path);
+  /// Same from a parsed document; `node.file()` locates relative paths and names errors.
+  static SweepSpec from_config(const ConfigNode& node);
+
+  const std::string& name() const { return name_; }
+  const std::string& file() const { return file_; }
+  /// The base scenario file, as a path usable from the working directory.
+  const std::string& scenario_file() const { return scenario_file_; }
+  /// Column names of the axes, in order (unique).
+  const std::vector<std::string>& axis_names() const { return axis_names_; }
+  const std::vector<Point>& points() const { return points_; }
+  /// The base scenario file's document.
+  const Document& scenario() const { return scenario_; }
+  /// Every part file a point may use (the base's and those an axis names), by path.
+  const std::map<std::string, Document>& part_files() const { return part_files_; }
+
+ private:
+  std::string name_, file_, scenario_file_;
+  Document scenario_;
+  std::map<std::string, Document> part_files_;
+  std::vector<std::string> axis_names_;
+  std::vector<Point> points_;
+};
+
+/// The text of an axis value in the CSV and in resume keys: numbers in shortest
+/// round-trip form (integers without a point), strings as they are, others as JSON.
+std::string format_axis_value(const Json& value);
+
+}  // namespace strait::sweep
