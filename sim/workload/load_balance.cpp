@@ -1,6 +1,7 @@
 #include "sim/workload/load_balance.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <queue>
 #include <tuple>
@@ -31,7 +32,11 @@ std::vector<int> balance_greedy(const std::vector<double>& costs, int bins) {
   return out;
 }
 
-std::vector<int> balance_karmarkar_karp(const std::vector<double>& costs, int bins) {
+namespace {
+
+// Karmarkar-Karp with every tuple stored as all k slots: the reference, used when a cost is
+// not positive (an empty slot and a zero-cost item would then tie in the sorts).
+std::vector<int> karmarkar_karp_dense(const std::vector<double>& costs, int bins) {
   const auto k = static_cast<std::size_t>(bins);
   // A tuple is k slots (sum, head of an item list); items chain through `next`.
   struct Slot {
@@ -91,6 +96,82 @@ std::vector<int> balance_karmarkar_karp(const std::vector<double>& costs, int bi
     }
   }
   return out;
+}
+
+// The same differencing with each tuple stored as its non-empty slots only, in slot order.
+// With every cost > 0 an empty slot (sum 0) sorts after all non-empty ones when descending
+// and before them when ascending, so pairing the i-th largest of one tuple with the slot
+// k - 1 - i places up of the other, as the dense version does, yields the same tuples, the
+// same spreads and the same assignment in O(m log m) per merge instead of O(k log k)
+// (m = non-empty slots), and with no k-slot tuple per item.
+std::vector<int> karmarkar_karp_sparse(const std::vector<double>& costs, int bins) {
+  const auto k = static_cast<std::size_t>(bins);
+  struct Slot {
+    double sum = 0;
+    std::int32_t head = -1, tail = -1;
+  };
+  std::vector<std::int32_t> next(costs.size(), -1);
+  std::vector<std::vector<Slot>> tuples(costs.size());
+  using Entry = std::tuple<double, std::int32_t>;  // (spread, -tuple) so lower index wins ties
+  std::priority_queue<Entry> heap;
+  for (std::size_t i = 0; i < costs.size(); ++i) {
+    const auto id = static_cast<std::int32_t>(i);
+    tuples[i] = {{costs[i], id, id}};
+    heap.emplace(costs[i], -id);
+  }
+  auto sorted = [](std::vector<Slot>& t, bool descending) {
+    std::stable_sort(t.begin(), t.end(), [&](const Slot& x, const Slot& y) {
+      return descending ? x.sum > y.sum : x.sum < y.sum;
+    });
+  };
+  std::vector<Slot> merged;
+  while (heap.size() > 1) {
+    const auto a = static_cast<std::size_t>(-std::get<1>(heap.top()));
+    heap.pop();
+    const auto b = static_cast<std::size_t>(-std::get<1>(heap.top()));
+    heap.pop();
+    auto& ta = tuples[a];
+    auto& tb = tuples[b];
+    sorted(ta, true);   // dense slots 0..ma-1, then empties
+    sorted(tb, false);  // empties, then dense slots k-mb..k-1
+    const std::size_t ma = ta.size(), mb = tb.size(), first_b = k - mb;
+    merged.clear();
+    for (std::size_t s = 0; s < ma; ++s) {
+      Slot x = ta[s];
+      if (s >= first_b) {
+        const Slot& y = tb[s - first_b];
+        x.sum += y.sum;
+        next[static_cast<std::size_t>(x.tail)] = y.head;
+        x.tail = y.tail;
+      }
+      merged.push_back(x);
+    }
+    for (std::size_t s = std::max(ma, first_b); s < k; ++s) merged.push_back(tb[s - first_b]);
+    ta.swap(merged);
+    tb.clear();
+    tb.shrink_to_fit();
+    const auto [lo, hi] = std::minmax_element(
+        ta.begin(), ta.end(), [](const Slot& x, const Slot& y) { return x.sum < y.sum; });
+    heap.emplace(hi->sum - (ta.size() < k ? 0.0 : lo->sum), -static_cast<std::int32_t>(a));
+  }
+  std::vector<int> out(costs.size(), 0);
+  if (heap.empty()) return out;
+  auto& last = tuples[static_cast<std::size_t>(-std::get<1>(heap.top()))];
+  sorted(last, true);
+  for (std::size_t s = 0; s < last.size(); ++s) {
+    for (auto i = last[s].head; i >= 0; i = next[static_cast<std::size_t>(i)]) {
+      out[static_cast<std::size_t>(i)] = static_cast<int>(s);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> balance_karmarkar_karp(const std::vector<double>& costs, int bins) {
+  const bool positive =
+      std::all_of(costs.begin(), costs.end(), [](double c) { return c > 0 && std::isfinite(c); });
+  return positive ? karmarkar_karp_sparse(costs, bins) : karmarkar_karp_dense(costs, bins);
 }
 
 }  // namespace strait::sim::workload
