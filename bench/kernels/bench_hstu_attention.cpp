@@ -145,6 +145,7 @@ int main() {
     header();
     strait::Rng rng(42);
     const Config configs[] = {
+        {32, "lognormal", 4096, 4, 256},  {32, "fixed", 4096, 4, 256},
         {32, "fixed", 4096, 4, 128},      {32, "uniform", 4096, 4, 128},
         {32, "lognormal", 4096, 4, 128},  {32, "fixed", 4096, 4, 64},
         {32, "fixed", 4096, 2, 256},      {128, "fixed", 1024, 4, 128},

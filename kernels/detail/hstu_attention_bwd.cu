@@ -20,17 +20,18 @@ __device__ __forceinline__ void zero_acc(float (&x)[N][4]) {
 // acc[16 x BN] += x_s[r0.., :] * y_s[0..BN, :]^T over D (both row-major, stride D + 8).
 template <typename T, int D, int BN>
 __device__ __forceinline__ void mma_abt(float (&acc)[BN / 8][4], const T* x_s, int r0, const T* y_s,
-                                        int g, int t) {
+                                        int lane) {
   constexpr int kS = D + 8;
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
     std::uint32_t a[4];
-    load_a(a, x_s, kS, r0, kk * 16, g, t);
+    load_a(a, x_s, kS, r0, kk * 16, lane);
 #pragma unroll
-    for (int nt = 0; nt < BN / 8; ++nt) {
-      std::uint32_t bf[2];
-      load_b_nk(bf, y_s, kS, nt * 8, kk * 16, g, t);
-      MmaType<T>::mma(acc[nt], a, bf);
+    for (int np = 0; np < BN / 16; ++np) {
+      std::uint32_t bf[4];
+      load_b_nk_x2(bf, y_s, kS, np * 16, kk * 16, lane);
+      MmaType<T>::mma(acc[2 * np], a, bf);
+      MmaType<T>::mma(acc[2 * np + 1], a, bf + 2);
     }
   }
 }
@@ -38,15 +39,16 @@ __device__ __forceinline__ void mma_abt(float (&acc)[BN / 8][4], const T* x_s, i
 // acc[16 x D] += a(registers, 16 x BN) * y_s[0..BN, :].
 template <typename T, int D, int BN>
 __device__ __forceinline__ void mma_ab(float (&acc)[D / 8][4], const std::uint32_t (&a)[BN / 16][4],
-                                       const T* y_s, int g, int t) {
+                                       const T* y_s, int lane) {
   constexpr int kS = D + 8;
 #pragma unroll
   for (int kk = 0; kk < BN / 16; ++kk) {
 #pragma unroll
-    for (int nt = 0; nt < D / 8; ++nt) {
-      std::uint32_t bf[2];
-      load_b_kn(bf, y_s, kS, kk * 16, nt * 8, g, t);
-      MmaType<T>::mma(acc[nt], a[kk], bf);
+    for (int dp = 0; dp < D / 16; ++dp) {
+      std::uint32_t bf[4];
+      load_b_kn_x2(bf, y_s, kS, kk * 16, dp * 16, lane);
+      MmaType<T>::mma(acc[2 * dp], a[kk], bf);
+      MmaType<T>::mma(acc[2 * dp + 1], a[kk], bf + 2);
     }
   }
 }
@@ -82,9 +84,8 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dq_kernel(const At
   extern __shared__ uint4 smem_raw[];
   T* q_s = reinterpret_cast<T*>(smem_raw);
   T* do_s = q_s + kAttnRows * kS;
-  T* k_s = do_s + kAttnRows * kS;
-  T* v_s = k_s + BN * kS;
-  __shared__ std::int64_t ts_k[BN];
+  T* kv_s = do_s + kAttnRows * kS;  // stage st: K at kv_s + 2 st BN kS, V right after it
+  __shared__ std::int64_t ts_k_all[2][BN];
 
   const int b = blockIdx.z, h = blockIdx.y;
   const SeqGeometry sq = seq_geometry(p, b);
@@ -98,27 +99,37 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dq_kernel(const At
     if (i0 < sq.len) ts_i0 = p.timestamps[sq.tok0 + i0];
     if (i1 < sq.len) ts_i1 = p.timestamps[sq.tok0 + i1];
   }
+  const int n_end = p.causal ? min(sq.extent, m0 + kAttnRows) : sq.extent;
+  const int n_tiles = (n_end + BN - 1) / BN;
+  auto load_kv = [&](int jt) {
+    T* k_s = kv_s + (jt & 1) * 2 * BN * kS;
+    load_rows<T, D>(k_s, p.k, sq.tok0, jt * BN, BN, sq.len, h, p);
+    load_rows<T, D>(k_s + BN * kS, p.v, sq.tok0, jt * BN, BN, sq.len, h, p);
+    load_timestamps(ts_k_all[jt & 1], p, sq.tok0, jt * BN, BN, sq.len);
+  };
   load_rows<T, D>(q_s, p.q, sq.tok0, m0, kAttnRows, sq.len, h, p);
   load_rows<T, D>(do_s, p.grad_out, sq.tok0, m0, kAttnRows, sq.len, h, p);
+  load_kv(0);
+  cp_async_commit();
 
   float dq[D / 8][4];
   zero_acc(dq);
-  const int n_end = p.causal ? min(sq.extent, m0 + kAttnRows) : sq.extent;
-  for (int n0 = 0; n0 < n_end; n0 += BN) {
+  for (int jt = 0; jt < n_tiles; ++jt) {
     __syncthreads();
-    load_rows<T, D>(k_s, p.k, sq.tok0, n0, BN, sq.len, h, p);
-    load_rows<T, D>(v_s, p.v, sq.tok0, n0, BN, sq.len, h, p);
-    if (p.time_bias != nullptr && threadIdx.x < BN)
-      ts_k[threadIdx.x] = n0 + static_cast<int>(threadIdx.x) < sq.len
-                              ? p.timestamps[sq.tok0 + n0 + threadIdx.x]
-                              : 0;
+    if (jt + 1 < n_tiles) load_kv(jt + 1);
+    cp_async_commit();
+    cp_async_wait<1>();
     __syncthreads();
+    const int n0 = jt * BN;
+    const T* k_s = kv_s + (jt & 1) * 2 * BN * kS;
+    const T* v_s = k_s + BN * kS;
+    const std::int64_t* ts_k = ts_k_all[jt & 1];
 
     float s[BN / 8][4], dp[BN / 8][4];
     zero_acc(s);
     zero_acc(dp);
-    mma_abt<T, D, BN>(s, q_s, warp * 16, k_s, g, t);
-    mma_abt<T, D, BN>(dp, do_s, warp * 16, v_s, g, t);
+    mma_abt<T, D, BN>(s, q_s, warp * 16, k_s, lane);
+    mma_abt<T, D, BN>(dp, do_s, warp * 16, v_s, lane);
     std::uint32_t dz_a[BN / 16][4];
 #pragma unroll
     for (int nt = 0; nt < BN / 8; ++nt) {
@@ -139,7 +150,7 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dq_kernel(const At
       }
       to_a_frag<T, BN / 8>(dz_a, nt, dz);
     }
-    mma_ab<T, D, BN>(dq, dz_a, k_s, g, t);
+    mma_ab<T, D, BN>(dq, dz_a, k_s, lane);
   }
   store_rows<T, D>(p.grad_q, dq, p.alpha, sq, i0, i1, h, p, t);
 }
@@ -150,9 +161,8 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const 
   extern __shared__ uint4 smem_raw[];
   T* k_s = reinterpret_cast<T*>(smem_raw);
   T* v_s = k_s + kAttnRows * kS;
-  T* q_s = v_s + kAttnRows * kS;
-  T* do_s = q_s + BN * kS;
-  __shared__ std::int64_t ts_q[BN];
+  T* qd_s = v_s + kAttnRows * kS;  // stage st: Q at qd_s + 2 st BN kS, dO right after it
+  __shared__ std::int64_t ts_q_all[2][BN];
 
   const int b = blockIdx.z, h = blockIdx.y;
   const SeqGeometry sq = seq_geometry(p, b);
@@ -166,27 +176,39 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const 
     if (j0 < sq.len) ts_j0 = p.timestamps[sq.tok0 + j0];
     if (j1 < sq.len) ts_j1 = p.timestamps[sq.tok0 + j1];
   }
+  const int m_begin = p.causal ? n0 : 0;
+  const int m_tiles = (sq.extent - m_begin + BN - 1) / BN;
+  auto load_qdo = [&](int it) {
+    T* q_s = qd_s + (it & 1) * 2 * BN * kS;
+    const int m0 = m_begin + it * BN;
+    load_rows<T, D>(q_s, p.q, sq.tok0, m0, BN, sq.len, h, p);
+    load_rows<T, D>(q_s + BN * kS, p.grad_out, sq.tok0, m0, BN, sq.len, h, p);
+    load_timestamps(ts_q_all[it & 1], p, sq.tok0, m0, BN, sq.len);
+  };
   load_rows<T, D>(k_s, p.k, sq.tok0, n0, kAttnRows, sq.len, h, p);
   load_rows<T, D>(v_s, p.v, sq.tok0, n0, kAttnRows, sq.len, h, p);
+  load_qdo(0);
+  cp_async_commit();
 
   float dk[D / 8][4], dv[D / 8][4];
   zero_acc(dk);
   zero_acc(dv);
-  for (int m0 = p.causal ? n0 : 0; m0 < sq.extent; m0 += BN) {
+  for (int it = 0; it < m_tiles; ++it) {
     __syncthreads();
-    load_rows<T, D>(q_s, p.q, sq.tok0, m0, BN, sq.len, h, p);
-    load_rows<T, D>(do_s, p.grad_out, sq.tok0, m0, BN, sq.len, h, p);
-    if (p.time_bias != nullptr && threadIdx.x < BN)
-      ts_q[threadIdx.x] = m0 + static_cast<int>(threadIdx.x) < sq.len
-                              ? p.timestamps[sq.tok0 + m0 + threadIdx.x]
-                              : 0;
+    if (it + 1 < m_tiles) load_qdo(it + 1);
+    cp_async_commit();
+    cp_async_wait<1>();
     __syncthreads();
+    const int m0 = m_begin + it * BN;
+    const T* q_s = qd_s + (it & 1) * 2 * BN * kS;
+    const T* do_s = q_s + BN * kS;
+    const std::int64_t* ts_q = ts_q_all[it & 1];
 
     float st[BN / 8][4], dpt[BN / 8][4];  // rows: keys j, columns: queries i
     zero_acc(st);
     zero_acc(dpt);
-    mma_abt<T, D, BN>(st, k_s, warp * 16, q_s, g, t);
-    mma_abt<T, D, BN>(dpt, v_s, warp * 16, do_s, g, t);
+    mma_abt<T, D, BN>(st, k_s, warp * 16, q_s, lane);
+    mma_abt<T, D, BN>(dpt, v_s, warp * 16, do_s, lane);
     std::uint32_t p_a[BN / 16][4], dz_a[BN / 16][4];
 #pragma unroll
     for (int nt = 0; nt < BN / 8; ++nt) {
@@ -216,8 +238,8 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const 
       to_a_frag<T, BN / 8>(p_a, nt, pv);
       to_a_frag<T, BN / 8>(dz_a, nt, dz);
     }
-    mma_ab<T, D, BN>(dv, p_a, do_s, g, t);
-    mma_ab<T, D, BN>(dk, dz_a, q_s, g, t);
+    mma_ab<T, D, BN>(dv, p_a, do_s, lane);
+    mma_ab<T, D, BN>(dk, dz_a, q_s, lane);
   }
   store_rows<T, D>(p.grad_k, dk, p.alpha, sq, j0, j1, h, p, t);
   store_rows<T, D>(p.grad_v, dv, 1.0f, sq, j0, j1, h, p, t);
@@ -225,7 +247,7 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const 
 
 template <typename T, int D, int BN>
 void launch_backward(const AttnParams& p, int batch, cudaStream_t stream) {
-  constexpr int kSmem = (2 * kAttnRows + 2 * BN) * (D + 8) * 2;
+  constexpr int kSmem = (2 * kAttnRows + 4 * BN) * (D + 8) * 2;  // 2 stages
   auto* dq_kernel = hstu_backward_dq_kernel<T, D, BN>;
   auto* dkdv_kernel = hstu_backward_dkdv_kernel<T, D, BN>;
   STRAIT_CUDA_CHECK(

@@ -80,59 +80,83 @@ struct MmaType<__half> {
   }
 };
 
-template <typename T>
-__device__ __forceinline__ std::uint32_t ld32(const T* p) {
-  return *reinterpret_cast<const std::uint32_t*>(p);
+// ldmatrix.x4: each lane passes the address of one 16-byte row of the four 8x8 matrices
+// (lanes 8m..8m+7 address matrix m); register m holds this lane's pair of matrix m.
+__device__ __forceinline__ void ldmatrix_x4(std::uint32_t r[4], const void* smem_row) {
+  const auto a = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
 }
-template <typename T>
-__device__ __forceinline__ std::uint32_t pack2(const T* lo, const T* hi) {
-  const std::uint32_t l = *reinterpret_cast<const std::uint16_t*>(lo);
-  const std::uint32_t h = *reinterpret_cast<const std::uint16_t*>(hi);
-  return l | (h << 16);
-}
-
-// A fragment of rows [r0, r0+16), cols [k0, k0+16) of row-major x (stride s).
-template <typename T>
-__device__ __forceinline__ void load_a(std::uint32_t a[4], const T* x, int s, int r0, int k0, int g,
-                                       int t) {
-  a[0] = ld32(x + (r0 + g) * s + k0 + 2 * t);
-  a[1] = ld32(x + (r0 + g + 8) * s + k0 + 2 * t);
-  a[2] = ld32(x + (r0 + g) * s + k0 + 2 * t + 8);
-  a[3] = ld32(x + (r0 + g + 8) * s + k0 + 2 * t + 8);
-}
-// B fragment with B(k, n) = y[n][k] (y row-major [n][k], e.g. keys x head_dim for Q K^T).
-template <typename T>
-__device__ __forceinline__ void load_b_nk(std::uint32_t b[2], const T* y, int s, int n0, int k0,
-                                          int g, int t) {
-  b[0] = ld32(y + (n0 + g) * s + k0 + 2 * t);
-  b[1] = ld32(y + (n0 + g) * s + k0 + 2 * t + 8);
-}
-// B fragment with B(k, n) = y[k][n] (y row-major [k][n], e.g. keys x head_dim for P V).
-template <typename T>
-__device__ __forceinline__ void load_b_kn(std::uint32_t b[2], const T* y, int s, int k0, int n0,
-                                          int g, int t) {
-  b[0] = pack2(y + (k0 + 2 * t) * s + n0 + g, y + (k0 + 2 * t + 1) * s + n0 + g);
-  b[1] = pack2(y + (k0 + 2 * t + 8) * s + n0 + g, y + (k0 + 2 * t + 9) * s + n0 + g);
+// The same with each 8x8 matrix transposed.
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t r[4], const void* smem_row) {
+  const auto a = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem_row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
 }
 
-// Copies rows [row0, row0 + nrows) of head h of a [tokens, heads, d] tensor into smem
-// (stride D + 8); rows at or past valid_len and columns at or past d are zero.
-template <typename T, int D>
+// A fragment of rows [r0, r0+16), cols [k0, k0+16) of row-major x (stride s elements).
+template <typename T>
+__device__ __forceinline__ void load_a(std::uint32_t a[4], const T* x, int s, int r0, int k0,
+                                       int lane) {
+  ldmatrix_x4(a, x + (r0 + lane % 16) * s + k0 + (lane / 16) * 8);
+}
+// B fragments of two adjacent n-tiles [n0, n0+16) with B(k, n) = y[n][k] (y row-major
+// [n][k], e.g. keys x head_dim for Q K^T): b[0..1] n-tile n0, b[2..3] n-tile n0 + 8.
+template <typename T>
+__device__ __forceinline__ void load_b_nk_x2(std::uint32_t b[4], const T* y, int s, int n0, int k0,
+                                             int lane) {
+  const int m = lane / 8;
+  ldmatrix_x4(b, y + (n0 + lane % 8 + (m / 2) * 8) * s + k0 + (m % 2) * 8);
+}
+// B fragments of two adjacent n-tiles with B(k, n) = y[k][n] (y row-major [k][n], e.g.
+// keys x head_dim for P V): b[0..1] n-tile n0, b[2..3] n-tile n0 + 8.
+template <typename T>
+__device__ __forceinline__ void load_b_kn_x2(std::uint32_t b[4], const T* y, int s, int k0, int n0,
+                                             int lane) {
+  const int m = lane / 8;
+  ldmatrix_x4_trans(b, y + (k0 + lane % 8 + (m % 2) * 8) * s + n0 + (m / 2) * 8);
+}
+
+// 16-byte asynchronous global->shared copy; zero-fills the destination when !valid.
+__device__ __forceinline__ void cp_async_16(void* dst, const void* src, bool valid) {
+  const auto d = static_cast<std::uint32_t>(__cvta_generic_to_shared(dst));
+  const int n = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(n));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// Starts copying rows [row0, row0 + nrows) of head h of a [tokens, heads, d] tensor into
+// smem (stride D + 8, so ldmatrix rows fall in distinct banks); rows at or past valid_len
+// and columns at or past d become zero. Completes with cp_async_commit/wait.
+template <typename T, int D, int kThreads = kAttnThreads>
 __device__ __forceinline__ void load_rows(T* dst, const void* src_v, std::int64_t tok0, int row0,
                                           int nrows, int valid_len, int h, const AttnParams& p) {
   constexpr int kChunks = D / 8;
   constexpr int kStride = D + 8;
   const T* src = static_cast<const T*>(src_v);
-  for (int idx = threadIdx.x; idx < nrows * kChunks; idx += kAttnThreads) {
+  for (int idx = threadIdx.x; idx < nrows * kChunks; idx += kThreads) {
     const int r = idx / kChunks;
     const int c = (idx % kChunks) * 8;
     const int row = row0 + r;
-    uint4 val = make_uint4(0, 0, 0, 0);
-    if (row < valid_len && c < p.head_dim)
-      val = __ldg(
-          reinterpret_cast<const uint4*>(src + ((tok0 + row) * p.heads + h) * p.head_dim + c));
-    *reinterpret_cast<uint4*>(dst + r * kStride + c) = val;
+    const bool valid = row < valid_len && c < p.head_dim;
+    const T* from = valid ? src + ((tok0 + row) * p.heads + h) * p.head_dim + c : src;
+    cp_async_16(dst + r * kStride + c, from, valid);
   }
+}
+
+// Timestamps of rows [row0, row0 + n) into smem (0 past valid_len); plain loads.
+template <int kThreads = kAttnThreads>
+__device__ __forceinline__ void load_timestamps(std::int64_t* dst, const AttnParams& p,
+                                                std::int64_t tok0, int row0, int n, int valid_len) {
+  if (p.time_bias == nullptr) return;
+  for (int r = threadIdx.x; r < n; r += kThreads)
+    dst[r] = row0 + r < valid_len ? p.timestamps[tok0 + row0 + r] : 0;
 }
 
 __device__ __forceinline__ int time_bucket(std::int64_t dt, int buckets) {
@@ -158,7 +182,15 @@ __device__ __forceinline__ bool pair_valid(const AttnParams& p, int i, int j, in
   return i < len && j < len && (!p.causal || j <= i);
 }
 
-__device__ __forceinline__ float sigmoid(float z) { return 1.0f / (1.0f + __expf(-z)); }
+__device__ __forceinline__ float tanh_approx(float x) {
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+// sigmoid(z) = (1 + tanh(z / 2)) / 2: one MUFU op instead of exp and reciprocal.
+__device__ __forceinline__ float sigmoid(float z) {
+  return fmaf(0.5f, tanh_approx(0.5f * z), 0.5f);
+}
 
 // Per-CTA sequence geometry: first token row, valid length, rows to tile over.
 struct SeqGeometry {
@@ -172,6 +204,10 @@ __device__ __forceinline__ SeqGeometry seq_geometry(const AttnParams& p, int b) 
   const std::int64_t tok0 = p.padded ? static_cast<std::int64_t>(b) * p.max_seq_len : beg;
   return {tok0, len, p.padded ? p.max_seq_len : len};
 }
+
+/// Runs the Hopper (wgmma) forward and returns true; false where it does not apply (no
+/// sm_90a build, another GPU, head_dim not a multiple of 64): the caller runs mma.sync.
+bool launch_forward_sm90(const AttnParams& p, int batch, bool bf16, cudaStream_t stream);
 
 /// Shape-derived fields of AttnParams (pointers left null).
 AttnParams make_attn_params(const HstuAttentionShape& s);
