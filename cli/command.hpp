@@ -16,6 +16,7 @@ struct Command {
 int run_collective(const std::vector<std::string>& args);
 int run_simulate(const std::vector<std::string>& args);
 int run_graph(const std::vector<std::string>& args);
+int run_plan(const std::vector<std::string>& args);
 int run_sweep(const std::vector<std::string>& args);
 
 /// All subcommands, in the order `strait --help` lists them.

@@ -6,6 +6,8 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
       {"simulate", "simulate a scenario: report, --json, --trace", run_simulate},
       {"collective", "simulated nccl-tests: one collective over a size sweep", run_collective},
+      {"plan", "search sharding, placement and schedule: plan, TorchRec and launch plans",
+       run_plan},
       {"graph", "the op graph of one rank of a training scenario, as JSON", run_graph},
       {"sweep", "what-if sweeps: many scenario variants to CSV, on cores or MPI ranks", run_sweep},
   };

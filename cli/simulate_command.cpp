@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -12,6 +13,8 @@
 #include "cli/command.hpp"
 #include "cli/options.hpp"
 #include "cli/training_report.hpp"
+#include "planner/planner.hpp"
+#include "planner/torchrec_plan.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/quantity.hpp"
@@ -143,8 +146,35 @@ int simulate_collectives(const ConfigNode& config, const po::variables_map& vm) 
   return 0;
 }
 
+// --plan replaces the scenario's plan; --torchrec its sparse part (a TorchRec plan).
+sim::workload::TrainingScenario load_training(const ConfigNode& config,
+                                              const po::variables_map& vm) {
+  auto scenario = sim::workload::TrainingScenario::from_config(config);
+  if (!vm.count("plan") && !vm.count("torchrec")) return scenario;
+  Json document =
+      vm.count("plan") ? load_config(vm["plan"].as<std::string>()).json() : Json::object();
+  auto plan = vm.count("plan")
+                  ? sim::workload::ParallelPlan::load(vm["plan"].as<std::string>(), scenario.model)
+                  : scenario.plan;
+  if (vm.count("torchrec")) {
+    if (!vm.count("plan")) {
+      const auto node = config.at("plan");
+      document =
+          node.is_object()
+              ? node.json()
+              : load_config((std::filesystem::path(config.file()).parent_path() / node.as_string())
+                                .lexically_normal()
+                                .string())
+                    .json();
+    }
+    const auto tr = planner::read_torchrec_plan(vm["torchrec"].as<std::string>(), scenario.model);
+    plan = planner::apply_torchrec_plan(document, plan, tr, scenario.model);
+  }
+  return planner::scenario_for(scenario, plan);
+}
+
 int simulate_training(const ConfigNode& config, const po::variables_map& vm) {
-  const auto scenario = sim::workload::TrainingScenario::from_config(config);
+  const auto scenario = load_training(config, vm);
   const auto cost = sim::run::load_cost_model(
       scenario, vm.count("profiles") ? vm["profiles"].as<std::string>() : default_profiles_dir());
   sim::run::TrainingRunOptions options;
@@ -176,6 +206,9 @@ int run_simulate(const std::vector<std::string>& args) {
       "mode", po::value<std::string>(), "override the scenario's network mode: flow | analytical")(
       "profiles", po::value<std::string>(),
       "calibration profiles directory (default: configs/profiles)")(
+      "plan", po::value<std::string>(), "a plan file to run instead of the scenario's")(
+      "torchrec", po::value<std::string>(),
+      "a TorchRec sharding plan for the sparse part (strait plan --torchrec writes one)")(
       "json", po::value<std::string>(), "write the results as JSON to this file")(
       "trace", po::value<std::string>(), "write a Chrome/Perfetto trace to this file")(
       "trace-ranks", po::value<std::string>()->default_value("0-7"),

@@ -32,7 +32,7 @@ TableSharding parse_sharding(const ConfigNode& node) {
   TableSharding s;
   std::string type;
   if (node.is_object()) {
-    node.allow_only({"type", "column_shards"});
+    node.allow_only({"type", "column_shards", "ranks"});
     type = node.choice("type", {"data_parallel", "table_wise", "row_wise", "column_wise",
                                 "table_row_wise", "grid"});
     if (node.has("column_shards")) {
@@ -43,6 +43,23 @@ TableSharding parse_sharding(const ConfigNode& node) {
       s.column_shards = static_cast<int>(node.positive_integer("column_shards"));
     } else if (type == "column_wise" || type == "grid") {
       s.column_shards = 2;
+    }
+    if (auto ranks = node.find("ranks")) {
+      if (type == "data_parallel" || type == "row_wise") {
+        ranks->fail("ranks applies to table_wise, column_wise, table_row_wise and grid only");
+      }
+      const auto slices =
+          static_cast<std::size_t>(type == "column_wise" || type == "grid" ? s.column_shards : 1);
+      const auto elements = ranks->elements();
+      if (elements.size() != slices) {
+        ranks->fail(fmt::format("expected {} rank{} (one per slice), got {}", slices,
+                                slices == 1 ? "" : "s", elements.size()));
+      }
+      for (const auto& e : elements) {
+        const auto r = e.as_integer();
+        if (r < 0 || r >= (1 << 24)) e.fail("expected a group member index >= 0");
+        s.ranks.push_back(static_cast<int>(r));
+      }
     }
   } else {
     const std::string v = node.as_string();

@@ -7,7 +7,8 @@
 //    "context_parallel": {"degree": 2, "mode": "all_gather" | "all_to_all", "placement": "host"},
 //    "sparse": {"group_size": 256, "placement": "datacenter", "replica_sync_every": 1,
 //               "default": "row_wise",
-//               "tables": {"t0": "table_wise", "t1": {"type": "grid", "column_shards": 2}}},
+//               "tables": {"t0": "table_wise", "t1": {"type": "grid", "column_shards": 2}},
+//                          "t2": {"type": "column_wise", "column_shards": 2, "ranks": [3, 5]}},
 //    "moe": {"expert_parallel": 8, "placement": "host"},
 //    "schedule": {"pipeline_depth": 2, "priorities": {"embedding": 0, "dense": 1},
 //                 "sm_free_comm": true, "cross_dc_sync": "flat" | "hierarchical" | "overlapped",
@@ -23,6 +24,10 @@
 // rotating 1/K slice of the shard's weights and optimizer state every step.
 // replica_sync_staleness S (default 1): the slice synced after step s must be back before
 // step s + S updates embeddings; up to S syncs are in flight at once (hides WAN latency).
+// "ranks" (optional, table_wise / column_wise / table_row_wise / grid): the member of the
+// model-parallel group that holds the table or each column slice, in slice order; for
+// table_row_wise and grid the first member of the host-sized block. Without it slices go
+// greedily by bytes (sharding.hpp); with it a plan found by `strait plan` reproduces exactly.
 // Priority classes: "embedding" (input/output/gradient distribution), "dense",
 // "context_parallel", "replica_sync", "moe"; 0 is served first; default 0.
 
@@ -57,7 +62,8 @@ struct GroupSpec {
 
 struct TableSharding {
   ShardingType type = ShardingType::kRowWise;
-  int column_shards = 1;  // column_wise, grid
+  int column_shards = 1;   // column_wise, grid
+  std::vector<int> ranks;  // optional: group member per slice (see above); empty = greedy
 };
 
 struct Schedule {

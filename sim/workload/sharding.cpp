@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <numeric>
 
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+
 namespace strait::sim::workload {
 namespace {
 
@@ -40,26 +44,45 @@ ShardMap ShardMap::build(const ModelConfig& model, const ParallelPlan& plan, int
       load[static_cast<std::size_t>(m)] += bytes(t) / group_size;
     }
   }
-  // Then slices (whole tables or column slices), largest first.
+  // Then slices (whole tables or column slices): those with an explicit member first, in
+  // table order, then the others largest first.
   struct Slice {
     int table;
     double col_fraction;
     bool host_block;
+    int member;  // explicit group member (block start for host blocks), or -1
   };
   std::vector<Slice> slices;
   for (int t = 0; t < n; ++t) {
     const auto& s = plan.sharding[static_cast<std::size_t>(t)];
+    auto member = [&](int c) {
+      if (s.ranks.empty()) return -1;
+      const int m = s.ranks[static_cast<std::size_t>(c)];
+      const bool block = s.type == ShardingType::kTableRowWise || s.type == ShardingType::kGrid;
+      if (m >= group_size || (block && m % host_size != 0)) {
+        throw ConfigError(
+            plan.file,
+            fmt::format("/sparse/tables/{}/ranks/{}",
+                        model.tables[static_cast<std::size_t>(t)].name, c),
+            block ? fmt::format("expected the first member of a {}-rank block in a group of {}, "
+                                "got {}",
+                                host_size, group_size, m)
+                  : fmt::format("expected a member of the {}-rank model-parallel group, got {}",
+                                group_size, m));
+      }
+      return m;
+    };
     switch (s.type) {
       case ShardingType::kTableWise:
-        slices.push_back({t, 1.0, false});
+        slices.push_back({t, 1.0, false, member(0)});
         break;
       case ShardingType::kTableRowWise:
-        slices.push_back({t, 1.0, true});
+        slices.push_back({t, 1.0, true, member(0)});
         break;
       case ShardingType::kColumnWise:
       case ShardingType::kGrid:
         for (int c = 0; c < s.column_shards; ++c) {
-          slices.push_back({t, 1.0 / s.column_shards, s.type == ShardingType::kGrid});
+          slices.push_back({t, 1.0 / s.column_shards, s.type == ShardingType::kGrid, member(c)});
         }
         break;
       default:
@@ -67,12 +90,14 @@ ShardMap ShardMap::build(const ModelConfig& model, const ParallelPlan& plan, int
     }
   }
   std::stable_sort(slices.begin(), slices.end(), [&](const Slice& a, const Slice& b) {
+    if ((a.member >= 0) != (b.member >= 0)) return a.member >= 0;
+    if (a.member >= 0) return false;
     return bytes(a.table) * a.col_fraction > bytes(b.table) * b.col_fraction;
   });
   for (const Slice& s : slices) {
     const double size = bytes(s.table) * s.col_fraction;
     if (!s.host_block) {
-      const int m = least_loaded(load);
+      const int m = s.member >= 0 ? s.member : least_loaded(load);
       map.member_shards[static_cast<std::size_t>(m)].push_back({s.table, 1.0, s.col_fraction});
       load[static_cast<std::size_t>(m)] += size;
       continue;
@@ -80,7 +105,7 @@ ShardMap ShardMap::build(const ModelConfig& model, const ParallelPlan& plan, int
     std::vector<double> block_load(static_cast<std::size_t>(blocks), 0.0);
     for (int m = 0; m < group_size; ++m)
       block_load[static_cast<std::size_t>(m / host_size)] += load[static_cast<std::size_t>(m)];
-    const int b = least_loaded(block_load);
+    const int b = s.member >= 0 ? s.member / host_size : least_loaded(block_load);
     for (int i = 0; i < host_size; ++i) {
       const int m = b * host_size + i;
       map.member_shards[static_cast<std::size_t>(m)].push_back(

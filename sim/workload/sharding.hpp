@@ -10,8 +10,9 @@
 //   grid            column slices, each split table-row-wise over a host-sized block
 // Whole-table and column slices go, largest first, to the least-loaded member (block for
 // table_row_wise and grid) by weight bytes, after the row-wise tables are spread; ties go
-// to the lowest index, so the layout is deterministic. Ids are assumed hashed uniformly
-// over rows, so a shard with row fraction f receives f of the table's ids.
+// to the lowest index, so the layout is deterministic. Slices with an explicit member
+// (TableSharding::ranks) go there first, in table order, and count in the load. Ids are assumed
+// hashed uniformly over rows, so a shard with row fraction f receives f of the table's ids.
 
 #include <vector>
 

@@ -1,0 +1,180 @@
+// strait plan: searches sharding, placement and schedule for a scenario (or a cluster,
+// model and data) and writes the plan, a TorchRec sharding plan, a launch plan and a
+// report. Exit status 0 with a plan; 1 when no plan fits or a constraint cannot be met.
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "cli/command.hpp"
+#include "cli/options.hpp"
+#include "cli/plan_report.hpp"
+#include "planner/launch_plan.hpp"
+#include "planner/plan_document.hpp"
+#include "planner/plan_report.hpp"
+#include "planner/planner.hpp"
+#include "planner/torchrec_plan.hpp"
+#include "sim/core/atomic_file.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/quantity.hpp"
+#include "sim/run/training_run.hpp"
+
+namespace strait::cli {
+
+std::string default_profiles_dir();  // simulate_command.cpp
+
+namespace {
+
+using sim::workload::TrainingScenario;
+
+double budget_seconds(const std::string& text) {
+  const auto t = parse_duration(text);
+  if (t && t->to_s() > 0) return t->to_s();
+  try {
+    std::size_t used = 0;
+    const double s = std::stod(text, &used);
+    if (used == text.size() && s > 0) return s;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(fmt::format(
+      "plan: --budget: expected a positive duration such as 60s or 5 min, got '{}'", text));
+}
+
+/// The plan document a scenario names (inline, or a file relative to the scenario).
+Json scenario_plan_document(const ConfigNode& scenario) {
+  const auto node = scenario.at("plan");
+  if (node.is_object()) return node.json();
+  const auto base = std::filesystem::path(scenario.file()).parent_path();
+  return load_config((base / node.as_string()).lexically_normal().string()).json();
+}
+
+planner::PlanRequest make_request(const po::variables_map& vm) {
+  planner::PlanRequest req;
+  if (vm.count("scenario")) {
+    for (const char* k : {"cluster", "model", "data"}) {
+      if (vm.count(k))
+        throw UsageError(fmt::format("plan: --{} and a scenario file exclude each other", k));
+    }
+    const auto config = load_config(vm["scenario"].as<std::string>());
+    if (config.is_object() && config.has("collectives"))
+      config.at("collectives").fail("expected a training scenario (model, data, plan) to plan");
+    req.base = TrainingScenario::from_config(config);
+    req.has_baseline = true;
+    req.baseline_document = scenario_plan_document(config);
+  } else {
+    for (const char* k : {"cluster", "model", "data"}) {
+      if (!vm.count(k))
+        throw UsageError(fmt::format("plan: --{} is required without a scenario file", k));
+    }
+    auto model = sim::workload::ModelConfig::load(vm["model"].as<std::string>());
+    auto data = sim::workload::DataConfig::load(vm["data"].as<std::string>(), model);
+    auto plan = planner::parse_plan(Json::object(), "<default plan>", model);
+    req.base = TrainingScenario::from_parts(
+        sim::topology::Cluster::load(vm["cluster"].as<std::string>()), std::move(model),
+        std::move(data), std::move(plan), vm["steps"].as<int>(),
+        static_cast<std::uint64_t>(vm["seed"].as<int>()));
+    req.base.name = std::filesystem::path(vm["model"].as<std::string>()).stem().string();
+  }
+  if (vm.count("baseline")) {
+    const auto tr = planner::read_torchrec_plan(vm["baseline"].as<std::string>(), req.base.model);
+    Json doc = req.has_baseline ? req.baseline_document : Json::object();
+    req.base.plan = planner::apply_torchrec_plan(doc, req.base.plan, tr, req.base.model);
+    req.base.layout = sim::workload::Layout::build(req.base.cluster, req.base.plan);
+    req.baseline_document = doc;
+    req.has_baseline = true;
+  }
+  req.constraints =
+      vm.count("constraints")
+          ? planner::Constraints::load(vm["constraints"].as<std::string>(), req.base.model)
+          : planner::Constraints::none(req.base.model);
+  return req;
+}
+
+planner::PlannerOptions make_options(const po::variables_map& vm, const TrainingScenario& base) {
+  planner::PlannerOptions o;
+  o.budget_s = budget_seconds(vm["budget"].as<std::string>());
+  o.top = vm["top"].as<int>();
+  o.threads = vm["threads"].as<int>();
+  if (o.top < 1) throw UsageError("plan: --top: expected at least 1");
+  if (o.threads < 1) throw UsageError("plan: --threads: expected at least 1");
+  o.final_mode = base.mode;
+  if (vm.count("mode")) {
+    const auto m = vm["mode"].as<std::string>();
+    if (m != "flow" && m != "analytical")
+      throw UsageError(fmt::format("plan: --mode: expected flow or analytical, got '{}'", m));
+    o.final_mode =
+        m == "flow" ? sim::network::NetworkMode::kFlow : sim::network::NetworkMode::kAnalytical;
+  }
+  if (::isatty(STDERR_FILENO) != 0) {
+    o.progress = [](int scored, double best, double left) {
+      std::fprintf(stderr, "\r  planning: %d candidates scored, best %.4g, %.0f s left   ", scored,
+                   best, left > 0 ? left : 0.0);
+    };
+  }
+  return o;
+}
+
+}  // namespace
+
+int run_plan(const std::vector<std::string>& args) {
+  po::options_description desc("options");
+  desc.add_options()("scenario", po::value<std::string>(),
+                     "scenario file: cluster, model and data; its plan is the baseline to beat")(
+      "cluster", po::value<std::string>(), "cluster file (without a scenario)")(
+      "model", po::value<std::string>(), "model file (without a scenario)")(
+      "data", po::value<std::string>(), "data file (without a scenario)")(
+      "steps", po::value<int>()->default_value(2), "steps per simulation (without a scenario)")(
+      "seed", po::value<int>()->default_value(1), "seed (without a scenario)")(
+      "constraints", po::value<std::string>(), "constraints file (planner/README.md)")(
+      "baseline", po::value<std::string>(), "a TorchRec sharding plan to beat (sparse part)")(
+      "budget", po::value<std::string>()->default_value("60s"), "search time budget")(
+      "top", po::value<int>()->default_value(5), "plans in the final stage and the report")(
+      "threads", po::value<int>()->default_value(1), "worker threads (oneTBB)")(
+      "mode", po::value<std::string>(),
+      "final-stage network mode: flow | analytical (default: the scenario's, else flow)")(
+      "profiles", po::value<std::string>(), "calibration profiles directory")(
+      "out", po::value<std::string>(), "write the best plan (plan format) to this file")(
+      "torchrec", po::value<std::string>(), "write the TorchRec sharding plan to this file")(
+      "launch", po::value<std::string>(), "write the launch plan to this file")(
+      "json", po::value<std::string>(), "write the report as JSON to this file");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map vm;
+  if (!parse_options("plan", "[SCENARIO.json | --cluster C --model M --data D] [options]", args,
+                     desc, positional, vm))
+    return 0;
+  const auto request = make_request(vm);
+  const auto kernels = sim::run::load_cost_model(
+      request.base,
+      vm.count("profiles") ? vm["profiles"].as<std::string>() : default_profiles_dir());
+  const auto options = make_options(vm, request.base);
+  const auto outcome = planner::find_plan(request, kernels, options);
+  if (options.progress) std::fprintf(stderr, "\r%78s\r", "");
+  const planner::TableCosts costs(request.base, kernels);
+  print_plan_report(std::cout, outcome, request, costs);
+  if (vm.count("json")) {
+    write_file_atomically(vm["json"].as<std::string>(),
+                          planner::outcome_json(outcome, request, costs).dump(2) + "\n");
+  }
+  if (outcome.status != planner::PlanStatus::kFound) return 1;
+  const auto& best = outcome.top.front();
+  if (vm.count("out"))
+    write_file_atomically(vm["out"].as<std::string>(), best.document.dump(2) + "\n");
+  if (vm.count("torchrec")) {
+    write_file_atomically(
+        vm["torchrec"].as<std::string>(),
+        planner::torchrec_plan_json(best.plan, request.base, costs).dump(2) + "\n");
+  }
+  if (vm.count("launch")) {
+    write_file_atomically(
+        vm["launch"].as<std::string>(),
+        planner::launch_plan_json(best.plan, best.document, request.base).dump(2) + "\n");
+  }
+  return 0;
+}
+
+}  // namespace strait::cli

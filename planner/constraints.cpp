@@ -1,0 +1,129 @@
+#include "planner/constraints.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace strait::planner {
+namespace {
+
+using sim::workload::ShardingType;
+
+const std::vector<std::string> kTypeNames = {"data_parallel", "table_wise",     "row_wise",
+                                             "column_wise",   "table_row_wise", "grid"};
+
+ShardingType parse_type(const ConfigNode& node) {
+  const std::string v = node.as_string();
+  const auto it = std::find(kTypeNames.begin(), kTypeNames.end(), v);
+  if (it == kTypeNames.end()) {
+    const std::string hint = closest_match(v, kTypeNames);
+    node.fail(
+        fmt::format("unknown sharding type \"{}\"{}; expected one of data_parallel, "
+                    "table_wise, row_wise, column_wise, table_row_wise, grid",
+                    v, hint.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", hint)));
+  }
+  return static_cast<ShardingType>(it - kTypeNames.begin());
+}
+
+}  // namespace
+
+const char* to_string(Objective objective) {
+  return objective == Objective::kStepTime ? "step_time" : "samples_per_sec_per_gpu";
+}
+
+Constraints Constraints::none(const sim::workload::ModelConfig& model) {
+  Constraints c;
+  c.forbidden.resize(model.tables.size());
+  return c;
+}
+
+Constraints Constraints::load(const std::string& path, const sim::workload::ModelConfig& model) {
+  return from_config(load_config(path), model);
+}
+
+Constraints Constraints::from_config(const ConfigNode& node,
+                                     const sim::workload::ModelConfig& model) {
+  node.allow_only({"description", "fix", "forbid_sharding", "memory_headroom",
+                   "max_cross_dc_bytes_per_step", "may_span_datacenters", "objective"});
+  Constraints c = none(model);
+  c.file = node.file();
+  if (auto fix = node.find("fix")) {
+    if (!fix->is_object()) fix->fail("expected an object in the plan format (plan.hpp)");
+    // Parsing the fixed part as a plan checks its keys, values and table names.
+    sim::workload::ParallelPlan::from_config(*fix, model);
+    c.fix = *fix;
+  }
+  if (auto forbid = node.find("forbid_sharding")) {
+    std::vector<std::string> allowed = model.table_names();
+    allowed.emplace_back("*");
+    forbid->allow_only(allowed);
+    for (const auto& key : forbid->keys()) {
+      const auto list = forbid->at(key);
+      std::vector<ShardingType> types;
+      for (const auto& e : list.elements()) types.push_back(parse_type(e));
+      for (std::size_t t = 0; t < model.tables.size(); ++t) {
+        if (key != "*" && model.tables[t].name != key) continue;
+        c.forbidden[t].insert(c.forbidden[t].end(), types.begin(), types.end());
+      }
+    }
+    for (std::size_t t = 0; t < model.tables.size(); ++t) {
+      if (c.forbidden[t].size() < kTypeNames.size()) continue;
+      bool all = true;
+      for (int k = 0; k < static_cast<int>(kTypeNames.size()); ++k) {
+        all = all && std::find(c.forbidden[t].begin(), c.forbidden[t].end(),
+                               static_cast<ShardingType>(k)) != c.forbidden[t].end();
+      }
+      if (all) {
+        forbid->fail(
+            fmt::format("every sharding type is forbidden for table \"{}\"; expected at "
+                        "least one allowed",
+                        model.tables[t].name));
+      }
+    }
+  }
+  if (node.has("memory_headroom")) {
+    c.memory_headroom = static_cast<double>(node.bytes("memory_headroom"));
+    if (c.memory_headroom < 0) node.at("memory_headroom").fail("expected bytes >= 0");
+  }
+  if (node.has("max_cross_dc_bytes_per_step")) {
+    c.max_cross_dc_bytes = static_cast<double>(node.bytes("max_cross_dc_bytes_per_step"));
+    c.max_cross_dc_node = node.at("max_cross_dc_bytes_per_step");
+    if (c.max_cross_dc_bytes < 0) c.max_cross_dc_node->fail("expected bytes >= 0");
+  }
+  if (auto span = node.find("may_span_datacenters")) {
+    c.span_sparse = c.span_cp = c.span_fsdp = c.span_expert = false;
+    for (const auto& e : span->elements()) {
+      const std::string v = e.as_string();
+      if (v == "sparse")
+        c.span_sparse = true;
+      else if (v == "context_parallel")
+        c.span_cp = true;
+      else if (v == "fsdp")
+        c.span_fsdp = true;
+      else if (v == "expert")
+        c.span_expert = true;
+      else
+        e.fail("expected one of sparse, context_parallel, fsdp, expert");
+    }
+  }
+  if (node.has("objective")) {
+    c.objective = node.choice("objective", {"samples_per_sec_per_gpu", "step_time"}) == "step_time"
+                      ? Objective::kStepTime
+                      : Objective::kSamplesPerSecPerGpu;
+  }
+  return c;
+}
+
+bool Constraints::fixed(std::string_view section, std::string_view key) const {
+  if (!fix || !fix->has(section)) return false;
+  if (key.empty()) return true;
+  const auto s = fix->at(section);
+  return !s.is_object() || s.has(key);
+}
+
+bool Constraints::forbids(int table, ShardingType type) const {
+  const auto& f = forbidden[static_cast<std::size_t>(table)];
+  return std::find(f.begin(), f.end(), type) != f.end();
+}
+
+}  // namespace strait::planner

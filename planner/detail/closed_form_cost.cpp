@@ -1,0 +1,171 @@
+#include "planner/detail/closed_form_cost.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "sim/engine/simulator.hpp"
+#include "sim/workload/op_graph_builder.hpp"
+
+namespace strait::planner::detail {
+namespace {
+
+using sim::network::CollectiveOp;
+using sim::network::CollectiveSpec;
+using sim::workload::CommClass;
+using sim::workload::OpGraph;
+using sim::workload::OpKind;
+using sim::workload::StepPhase;
+
+constexpr auto kClasses = static_cast<std::size_t>(sim::workload::kCommClassCount);
+
+/// The k-th collective issued on a group: every member's part, merged into one spec.
+struct Instance {
+  CollectiveSpec spec;
+  std::vector<std::vector<Bytes>> rows;  // all_to_allv send rows by member
+  std::vector<Bytes> send_bytes;         // all_to_all per-member buffers
+  double seconds = 0;
+};
+
+struct RankSums {
+  double fwd = 0, bwd = 0, opt = 0, xdc = 0;
+  std::array<double, kClasses> comm{};
+  int dense_calls = 0;
+};
+
+/// Prices every collective instance alone on an analytical network; returns the
+/// cross-datacenter bytes they move.
+double price_instances(const sim::topology::Cluster& cluster, std::vector<Instance>& instances) {
+  sim::engine::Simulator sim;
+  sim::network::NetworkOptions options;
+  options.mode = sim::network::NetworkMode::kAnalytical;
+  auto network = sim::network::make_network(sim, cluster, options);
+  for (auto& inst : instances) {
+    const auto n = inst.spec.gpus.size();
+    if (inst.spec.op == CollectiveOp::kAllToAllV) {
+      inst.spec.send_matrix.reserve(n * n);
+      for (const auto& row : inst.rows) {
+        if (row.size() != n)
+          inst.spec.send_matrix.insert(inst.spec.send_matrix.end(), n, 0);
+        else
+          inst.spec.send_matrix.insert(inst.spec.send_matrix.end(), row.begin(), row.end());
+      }
+    } else if (inst.spec.op == CollectiveOp::kAllToAll) {
+      bool uniform = true;
+      for (Bytes b : inst.send_bytes) uniform = uniform && b == inst.send_bytes.front();
+      if (!uniform) inst.spec.send_bytes = inst.send_bytes;
+    }
+    const Time start = sim.now();
+    Time done = start;
+    network->start_collective(inst.spec, [&] { done = sim.now(); });
+    sim.run();
+    inst.seconds = (done - start).to_s();
+  }
+  return network->traffic().bytes(sim::topology::LinkClass::kCrossDc);
+}
+
+}  // namespace
+
+Estimate ClosedFormCost::estimate(const sim::workload::TrainingScenario& sc) const {
+  Estimate e;
+  e.memory_capacity = memory_capacity(sc, kernels_);
+  e.memory = sim::workload::memory_per_rank(sc).fits(e.memory_capacity);
+  e.fits = e.memory.fits;
+  if (!e.fits) return e;
+
+  const OpGraph graph = sim::workload::build_op_graph(sc, {.steps = 1});
+  const auto xdc_stream = std::find(graph.streams.begin(), graph.streams.end(), "xdc_comm");
+  const auto xdc = static_cast<std::int32_t>(xdc_stream - graph.streams.begin());
+
+  // Collective instances: (group, sequence number) -> index.
+  std::vector<Instance> instances;
+  std::map<std::pair<int, int>, std::size_t> index;
+  std::vector<int> issued(graph.groups.size(), 0);
+  std::vector<std::vector<std::size_t>> rank_instances(graph.ranks.size());
+  for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
+    std::fill(issued.begin(), issued.end(), 0);
+    const int rank = graph.ranks[r].rank;
+    for (const auto& op : graph.ranks[r].ops) {
+      if (op.kind != OpKind::kCollective) continue;
+      const auto& call = op.collective;
+      const auto& group = graph.groups[static_cast<std::size_t>(call.group)];
+      const auto key = std::make_pair(call.group, issued[static_cast<std::size_t>(call.group)]++);
+      auto [it, added] = index.emplace(key, instances.size());
+      if (added) {
+        Instance inst;
+        inst.spec.op = call.op;
+        inst.spec.algorithm = call.algorithm;
+        inst.spec.bytes = call.bytes;
+        for (int m : group.ranks)
+          inst.spec.gpus.push_back(graph.ranks[static_cast<std::size_t>(m)].gpu);
+        inst.rows.resize(group.ranks.size());
+        inst.send_bytes.assign(group.ranks.size(), call.bytes);
+        instances.push_back(std::move(inst));
+      }
+      auto& inst = instances[it->second];
+      const auto pos = static_cast<std::size_t>(
+          std::find(group.ranks.begin(), group.ranks.end(), rank) - group.ranks.begin());
+      if (pos < inst.rows.size()) {
+        if (call.op == CollectiveOp::kAllToAllV) inst.rows[pos] = call.send_row;
+        if (call.op == CollectiveOp::kAllToAll) inst.send_bytes[pos] = call.bytes;
+      }
+      rank_instances[r].push_back(it->second);
+    }
+  }
+  const double xdc_bytes = price_instances(sc.cluster, instances);
+
+  const auto& sched = sc.plan.schedule;
+  double worst = 0;
+  for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
+    const auto& ranks = graph.ranks[r];
+    const auto& type = sc.cluster.gpu(ranks.gpu).type;
+    const auto& profile = kernels_.profile(type);
+    RankSums s;
+    std::size_t k = 0;
+    for (const auto& op : ranks.ops) {
+      if (op.kind == OpKind::kKernel) {
+        const double t = sim::cost::CostModel::cost(op.kernel, profile).duration().to_s();
+        if (op.phase == StepPhase::kOptimizer)
+          s.opt += t;
+        else if (op.phase == StepPhase::kBackward)
+          s.bwd += t;
+        else
+          s.fwd += t;
+        continue;
+      }
+      const double t = instances[rank_instances[r][k++]].seconds;
+      if (op.stream == xdc) {
+        s.xdc += t;
+        continue;
+      }
+      s.comm[static_cast<std::size_t>(op.collective.comm_class)] += t;
+      if (op.collective.comm_class == CommClass::kDenseSync) ++s.dense_calls;
+    }
+    auto c = [&](CommClass cls) { return s.comm[static_cast<std::size_t>(cls)]; };
+    const double compute = s.fwd + s.bwd + s.opt;
+    const double emb = c(CommClass::kInputDist) + c(CommClass::kOutputDist);
+    const double emb_exposed = sched.pipeline_depth > 1 ? std::max(0.0, emb - s.fwd) : emb;
+    const double dense = c(CommClass::kDenseSync);
+    const double dense_exposed =
+        dense > 0 ? std::max(dense / std::max(1, s.dense_calls), dense - s.bwd) : 0.0;
+    const double xdc_exposed = std::max(0.0, s.xdc - compute);
+    const double rs = c(CommClass::kReplicaSync) / std::max(1, sc.plan.replica_sync_staleness);
+    const double rs_exposed = std::max(0.0, rs - (s.fwd + s.bwd));
+    const double exposed = emb_exposed + c(CommClass::kGradDist) + dense_exposed + xdc_exposed +
+                           c(CommClass::kContextParallel) + c(CommClass::kMoe) + rs_exposed;
+    const double hidden =
+        (emb - emb_exposed) + (dense - dense_exposed) + (s.xdc - xdc_exposed) + (rs - rs_exposed);
+    const double stolen =
+        sched.sm_free ? 0.0 : kernels_.comm_sm_fraction(type) * std::min(hidden, compute);
+    worst = std::max(worst, compute + stolen + exposed);
+  }
+  double samples = 0;
+  for (const auto& r : graph.ranks) samples += static_cast<double>(r.samples);
+  e.step_ms = worst * 1e3;
+  e.samples_per_sec = worst > 0 ? samples / worst : 0;
+  e.samples_per_sec_per_gpu = e.samples_per_sec / std::max<std::size_t>(1, graph.ranks.size());
+  e.cross_dc_bytes = xdc_bytes;
+  return e;
+}
+
+}  // namespace strait::planner::detail

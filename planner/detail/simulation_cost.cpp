@@ -1,0 +1,52 @@
+#include "planner/detail/simulation_cost.hpp"
+
+#include <algorithm>
+
+#include "planner/detail/closed_form_cost.hpp"
+
+namespace strait::planner {
+
+double memory_capacity(const sim::workload::TrainingScenario& scenario,
+                       const sim::cost::CostModel& kernels) {
+  double capacity = 0;
+  for (int r = 0; r < scenario.layout.world; ++r) {
+    const auto& d = kernels.device(scenario.cluster.gpu(r).type);
+    const double usable = static_cast<double>(d.hbm_capacity - d.memory_reserved);
+    capacity = capacity == 0 ? usable : std::min(capacity, usable);
+  }
+  return capacity;
+}
+
+std::unique_ptr<CostModel> make_closed_form_cost(const sim::cost::CostModel& kernels) {
+  return std::make_unique<detail::ClosedFormCost>(kernels);
+}
+
+std::unique_ptr<CostModel> make_simulation_cost(const sim::cost::CostModel& kernels,
+                                                sim::network::NetworkMode mode) {
+  if (mode == sim::network::NetworkMode::kFlow)
+    return std::make_unique<detail::FlowSimulationCost>(kernels);
+  return std::make_unique<detail::AnalyticalSimulationCost>(kernels);
+}
+
+namespace detail {
+
+Estimate SimulationCost::estimate(const sim::workload::TrainingScenario& scenario) const {
+  Estimate e;
+  e.memory_capacity = memory_capacity(scenario, kernels_);
+  e.memory = sim::workload::memory_per_rank(scenario).fits(e.memory_capacity);
+  e.fits = e.memory.fits;
+  if (!e.fits) return e;
+  sim::run::TrainingRunOptions options;
+  options.mode = mode_;
+  auto report = sim::run::run_training(scenario, kernels_, options);
+  e.step_ms = report.mean_ms;
+  e.samples_per_sec = report.samples_per_sec;
+  e.samples_per_sec_per_gpu = report.samples_per_sec / std::max(1, scenario.layout.world);
+  e.cross_dc_bytes =
+      report.traffic.bytes(sim::topology::LinkClass::kCrossDc) / std::max(1, scenario.steps);
+  e.report = std::move(report);
+  return e;
+}
+
+}  // namespace detail
+}  // namespace strait::planner

@@ -1,0 +1,39 @@
+#pragma once
+// SimulationCost: a candidate priced by simulating its whole scenario (sim/run), in the
+// analytical or the flow network mode. The memory model runs first; a candidate that does
+// not fit is not simulated.
+
+#include "planner/cost_model.hpp"
+
+namespace strait::planner::detail {
+
+class SimulationCost : public CostModel {
+ public:
+  Estimate estimate(const sim::workload::TrainingScenario& scenario) const override;
+
+ protected:
+  SimulationCost(const sim::cost::CostModel& kernels, sim::network::NetworkMode mode)
+      : kernels_(kernels), mode_(mode) {}
+
+ private:
+  const sim::cost::CostModel& kernels_;
+  sim::network::NetworkMode mode_;
+};
+
+/// Analytical mode: each collective alone on an idle network, kernels at their roofline.
+class AnalyticalSimulationCost final : public SimulationCost {
+ public:
+  explicit AnalyticalSimulationCost(const sim::cost::CostModel& kernels)
+      : SimulationCost(kernels, sim::network::NetworkMode::kAnalytical) {}
+  const char* name() const override { return "analytical"; }
+};
+
+/// Flow mode: flows share links, kernels share SMs and HBM (the reference).
+class FlowSimulationCost final : public SimulationCost {
+ public:
+  explicit FlowSimulationCost(const sim::cost::CostModel& kernels)
+      : SimulationCost(kernels, sim::network::NetworkMode::kFlow) {}
+  const char* name() const override { return "flow"; }
+};
+
+}  // namespace strait::planner::detail

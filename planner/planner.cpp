@@ -1,0 +1,406 @@
+#include "planner/planner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <map>
+
+#include <fmt/format.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include "planner/plan_document.hpp"
+#include "planner/search_space.hpp"
+#include "planner/table_placement.hpp"
+
+namespace strait::planner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using sim::workload::Layout;
+using sim::workload::ParallelPlan;
+using sim::workload::TrainingScenario;
+
+struct Candidate {
+  std::vector<int> point;
+  RankedPlan ranked;
+  Layout layout;
+  bool valid = false;
+  std::string error;  // why the plan cannot be built (invalid)
+};
+
+/// Lexicographic rank of an estimate: feasible first, then by objective; infeasible ones
+/// by how far they miss (memory excess, then cross-DC excess).
+struct Score {
+  int tier = 2;  // 0 feasible, 1 misses the cross-DC limit, 2 does not fit, 3 invalid
+  double value = std::numeric_limits<double>::infinity();
+  bool operator<(const Score& o) const { return tier != o.tier ? tier < o.tier : value < o.value; }
+};
+
+class Search {
+ public:
+  Search(const PlanRequest& request, const sim::cost::CostModel& kernels,
+         const PlannerOptions& options)
+      : req_(request),
+        kernels_(kernels),
+        opt_(options),
+        world_(request.base.layout.world),
+        host_(request.base.cluster.hosts().empty()
+                  ? 1
+                  : static_cast<int>(request.base.cluster.hosts().front().gpus.size())),
+        space_(request.base.cluster, world_, request.base.model, request.constraints,
+               request.has_baseline ? request.baseline_document : Json(nullptr)),
+        costs_(request.base, kernels),
+        closed_form_(make_closed_form_cost(kernels)),
+        analytical_(make_simulation_cost(kernels, sim::network::NetworkMode::kAnalytical)),
+        final_(make_simulation_cost(kernels, options.final_mode)),
+        scenarios_([&] { return request.base; }),
+        arena_(std::max(1, options.threads)),
+        start_(Clock::now()) {}
+
+  PlanOutcome run();
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  bool over(double share) const { return elapsed() > share * opt_.budget_s; }
+  std::size_t candidate(const std::vector<int>& point);
+  void build(Candidate& c, Json document) const;
+  Estimate price(const CostModel& model, const Candidate& c);
+  void price_closed_form(const std::vector<std::size_t>& ids);
+  void price_stage(const std::vector<std::size_t>& ids, bool final_stage);
+  Score score(const Estimate& e) const;
+  Score score(const Candidate& c) const;
+  void descend();
+  void enumerate();
+  RankedPlan reference(Json document, std::string label);
+
+  const PlanRequest& req_;
+  const sim::cost::CostModel& kernels_;
+  const PlannerOptions& opt_;
+  int world_, host_;
+  SearchSpace space_;
+  TableCosts costs_;
+  std::unique_ptr<CostModel> closed_form_, analytical_, final_;
+  tbb::enumerable_thread_specific<TrainingScenario> scenarios_;
+  tbb::task_arena arena_;
+  Clock::time_point start_;
+  std::vector<Candidate> all_;
+  std::map<std::string, std::size_t> by_document_;
+  std::map<std::vector<int>, std::size_t> by_point_;
+  SearchStats stats_;
+};
+
+void Search::build(Candidate& c, Json document) const {
+  const auto& model = req_.base.model;
+  try {
+    const int group = document.contains("sparse") && document["sparse"].contains("group_size")
+                          ? document["sparse"]["group_size"].get<int>()
+                          : world_;
+    if (group >= world_ && document.contains("sparse")) {
+      document["sparse"].erase("replica_sync_every");
+      document["sparse"].erase("replica_sync_staleness");
+    }
+    ParallelPlan plan = parse_plan(document, "<candidate>", model);
+    c.layout = Layout::build(req_.base.cluster, plan);
+    req_.base.data.batch_for(c.layout.replicas);
+    place_tables(plan, costs_, c.layout.sparse.size, host_, c.layout.cp.size);
+    set_tables(document, plan, model);
+    c.ranked.plan = std::move(plan);
+    c.ranked.document = std::move(document);
+    c.valid = true;
+  } catch (const ConfigError& e) {
+    c.valid = false;
+    c.error = e.what();
+    c.ranked.document = std::move(document);
+  }
+}
+
+std::size_t Search::candidate(const std::vector<int>& point) {
+  if (auto it = by_point_.find(point); it != by_point_.end()) return it->second;
+  Candidate c;
+  c.point = point;
+  c.ranked.label = space_.describe(point);
+  build(c, space_.compose(point));
+  const std::string key = c.ranked.document.dump();
+  if (auto it = by_document_.find(key); it != by_document_.end()) {
+    by_point_[point] = it->second;
+    return it->second;
+  }
+  all_.push_back(std::move(c));
+  by_document_[key] = all_.size() - 1;
+  by_point_[point] = all_.size() - 1;
+  return all_.size() - 1;
+}
+
+Estimate Search::price(const CostModel& model, const Candidate& c) {
+  TrainingScenario& sc = scenarios_.local();
+  sc.plan = c.ranked.plan;
+  sc.layout = c.layout;
+  Estimate e = model.estimate(sc);
+  const double headroom = req_.constraints.memory_headroom;
+  e.memory.excess += headroom;
+  e.fits = e.memory.excess <= 0;
+  return e;
+}
+
+void Search::price_closed_form(const std::vector<std::size_t>& ids) {
+  std::vector<std::size_t> todo;
+  for (auto i : ids) {
+    if (all_[i].valid && !all_[i].ranked.closed_form) todo.push_back(i);
+  }
+  std::vector<Estimate> out(todo.size());
+  arena_.execute([&] {
+    tbb::parallel_for(std::size_t{0}, todo.size(),
+                      [&](std::size_t k) { out[k] = price(*closed_form_, all_[todo[k]]); });
+  });
+  for (std::size_t k = 0; k < todo.size(); ++k) all_[todo[k]].ranked.closed_form = out[k];
+  stats_.scored += static_cast<int>(todo.size());
+  if (opt_.progress) {
+    double best = std::numeric_limits<double>::infinity();
+    for (const auto& c : all_) {
+      if (c.ranked.closed_form && score(c).tier == 0)
+        best = std::min(best, score(*c.ranked.closed_form).value);
+    }
+    opt_.progress(stats_.scored, best, opt_.budget_s - elapsed());
+  }
+}
+
+void Search::price_stage(const std::vector<std::size_t>& ids, bool final_stage) {
+  const CostModel& model = final_stage ? *final_ : *analytical_;
+  std::vector<Estimate> out(ids.size());
+  arena_.execute([&] {
+    tbb::parallel_for(std::size_t{0}, ids.size(),
+                      [&](std::size_t k) { out[k] = price(model, all_[ids[k]]); });
+  });
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    auto& r = all_[ids[k]].ranked;
+    (final_stage ? r.final_estimate : r.analytical) = std::move(out[k]);
+  }
+  stats_.simulated += static_cast<int>(ids.size());
+}
+
+Score Search::score(const Estimate& e) const {
+  if (!e.fits) return {2, e.memory.excess};
+  const double limit = req_.constraints.max_cross_dc_bytes;
+  if (limit >= 0 && e.cross_dc_bytes > limit) return {1, e.cross_dc_bytes - limit};
+  return {0, objective_value(req_.constraints.objective, e)};
+}
+
+Score Search::score(const Candidate& c) const {
+  if (!c.valid) return {3, 0};
+  if (!c.ranked.closed_form) return {};
+  return score(c.ranked.best());
+}
+
+void Search::enumerate() {
+  const auto& dims = space_.dimensions();
+  std::vector<int> point(dims.size(), 0);
+  std::vector<std::size_t> ids;
+  for (;;) {
+    ids.push_back(candidate(point));
+    std::size_t d = 0;
+    while (d < dims.size() && ++point[d] == static_cast<int>(dims[d].choices.size())) {
+      point[d++] = 0;
+    }
+    if (d == dims.size()) break;
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  price_closed_form(ids);
+  stats_.exact = true;
+}
+
+void Search::descend() {
+  const auto& dims = space_.dimensions();
+  std::vector<int> cur = space_.start();
+  std::size_t cur_id = candidate(cur);
+  price_closed_form({cur_id});
+  for (int round = 0; round < 8; ++round) {
+    bool changed = false;
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d].choices.size() < 2) continue;
+      if (over(0.4)) {
+        stats_.budget_reached = true;
+        return;
+      }
+      std::vector<std::size_t> ids;
+      std::vector<std::vector<int>> points;
+      for (int c = 0; c < static_cast<int>(dims[d].choices.size()); ++c) {
+        auto p = cur;
+        p[d] = c;
+        ids.push_back(candidate(p));
+        points.push_back(std::move(p));
+      }
+      price_closed_form(ids);
+      std::size_t best = cur_id;
+      std::vector<int> best_point = cur;
+      for (std::size_t k = 0; k < ids.size(); ++k) {
+        if (score(all_[ids[k]]) < score(all_[best])) best = ids[k], best_point = points[k];
+      }
+      if (best != cur_id) {
+        cur_id = best;
+        cur = best_point;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+}
+
+RankedPlan Search::reference(Json document, std::string label) {
+  Candidate c;
+  c.ranked.label = std::move(label);
+  c.ranked.document = document;
+  c.ranked.plan = parse_plan(document, "<reference>", req_.base.model);
+  c.layout = Layout::build(req_.base.cluster, c.ranked.plan);
+  c.valid = true;
+  c.ranked.closed_form = price(*closed_form_, c);
+  c.ranked.final_estimate = price(*final_, c);
+  ++stats_.scored;
+  ++stats_.simulated;
+  return std::move(c.ranked);
+}
+
+PlanOutcome Search::run() {
+  PlanOutcome out;
+  out.objective = req_.constraints.objective;
+  out.final_mode = opt_.final_mode;
+  stats_.space_size = space_.size();
+  stats_.dimensions = static_cast<int>(space_.dimensions().size());
+  if (space_.size() <= opt_.exact_limit)
+    enumerate();
+  else
+    descend();
+
+  // Every candidate unbuildable: a fixed value the cluster cannot take.
+  if (std::none_of(all_.begin(), all_.end(), [](const Candidate& c) { return c.valid; })) {
+    throw ConfigError(req_.constraints.file.empty() ? "<constraints>" : req_.constraints.file,
+                      "/fix",
+                      fmt::format("no plan can be built with these constraints: {}",
+                                  all_.empty() ? "empty search space" : all_.front().error));
+  }
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < all_.size(); ++i) {
+    if (all_[i].ranked.closed_form) order.push_back(i);
+  }
+  auto by_score = [&](std::size_t a, std::size_t b) {
+    const Score sa = score(all_[a]), sb = score(all_[b]);
+    return sa < sb || (!(sb < sa) && a < b);
+  };
+  std::sort(order.begin(), order.end(), by_score);
+  if (order.empty() || score(all_[order.front()]).tier != 0) {
+    out.status = order.empty() || score(all_[order.front()]).tier >= 2
+                     ? PlanStatus::kNothingFits
+                     : PlanStatus::kConstraintUnmet;
+    if (!order.empty()) out.closest = all_[order.front()].ranked;
+    if (out.status == PlanStatus::kConstraintUnmet) {
+      out.unmet = fmt::format(
+          "{}: /max_cross_dc_bytes_per_step: no plan that fits moves at most {:.3g} GiB across "
+          "datacenters per step; the closest moves {:.3g} GiB",
+          req_.constraints.file, req_.constraints.max_cross_dc_bytes / (1 << 30),
+          all_[order.front()].ranked.closed_form->cross_dc_bytes / (1 << 30));
+    }
+    stats_.wall_s = elapsed();
+    out.stats = stats_;
+    return out;
+  }
+  // Stage 2: the best feasible closed-form candidates in analytical simulation.
+  std::vector<std::size_t> stage2;
+  for (auto i : order) {
+    if (score(all_[i]).tier != 0) break;
+    if (static_cast<int>(stage2.size()) >= opt_.analytical_k) break;
+    stage2.push_back(i);
+  }
+  const bool two_stages = opt_.final_mode == sim::network::NetworkMode::kAnalytical;
+  if (!two_stages) {
+    std::vector<std::size_t> done;
+    for (auto i : stage2) {
+      if (!done.empty() && over(0.7)) {
+        stats_.budget_reached = true;
+        break;
+      }
+      price_stage({i}, false);
+      done.push_back(i);
+    }
+    stage2 = done;
+    std::sort(stage2.begin(), stage2.end(), by_score);
+  }
+  // Stage 3: the best in the final mode.
+  std::vector<std::size_t> finals;
+  for (auto i : stage2) {
+    if (static_cast<int>(finals.size()) >= std::max(1, opt_.top)) break;
+    if (!finals.empty() && over(two_stages ? 0.8 : 0.9)) {
+      stats_.budget_reached = true;
+      break;
+    }
+    price_stage({i}, true);
+    finals.push_back(i);
+  }
+  std::sort(finals.begin(), finals.end(), by_score);
+  for (auto i : finals) {
+    if (score(all_[i]).tier == 0) out.top.push_back(all_[i].ranked);
+  }
+  if (out.top.empty()) {
+    out.status = PlanStatus::kNothingFits;
+    out.closest = all_[finals.front()].ranked;
+  }
+
+  // References: the scenario's own plan, and the TorchRec-style baseline.
+  if (req_.has_baseline) out.baseline = reference(req_.baseline_document, "scenario plan");
+  {
+    ParallelPlan tr = req_.base.plan;
+    tr.sparse = {};
+    tr.sparse.size = world_;
+    tr.replica_sync_every = 1;
+    tr.replica_sync_staleness = 1;
+    const int cp = req_.base.layout.cp.size;
+    torchrec_style_sharding(tr, costs_, world_, host_, cp);
+    Json doc = req_.has_baseline ? req_.baseline_document : Json::object();
+    doc["name"] = "torchrec-style";
+    doc.erase("description");
+    if (doc.contains("sparse")) {
+      doc["sparse"].erase("group_size");
+      doc["sparse"].erase("placement");
+      doc["sparse"].erase("replica_sync_every");
+      doc["sparse"].erase("replica_sync_staleness");
+    }
+    set_tables(doc, tr, req_.base.model);
+    try {
+      out.torchrec = reference(doc, "TorchRec-style sharding");
+    } catch (const ConfigError&) {
+      // The baseline's dense part cannot take a world-wide sparse group: no comparison.
+    }
+  }
+  stats_.wall_s = elapsed();
+  out.stats = stats_;
+  return out;
+}
+
+}  // namespace
+
+const Estimate& RankedPlan::best() const {
+  if (final_estimate) return *final_estimate;
+  if (analytical) return *analytical;
+  return *closed_form;
+}
+
+double objective_value(Objective objective, const Estimate& e) {
+  return objective == Objective::kStepTime ? e.step_ms : -e.samples_per_sec_per_gpu;
+}
+
+PlanOutcome find_plan(const PlanRequest& request, const sim::cost::CostModel& kernels,
+                      const PlannerOptions& options) {
+  Search search(request, kernels, options);
+  return search.run();
+}
+
+TrainingScenario scenario_for(const TrainingScenario& base, const ParallelPlan& plan) {
+  TrainingScenario sc = base;
+  sc.plan = plan;
+  sc.layout = Layout::build(sc.cluster, plan);
+  sc.data.batch_for(sc.layout.replicas);
+  return sc;
+}
+
+}  // namespace strait::planner

@@ -1,0 +1,287 @@
+#include "planner/search_space.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "sim/workload/layout.hpp"
+
+namespace strait::planner {
+namespace {
+
+using Pointer = Json::json_pointer;
+using sim::workload::PlacementLevel;
+
+Choice one(std::string label, const std::string& pointer, Json value) {
+  return {std::move(label), {{pointer, std::move(value)}}};
+}
+
+/// Size of the smallest domain at `level` holding ranks 0.. (contiguous blocks of it).
+int domain_size(const sim::topology::Cluster& cluster, int world, PlacementLevel level) {
+  const auto d = sim::workload::domains(cluster, world, level);
+  std::map<int, int> count;
+  for (int x : d) ++count[x];
+  int smallest = world;
+  for (const auto& [id, n] : count) smallest = std::min(smallest, n);
+  return smallest;
+}
+
+Json value_at(const Json& doc, const std::string& pointer) {
+  if (doc.is_null()) return nullptr;
+  const Pointer p(pointer);
+  return doc.contains(p) ? doc.at(p) : Json(nullptr);
+}
+
+}  // namespace
+
+SearchSpace::SearchSpace(const sim::topology::Cluster& cluster, int world,
+                         const sim::workload::ModelConfig& model, const Constraints& constraints,
+                         const Json& baseline)
+    : fixed_(constraints.fix ? constraints.fix->json() : Json::object()) {
+  const int host = domain_size(cluster, world, PlacementLevel::kHost);
+  const int rack = domain_size(cluster, world, PlacementLevel::kRack);
+  const int dc = domain_size(cluster, world, PlacementLevel::kDatacenter);
+  const bool multi_dc = dc < world;
+  const char* levels[] = {"host", "rack", "datacenter", "cluster"};
+  auto level_of = [&](int size) {
+    if (size <= host) return 0;
+    if (size <= rack) return 1;
+    if (size <= dc) return 2;
+    return 3;
+  };
+
+  // Sparse model-parallel group: each level's size and the powers of two between.
+  {
+    Dimension d{"sparse_group", {}, 0};
+    std::vector<int> sizes;
+    for (int g = host; g <= world; g *= 2) sizes.push_back(g);
+    for (int g : {host, rack, dc, world}) sizes.push_back(g);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    for (int g : sizes) {
+      if (world % g != 0) continue;
+      if (multi_dc && g > dc && !constraints.span_sparse) continue;
+      const int lv = level_of(g);
+      d.choices.push_back({fmt::format("{}@{}", g, levels[lv]),
+                           {{"/sparse/group_size", g}, {"/sparse/placement", levels[lv]}}});
+    }
+    add(std::move(d), baseline, constraints);
+  }
+  {
+    Dimension d{"replica_sync", {}, 0};
+    for (int every : {1, 10, 100, 1000}) {
+      for (int stale : {1, 4}) {
+        if (every == 1 && stale > 1) continue;
+        d.choices.push_back(
+            {fmt::format("every {} staleness {}", every, stale),
+             {{"/sparse/replica_sync_every", every}, {"/sparse/replica_sync_staleness", stale}}});
+      }
+    }
+    add(std::move(d), baseline, constraints);
+  }
+  for (std::size_t t = 0; t < model.tables.size(); ++t) {
+    const auto& table = model.tables[t];
+    Dimension d{"table:" + table.name, {}, 0};
+    const std::string ptr = "/sparse/tables/" + table.name;
+    using sim::workload::ShardingType;
+    auto allowed = [&](ShardingType type) {
+      return !constraints.forbids(static_cast<int>(t), type);
+    };
+    for (auto [type, name] : {std::pair{ShardingType::kRowWise, "row_wise"},
+                              {ShardingType::kTableWise, "table_wise"},
+                              {ShardingType::kTableRowWise, "table_row_wise"},
+                              {ShardingType::kDataParallel, "data_parallel"}}) {
+      if (allowed(type)) d.choices.push_back(one(name, ptr, name));
+    }
+    for (int shards : {2, 4}) {
+      if (table.dim % shards != 0 || table.dim / shards < 32) continue;
+      if (allowed(ShardingType::kColumnWise)) {
+        d.choices.push_back(one(fmt::format("column_wise x{}", shards), ptr,
+                                {{"type", "column_wise"}, {"column_shards", shards}}));
+      }
+      if (shards == 2 && allowed(ShardingType::kGrid)) {
+        d.choices.push_back(one("grid x2", ptr, {{"type", "grid"}, {"column_shards", shards}}));
+      }
+    }
+    add(std::move(d), baseline, constraints);
+  }
+  if (model.has_hstu()) {
+    Dimension d{"context_parallel", {}, 0};
+    d.choices.push_back(one("none", "/context_parallel", nullptr));
+    for (int degree = 2; degree <= std::min(8, host); degree *= 2) {
+      for (const char* mode : {"all_gather", "all_to_all"}) {
+        d.choices.push_back(one(fmt::format("{} {}", degree, mode), "/context_parallel",
+                                {{"degree", degree}, {"mode", mode}, {"placement", "host"}}));
+      }
+    }
+    add(std::move(d), baseline, constraints);
+  }
+  {
+    Dimension d{"dense", {}, 0};
+    for (const char* bucket : {"25 MiB", "100 MiB"}) {
+      d.choices.push_back(one(fmt::format("ddp {}", bucket), "/dense",
+                              {{"parallelism", "ddp"}, {"bucket_size", bucket}}));
+    }
+    if (host > 1 && host < world) {
+      d.choices.push_back(
+          one(fmt::format("hsdp {}@host", host), "/dense",
+              {{"parallelism", "fsdp"}, {"group_size", host}, {"placement", "host"}}));
+    }
+    if (multi_dc && !constraints.span_fsdp) {
+      d.choices.push_back(
+          one(fmt::format("hsdp {}@datacenter", dc), "/dense",
+              {{"parallelism", "fsdp"}, {"group_size", dc}, {"placement", "datacenter"}}));
+    } else {
+      d.choices.push_back(one("fsdp world", "/dense", {{"parallelism", "fsdp"}}));
+    }
+    add(std::move(d), baseline, constraints);
+  }
+  if (model.moe.layers > 0) {
+    Dimension d{"moe", {}, 0};
+    for (int ep = 1; ep <= std::min(host, model.moe.experts); ep *= 2) {
+      if (model.moe.experts % ep != 0) continue;
+      d.choices.push_back(
+          one(fmt::format("ep {}", ep), "/moe",
+              ep == 1 ? Json(nullptr) : Json{{"expert_parallel", ep}, {"placement", "host"}}));
+    }
+    add(std::move(d), baseline, constraints);
+  }
+  {
+    Dimension d{"pipeline_depth", {}, 0};
+    for (int depth : {1, 2, 3})
+      d.choices.push_back(one(fmt::format("{}", depth), "/schedule/pipeline_depth", depth));
+    add(std::move(d), baseline, constraints);
+  }
+  {
+    Dimension d{"priorities", {}, 0};
+    d.choices.push_back(one("equal", "/schedule/priorities", nullptr));
+    d.choices.push_back(one("embedding first", "/schedule/priorities",
+                            {{"embedding", 0},
+                             {"context_parallel", 0},
+                             {"moe", 0},
+                             {"dense", 1},
+                             {"replica_sync", 2}}));
+    d.choices.push_back(
+        one("dense first", "/schedule/priorities", {{"dense", 0}, {"embedding", 1}}));
+    add(std::move(d), baseline, constraints);
+  }
+  {
+    Dimension d{"sm_free_comm", {}, 0};
+    d.choices.push_back(one("off", "/schedule/sm_free_comm", false));
+    d.choices.push_back(one("on", "/schedule/sm_free_comm", true));
+    add(std::move(d), baseline, constraints);
+  }
+  if (multi_dc) {
+    Dimension d{"cross_dc_sync", {}, 0};
+    for (const char* m : {"flat", "hierarchical", "overlapped"})
+      d.choices.push_back(one(m, "/schedule/cross_dc_sync", m));
+    add(std::move(d), baseline, constraints);
+  }
+  if (model.has_hstu()) {
+    Dimension d{"load_balance", {}, 0};
+    d.choices.push_back(one("none", "/schedule/load_balance", "none"));
+    for (const char* method : {"greedy", "karmarkar_karp"}) {
+      d.choices.push_back(one(method, "/schedule/load_balance", method));
+      if (multi_dc) {
+        d.choices.push_back(one(fmt::format("{} in datacenter", method), "/schedule/load_balance",
+                                {{"method", method}, {"scope", "datacenter"}}));
+      }
+    }
+    add(std::move(d), baseline, constraints);
+  }
+}
+
+void SearchSpace::add(Dimension d, const Json& baseline, const Constraints& constraints) {
+  const auto& pointers = d.choices.front().values;
+  const bool table = d.name.rfind("table:", 0) == 0;
+  // Fixed by the constraints: keep the choices that agree with every fixed pointer.
+  std::vector<std::pair<std::string, Json>> fixed;
+  for (const auto& [ptr, v] : pointers) {
+    Json f = value_at(fixed_, ptr);
+    if (f.is_null() && table) f = value_at(fixed_, "/sparse/default");
+    if (!f.is_null()) fixed.emplace_back(ptr, f);
+  }
+  (void)constraints;
+  if (!fixed.empty()) {
+    std::vector<Choice> kept;
+    for (const auto& c : d.choices) {
+      bool agree = true;
+      for (const auto& [ptr, f] : fixed) {
+        for (const auto& [p, v] : c.values) agree = agree && (p != ptr || v == f);
+      }
+      if (agree) kept.push_back(c);
+    }
+    if (kept.empty()) {
+      Choice c{"fixed", {}};
+      for (const auto& [ptr, v] : pointers) {
+        Json f = nullptr;
+        for (const auto& [p, x] : fixed) {
+          if (p == ptr) f = x;
+        }
+        c.values.emplace_back(ptr, f);
+      }
+      kept.push_back(std::move(c));
+    }
+    d.choices = std::move(kept);
+  }
+  // The baseline's value: an existing choice, or a new one.
+  Choice base{"baseline", {}};
+  bool any = false;
+  for (const auto& [ptr, v] : pointers) {
+    Json b = value_at(baseline, ptr);
+    if (b.is_null() && table) b = value_at(baseline, "/sparse/default");
+    if (b.is_object() && b.contains("ranks")) b.erase("ranks");
+    any = any || !b.is_null();
+    base.values.emplace_back(ptr, b);
+  }
+  d.start = 0;
+  if (any && fixed.empty()) {
+    const auto it = std::find_if(d.choices.begin(), d.choices.end(),
+                                 [&](const Choice& c) { return c.values == base.values; });
+    if (it == d.choices.end()) {
+      d.choices.push_back(std::move(base));
+      d.start = static_cast<int>(d.choices.size()) - 1;
+    } else {
+      d.start = static_cast<int>(it - d.choices.begin());
+    }
+  }
+  dims_.push_back(std::move(d));
+}
+
+std::vector<int> SearchSpace::start() const {
+  std::vector<int> p;
+  for (const auto& d : dims_) p.push_back(d.start);
+  return p;
+}
+
+double SearchSpace::size() const {
+  double n = 1;
+  for (const auto& d : dims_) n = std::min(n * static_cast<double>(d.choices.size()), 4.6e18);
+  return n;
+}
+
+Json SearchSpace::compose(const std::vector<int>& point) const {
+  Json doc = {{"name", "strait-plan"}};
+  if (fixed_.contains("ranks")) doc["ranks"] = fixed_["ranks"];
+  for (std::size_t i = 0; i < dims_.size(); ++i) {
+    const auto& c = dims_[i].choices[static_cast<std::size_t>(point[i])];
+    for (const auto& [ptr, v] : c.values) {
+      if (!v.is_null()) doc[Pointer(ptr)] = v;
+    }
+  }
+  return doc;
+}
+
+std::string SearchSpace::describe(const std::vector<int>& point) const {
+  std::string out;
+  for (std::size_t i = 0; i < dims_.size(); ++i) {
+    if (point[i] == dims_[i].start) continue;
+    if (!out.empty()) out += ", ";
+    out += dims_[i].name + "=" + dims_[i].choices[static_cast<std::size_t>(point[i])].label;
+  }
+  return out.empty() ? "start point" : out;
+}
+
+}  // namespace strait::planner
