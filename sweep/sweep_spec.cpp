@@ -108,7 +108,7 @@ class SpecReader {
   void add_name(const ConfigNode& where, const std::string& name);
   void load_scenario();
   void add_part_file(const ConfigNode& where, const std::string& key, const Json& value);
-  void check_target(const ConfigNode& where, const Edit& target) const;
+  void check_target(const ConfigNode& where, const Edit& target, bool with_set) const;
   void check_factor(const ConfigNode& where, const Factor& factor);
 
   const ConfigNode& root_;
@@ -154,11 +154,17 @@ void SpecReader::add_part_file(const ConfigNode& where, const std::string& key, 
 }
 
 // A pointer must lead into an existing object or array of every document its part may be.
-void SpecReader::check_target(const ConfigNode& where, const Edit& target) const {
+void SpecReader::check_target(const ConfigNode& where, const Edit& target, bool with_set) const {
   const Json::json_pointer pointer(target.pointer);
   const Json::json_pointer parent = pointer.parent_pointer();
   const std::string last = pointer.back();
-  auto check = [&](const Json& doc, const std::string& file) {
+  auto check = [&](Json doc, const std::string& file) {
+    // Axes see the documents as the "set" edits leave them; "set" edits see the base.
+    if (with_set) {
+      for (const auto& e : r_.set) {
+        if (e.part == target.part) doc[Json::json_pointer(e.pointer)] = e.value;
+      }
+    }
     const bool has_parent = doc.contains(parent);
     const Json* container = has_parent ? &doc.at(parent) : nullptr;
     bool ok = container && (container->is_object() || container->is_array());
@@ -296,7 +302,7 @@ Reading SpecReader::read() {
       Edit e = parse_target(value, key);
       e.value = value.json();
       if (e.part == "scenario" && is_part(e.pointer.substr(1)))
-        add_part_file(value, e.part, e.value);
+        add_part_file(value, e.pointer.substr(1), e.value);
       r_.set.push_back(std::move(e));
     }
   }
@@ -321,12 +327,12 @@ Reading SpecReader::read() {
   // Pointers are checked once every document a part may be is known.
   if (auto set = root_.find("set")) {
     for (std::size_t i = 0; i < r_.set.size(); ++i)
-      check_target(set->at(set->keys()[i]), r_.set[i]);
+      check_target(set->at(set->keys()[i]), r_.set[i], false);
   }
   for (std::size_t i = 0; i < r_.factors.size(); ++i) {
     const ConfigNode entry = axes.at(i);
     for (const auto& axis : r_.factors[i].axes) {
-      for (const auto& t : axis.targets) check_target(entry, t);
+      for (const auto& t : axis.targets) check_target(entry, t, true);
     }
   }
   return std::move(r_);
@@ -383,7 +389,7 @@ SweepSpec SweepSpec::from_config(const ConfigNode& node) {
       digit[i] = 0;
     }
   }
-  if (spec.points_.empty()) node.fail("the filters leave no point to run");
+  if (spec.points_.empty()) node.at("filters").fail("the filters leave no point to run");
   return spec;
 }
 

@@ -1,0 +1,143 @@
+// strait sweep end to end: the bundled quick sweep (configs/sweeps/dlrm-8gpu-quick.json,
+// 24 points on one 8-GPU host) gives the same CSV serially, on 2 threads and on 2 MPI
+// ranks; a sweep killed with SIGKILL and resumed ends with the same CSV as one that ran
+// through; a bad sweep file fails before any point runs.
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "strait_process.hpp"
+#include "sweep/detail/report_columns.hpp"
+#include "sweep/sweep.hpp"
+
+namespace strait::sweep {
+namespace {
+
+using cli::testing::contains;
+using cli::testing::read_text;
+using cli::testing::run_strait;
+using cli::testing::temp_path;
+using cli::testing::write_text;
+
+constexpr const char* kQuick = "configs/sweeps/dlrm-8gpu-quick.json";
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::string csv_without_wall_times(const std::string& path) {
+  const auto rows = lines(read_text(path));
+  if (rows.empty()) return "";
+  const auto header = detail::split_csv_line(rows[0]);
+  std::string out;
+  for (const auto& row : rows) {
+    const auto fields = detail::split_csv_line(row);
+    std::vector<std::string> kept;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      if (i >= header.size() || !detail::is_wall_time_column(header[i])) kept.push_back(fields[i]);
+    }
+    out += detail::csv_line(kept) + "\n";
+  }
+  return out;
+}
+
+TEST(SweepCommand, SerialThreadsAndMpiRanksWriteTheSameCsv) {
+  const auto serial = temp_path("serial.csv"), threads = temp_path("threads.csv");
+  const auto a = run_strait({"sweep", kQuick, "--threads", "1", "--csv", serial});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_TRUE(contains(a.out, "24 of 24 points written (24 run now, 0 failed)"));
+  const auto b = run_strait({"sweep", kQuick, "--threads", "2", "--csv", threads});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_TRUE(contains(b.out, "on 2 threads"));
+  EXPECT_EQ(lines(read_text(serial)).size(), 25u);
+  EXPECT_EQ(csv_without_wall_times(serial), csv_without_wall_times(threads));
+
+  const std::string mpiexec = STRAIT_MPIEXEC;
+  if (!mpi_built() || mpiexec.empty() || !std::filesystem::exists(mpiexec))
+    GTEST_SKIP() << "MPI is not installed (scripts/setup.sh installs it): mpirun part skipped";
+  const auto ranks = temp_path("mpi.csv");
+  const auto command = fmt::format(
+      "cd {} && {} --allow-run-as-root --oversubscribe -np 2 {} sweep {} --csv {} >{} 2>&1",
+      STRAIT_SOURCE_DIR, mpiexec, STRAIT_BINARY, kQuick, ranks, temp_path("mpi.log"));
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_text(temp_path("mpi.log"));
+  EXPECT_EQ(csv_without_wall_times(serial), csv_without_wall_times(ranks));
+}
+
+TEST(SweepCommand, ResumeAfterAKillEndsWithTheSameCsv) {
+  // 4 x 4 x 3 = 48 points of a few milliseconds each, on one thread.
+  const auto sweep = temp_path("kill.json");
+  write_text(sweep, fmt::format(R"({{
+      "scenario": "{}/configs/scenarios/dlrm-8gpu.json", "set": {{"/scenario/steps": 2}},
+      "axes": [{{"name": "nvlink_gbs", "pointer": "/cluster/defaults/host/nvlink/bandwidth",
+                 "unit": "GB/s", "values": [100, 200, 300, 450]}},
+               {{"name": "batch", "pointer": "/data/batch_size/per_rank", "values": [256, 512, 1024, 2048]}},
+               {{"name": "seed", "pointer": "/scenario/seed", "values": [1, 2, 3]}}]}})",
+                                STRAIT_SOURCE_DIR));
+  const auto full = temp_path("full.csv"), killed = temp_path("killed.csv");
+  ASSERT_EQ(run_strait({"sweep", sweep, "--threads", "1", "--csv", full}).exit_code, 0);
+
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::execl(STRAIT_BINARY, STRAIT_BINARY, "sweep", sweep.c_str(), "--threads", "1", "--csv",
+            killed.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Kill it once a few rows are out (the header and 3 rows), long before its 48th.
+  int status = 0;
+  bool exited = false;
+  while (lines(read_text(killed)).size() < 4 && !exited) {
+    exited = ::waitpid(pid, &status, WNOHANG) == pid;
+    std::this_thread::yield();
+  }
+  ASSERT_FALSE(exited) << "strait sweep ended before it could be killed";
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  const auto rows_at_kill = lines(read_text(killed)).size();
+  EXPECT_LT(rows_at_kill, 49u);
+  // Whatever the kill left, a half-written row too.
+  write_text(killed, read_text(killed) + "47,450,20");
+
+  const auto resumed = run_strait({"sweep", sweep, "--threads", "2", "--resume", "--csv", killed});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(csv_without_wall_times(killed), csv_without_wall_times(full));
+  EXPECT_EQ(lines(read_text(killed)).size(), 49u);
+}
+
+TEST(SweepCommand, ABadSweepFileFailsBeforeAnyPointRuns) {
+  const auto sweep = temp_path("bad.json");
+  const auto csv = temp_path("bad.csv");
+  write_text(sweep, fmt::format(R"({{"scenario": "{}/configs/scenarios/dlrm-8gpu.json",
+      "axes": [{{"name": "bw", "pointer": "/cluster/defaults/host/nvlnk/bandwidth", "values": [1]}}]}})",
+                                STRAIT_SOURCE_DIR));
+  const auto run = run_strait({"sweep", sweep, "--csv", csv});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_TRUE(contains(run.err, sweep + ": /axes/0: /cluster/defaults/host/nvlnk/bandwidth does "
+                                        "not lead into"));
+  EXPECT_FALSE(std::filesystem::exists(csv));
+}
+
+TEST(SweepCommand, ListPrintsThePointsWithoutRunningThem) {
+  const auto run = run_strait({"sweep", kQuick, "--list"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(contains(run.out, "sweep 'dlrm-8gpu-quick': 24 points"));
+  EXPECT_TRUE(
+      contains(run.out, "23  nvlink_gbs=450  batch_per_rank=4096  network_mode=analytical"));
+}
+
+}  // namespace
+}  // namespace strait::sweep
