@@ -22,8 +22,10 @@ std::size_t axis_index(const ConfigNode& node, const std::vector<std::string>& a
 
 PointFilter PointFilter::from_config(const ConfigNode& node,
                                      const std::vector<std::string>& axis_names) {
-  node.allow_only({"axis", "op", "value", "other_axis"});
+  node.allow_only({"axis", "op", "value", "other_axis", "if"});
   PointFilter f(node);
+  if (auto condition = node.find("if"))
+    f.if_ = std::make_shared<const PointFilter>(from_config(*condition, axis_names));
   f.axis_ = axis_index(node.at("axis"), axis_names);
   f.op_ = node.choice("op", {"==", "!=", "<", "<=", ">", ">=", "in", "not_in"});
   if (node.has("value") == node.has("other_axis"))
@@ -41,6 +43,7 @@ PointFilter PointFilter::from_config(const ConfigNode& node,
 }
 
 bool PointFilter::keeps(const std::vector<Json>& values) const {
+  if (if_ && !if_->keeps(values)) return true;
   const Json& left = values.at(axis_);
   const Json& right = other_axis_ ? values.at(*other_axis_) : value_;
   if (op_ == "in" || op_ == "not_in") {

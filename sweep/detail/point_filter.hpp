@@ -2,8 +2,10 @@
 // Per-point filters of a sweep: {"axis": NAME, "op": OP, "value": V} or
 // {"axis": NAME, "op": OP, "other_axis": NAME2}; OP is one of == != < <= > >= (numbers
 // compare numerically; strings and booleans only with == and !=), or in / not_in with
-// "value" a list. A point is kept when every filter holds.
+// "value" a list. A point is kept when every filter holds. A filter with "if" (a condition
+// of the same form) applies only to the points where that condition holds.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +32,7 @@ class PointFilter {
   std::size_t axis_ = 0;
   std::optional<std::size_t> other_axis_;
   Json value_;
+  std::shared_ptr<const PointFilter> if_;  // the filter holds where this does not
 };
 
 }  // namespace strait::sweep::detail

@@ -141,6 +141,16 @@ TEST(SweepSpec, FiltersDropPointsAndPointsAreRenumbered) {
   EXPECT_EQ(s.points()[3].index, 3u);
 }
 
+TEST(SweepSpec, AFilterWithAConditionAppliesWhereTheConditionHolds) {
+  // 3 x 3 grid; where a == 3 keep b < 3: drops (3,3) only.
+  const auto s = spec_of(R"("axes": [
+      {"name": "a", "pointer": "/scenario/seed", "values": [1, 2, 3]},
+      {"name": "b", "pointer": "/scenario/steps", "values": [1, 2, 3]}],
+      "filters": [{"if": {"axis": "a", "op": "==", "value": 3}, "axis": "b", "op": "<", "value": 3}])");
+  ASSERT_EQ(s.points().size(), 8u);
+  EXPECT_EQ(format_axis_value(s.points()[7].values[1]), "2");
+}
+
 TEST(SweepSpec, AnAxisMayPickAnotherPartFile) {
   const auto s = spec_of(R"("axes": [{"name": "plan", "pointer": "/scenario/plan",
       "values": ["../plans/dlrm-8gpu.json"]},
