@@ -10,6 +10,8 @@ packages=(
   nlohmann-json3-dev libeigen3-dev libfmt-dev libtbb-dev
   libgtest-dev libgmock-dev
   libopenmpi-dev openmpi-bin
+  jupyter-nbconvert python3-nbformat python3-nbclient python3-ipykernel
+  python3-pandas python3-matplotlib
 )
 
 missing=()
