@@ -347,30 +347,19 @@ PlanOutcome Search::run() {
   }
 
   // References: the scenario's own plan, and the TorchRec-style baseline.
-  if (req_.has_baseline) out.baseline = reference(req_.baseline_document, "scenario plan");
-  {
+  if (req_.has_baseline && opt_.references)
+    out.baseline = reference(req_.baseline_document, "scenario plan");
+  if (opt_.references) {
+    // TorchRec's planner over the baseline's model-parallel group (its sharding group under
+    // 2D parallelism, TorchRec's DMPCollection), the rest of the baseline unchanged.
     ParallelPlan tr = req_.base.plan;
-    tr.sparse = {};
-    tr.sparse.size = world_;
-    tr.replica_sync_every = 1;
-    tr.replica_sync_staleness = 1;
-    const int cp = req_.base.layout.cp.size;
-    torchrec_style_sharding(tr, costs_, world_, host_, cp);
+    const int group = req_.base.layout.sparse.size;
+    torchrec_style_sharding(tr, costs_, group, host_, req_.base.layout.cp.size);
     Json doc = req_.has_baseline ? req_.baseline_document : Json::object();
     doc["name"] = "torchrec-style";
     doc.erase("description");
-    if (doc.contains("sparse")) {
-      doc["sparse"].erase("group_size");
-      doc["sparse"].erase("placement");
-      doc["sparse"].erase("replica_sync_every");
-      doc["sparse"].erase("replica_sync_staleness");
-    }
     set_tables(doc, tr, req_.base.model);
-    try {
-      out.torchrec = reference(doc, "TorchRec-style sharding");
-    } catch (const ConfigError&) {
-      // The baseline's dense part cannot take a world-wide sparse group: no comparison.
-    }
+    out.torchrec = reference(doc, "TorchRec-style sharding");
   }
   stats_.wall_s = elapsed();
   out.stats = stats_;

@@ -32,6 +32,7 @@ struct PlannerOptions {
   int analytical_k = 8;  // candidates of stage 2
   double exact_limit = 256;
   sim::network::NetworkMode final_mode = sim::network::NetworkMode::kFlow;
+  bool references = true;  // price the scenario's plan and the TorchRec-style baseline
   /// Called from the search thread after each priced batch (never from a library print).
   std::function<void(int scored, double best, double seconds_left)> progress;
 };

@@ -193,8 +193,8 @@ SearchSpace::SearchSpace(const sim::topology::Cluster& cluster, int world,
   }
 }
 
-void SearchSpace::add(Dimension d, const Json& baseline, const Constraints& constraints) {
-  const auto& pointers = d.choices.front().values;
+void SearchSpace::add(Dimension d, const Json& baseline, const Constraints& /*constraints*/) {
+  const auto pointers = d.choices.front().values;  // a copy: choices are replaced below
   const bool table = d.name.rfind("table:", 0) == 0;
   // Fixed by the constraints: keep the choices that agree with every fixed pointer.
   std::vector<std::pair<std::string, Json>> fixed;
@@ -203,7 +203,6 @@ void SearchSpace::add(Dimension d, const Json& baseline, const Constraints& cons
     if (f.is_null() && table) f = value_at(fixed_, "/sparse/default");
     if (!f.is_null()) fixed.emplace_back(ptr, f);
   }
-  (void)constraints;
   if (!fixed.empty()) {
     std::vector<Choice> kept;
     for (const auto& c : d.choices) {

@@ -16,7 +16,8 @@
 // type with the smallest summed per-shard perf (forward + backward compute and
 // communication, no overlap, two bandwidth levels: NVLink inside a host, the NIC across
 // hosts), shards placed largest perf first on the rank with the smallest perf sum, over
-// one group of all ranks (no 2D sparse parallelism).
+// the ranks of one sharding group (all ranks, or the group of 2D sparse parallelism as
+// TorchRec's DMPCollection shards it).
 
 #include <vector>
 
@@ -55,8 +56,8 @@ class TableCosts {
 void place_tables(sim::workload::ParallelPlan& plan, const TableCosts& costs, int group_size,
                   int host_size, int cp);
 
-/// Sharding types and placement as TorchRec's planner would choose them over `world`
-/// ranks (sets plan.sharding; the caller sets the sparse group to the world).
+/// Sharding types and placement as TorchRec's planner would choose them over a sharding
+/// group of `world` ranks (sets plan.sharding).
 void torchrec_style_sharding(sim::workload::ParallelPlan& plan, const TableCosts& costs, int world,
                              int host_size, int cp);
 

@@ -1,0 +1,81 @@
+#pragma once
+// Helpers for planner tests: small models, data and clusters inline, the bundled profiles,
+// and a planner run with test-sized stages.
+
+#include <string>
+
+#include "planner/planner.hpp"
+#include "sim/core/config_node.hpp"
+#include "sim/cost/cost_model.hpp"
+#include "sim/workload/scenario.hpp"
+
+namespace strait::planner::testing_support {
+
+inline std::string source(const std::string& path) {
+  return std::string(STRAIT_SOURCE_DIR) + "/" + path;
+}
+
+inline const sim::cost::CostModel& bundled_cost() {
+  static const sim::cost::CostModel model(sim::cost::load_profile_dir(source("configs/profiles")));
+  return model;
+}
+
+// Four pooled tables of dim 64 (column_wise x2 is the only column split), a DLRM dense part.
+inline const char* kSmallDlrm = R"({"name": "small-dlrm",
+  "embedding": {"tables": [
+    {"name": "big", "rows": 4000000, "dim": 64}, {"name": "wide", "rows": 2000000, "dim": 64},
+    {"name": "mid", "rows": 200000, "dim": 64}, {"name": "tiny", "rows": 1000, "dim": 64}]},
+  "dense": {"dense_features": 13, "bottom_mlp": {"layers": [256, 64]},
+            "interaction": {"type": "dot"}, "top_mlp": {"layers": [256, 1]}}})";
+inline const char* kSmallDlrmData = R"({"name": "small-data", "batch_size": {"per_rank": 1024},
+  "pooling_factors": {"big": {"distribution": "fixed", "value": 20},
+                      "wide": {"distribution": "fixed", "value": 50},
+                      "mid": {"distribution": "fixed", "value": 5},
+                      "tiny": {"distribution": "fixed", "value": 1}}})";
+
+// Three datacenters of two 8-GPU hosts joined by slow long-haul links.
+inline const char* kThreeDc = R"({"name": "mini-3dc",
+  "defaults": {"host": {"gpus": 8, "gpu_type": "H100-SXM",
+                        "nvlink": {"bandwidth": "450 GB/s", "latency": "1 us"},
+                        "nics": 8, "nic": {"bandwidth": "400 Gb/s", "latency": "1 us"},
+                        "pcie": {"bandwidth": "64 GB/s", "latency": "0.5 us"},
+                        "rail_optimized": true},
+               "network": {"hosts_per_leaf": 16, "link_latency": "1 us"}},
+  "datacenters": [{"name": "a", "hosts": 2}, {"name": "b", "hosts": 2}, {"name": "c", "hosts": 2}],
+  "cross_dc": [{"between": ["a", "b"], "bandwidth": "100 Gb/s", "latency": "5 ms", "count": 2},
+               {"between": ["b", "c"], "bandwidth": "100 Gb/s", "latency": "5 ms", "count": 2},
+               {"between": ["a", "c"], "bandwidth": "100 Gb/s", "latency": "10 ms", "count": 2}]})";
+
+inline sim::topology::Cluster cluster_of(const std::string& json_or_file) {
+  if (!json_or_file.empty() && json_or_file.front() == '{')
+    return sim::topology::Cluster::from_config(
+        ConfigNode(Json::parse(json_or_file), "cluster.json"));
+  return sim::topology::Cluster::load(source("configs/clusters/" + json_or_file));
+}
+
+/// A plan request on `cluster` with the default plan (no baseline) and `constraints`.
+inline PlanRequest request_of(const std::string& cluster, const std::string& model,
+                              const std::string& data, const std::string& constraints = "{}",
+                              int steps = 1) {
+  auto m = sim::workload::ModelConfig::from_config(ConfigNode(Json::parse(model), "model.json"));
+  auto d = sim::workload::DataConfig::from_config(ConfigNode(Json::parse(data), "data.json"), m);
+  auto p = sim::workload::ParallelPlan::from_config(ConfigNode(Json::object(), "plan.json"), m);
+  PlanRequest r;
+  r.base = sim::workload::TrainingScenario::from_parts(cluster_of(cluster), std::move(m),
+                                                       std::move(d), std::move(p), steps, 7);
+  r.constraints = Constraints::from_config(ConfigNode(Json::parse(constraints), "constraints.json"),
+                                           r.base.model);
+  return r;
+}
+
+inline PlannerOptions test_options() {
+  PlannerOptions o;
+  o.budget_s = 1e6;  // never reached: results are deterministic
+  o.top = 2;
+  o.analytical_k = 4;
+  o.final_mode = sim::network::NetworkMode::kAnalytical;
+  o.references = false;
+  return o;
+}
+
+}  // namespace strait::planner::testing_support
