@@ -145,12 +145,24 @@ int main() {
     header();
     strait::Rng rng(42);
     const Config configs[] = {
-        {32, "lognormal", 4096, 4, 256},  {32, "fixed", 4096, 4, 256},
-        {32, "fixed", 4096, 4, 128},      {32, "uniform", 4096, 4, 128},
-        {32, "lognormal", 4096, 4, 128},  {32, "fixed", 4096, 4, 64},
-        {32, "fixed", 4096, 2, 256},      {128, "fixed", 1024, 4, 128},
-        {128, "lognormal", 1024, 4, 128}, {8, "fixed", 8192, 4, 128},
+        {32, "lognormal", 4096, 4, 256},
+        {32, "fixed", 4096, 4, 256},
+        {32, "fixed", 4096, 4, 128},
+        {32, "uniform", 4096, 4, 128},
+        {32, "lognormal", 4096, 4, 128},
+        {32, "fixed", 4096, 4, 64},
+        {32, "fixed", 4096, 2, 256},
+        {128, "fixed", 1024, 4, 128},
+        {128, "lognormal", 1024, 4, 128},
+        {8, "fixed", 8192, 4, 128},
         {256, "uniform", 512, 8, 64},
+        // Efficiency by length at hstu-large's shape (4 heads x 128), 131,072 tokens each:
+        // the jagged_attention table of configs/profiles/h100-sxm.json.
+        {1024, "fixed", 128, 4, 128},
+        {512, "fixed", 256, 4, 128},
+        {256, "fixed", 512, 4, 128},
+        {64, "fixed", 2048, 4, 128},
+        {16, "fixed", 8192, 4, 128},
     };
     for (const auto& c : configs) run_gpu(c, rng);
   } catch (const std::exception& e) {

@@ -155,7 +155,11 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dq_kernel(const At
   store_rows<T, D>(p.grad_q, dq, p.alpha, sq, i0, i1, h, p, t);
 }
 
-template <typename T, int D, int BN>
+// kParts: kDk | kDv. At head_dim 256 one warp cannot hold both 16 x 256 accumulators in
+// registers (they spill), so dK and dV run as two kernels that each recompute S^T.
+constexpr int kDk = 1, kDv = 2;
+
+template <typename T, int D, int BN, int kParts>
 __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const AttnParams p) {
   constexpr int kS = D + 8;
   extern __shared__ uint4 smem_raw[];
@@ -208,7 +212,7 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const 
     zero_acc(st);
     zero_acc(dpt);
     mma_abt<T, D, BN>(st, k_s, warp * 16, q_s, lane);
-    mma_abt<T, D, BN>(dpt, v_s, warp * 16, do_s, lane);
+    if constexpr ((kParts & kDk) != 0) mma_abt<T, D, BN>(dpt, v_s, warp * 16, do_s, lane);
     std::uint32_t p_a[BN / 16][4], dz_a[BN / 16][4];
 #pragma unroll
     for (int nt = 0; nt < BN / 8; ++nt) {
@@ -225,6 +229,7 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const 
                                          e < 2 ? ts_j0 : ts_j1);
           const float sg = sigmoid(z);
           pv[e] = z * sg * p.inv_n;
+          if constexpr ((kParts & kDk) == 0) continue;
           dz[e] = dpt[nt][e] * sg * (1.0f + z * (1.0f - sg)) * p.inv_n;
           if (p.grad_pos_bias != nullptr)
             atomicAdd(p.grad_pos_bias + pos_bucket(i, j, p.num_pos_buckets), dz[e]);
@@ -238,27 +243,37 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const 
       to_a_frag<T, BN / 8>(p_a, nt, pv);
       to_a_frag<T, BN / 8>(dz_a, nt, dz);
     }
-    mma_ab<T, D, BN>(dv, p_a, do_s, lane);
-    mma_ab<T, D, BN>(dk, dz_a, q_s, lane);
+    if constexpr ((kParts & kDv) != 0) mma_ab<T, D, BN>(dv, p_a, do_s, lane);
+    if constexpr ((kParts & kDk) != 0) mma_ab<T, D, BN>(dk, dz_a, q_s, lane);
   }
-  store_rows<T, D>(p.grad_k, dk, p.alpha, sq, j0, j1, h, p, t);
-  store_rows<T, D>(p.grad_v, dv, 1.0f, sq, j0, j1, h, p, t);
+  if constexpr ((kParts & kDk) != 0) store_rows<T, D>(p.grad_k, dk, p.alpha, sq, j0, j1, h, p, t);
+  if constexpr ((kParts & kDv) != 0) store_rows<T, D>(p.grad_v, dv, 1.0f, sq, j0, j1, h, p, t);
+}
+
+template <typename T, int D, int BN, int kParts>
+void launch_dkdv(const AttnParams& p, const dim3& grid, int smem, cudaStream_t stream) {
+  auto* kernel = hstu_backward_dkdv_kernel<T, D, BN, kParts>;
+  STRAIT_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  kernel<<<grid, kAttnThreads, smem, stream>>>(p);
+  STRAIT_CUDA_CHECK(cudaGetLastError());
 }
 
 template <typename T, int D, int BN>
 void launch_backward(const AttnParams& p, int batch, cudaStream_t stream) {
   constexpr int kSmem = (2 * kAttnRows + 4 * BN) * (D + 8) * 2;  // 2 stages
   auto* dq_kernel = hstu_backward_dq_kernel<T, D, BN>;
-  auto* dkdv_kernel = hstu_backward_dkdv_kernel<T, D, BN>;
   STRAIT_CUDA_CHECK(
       cudaFuncSetAttribute(dq_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  STRAIT_CUDA_CHECK(
-      cudaFuncSetAttribute(dkdv_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   const dim3 grid((p.max_seq_len + kAttnRows - 1) / kAttnRows, p.heads, batch);
   dq_kernel<<<grid, kAttnThreads, kSmem, stream>>>(p);
   STRAIT_CUDA_CHECK(cudaGetLastError());
-  dkdv_kernel<<<grid, kAttnThreads, kSmem, stream>>>(p);
-  STRAIT_CUDA_CHECK(cudaGetLastError());
+  if constexpr (D <= 128) {
+    launch_dkdv<T, D, BN, kDk | kDv>(p, grid, kSmem, stream);
+  } else {
+    launch_dkdv<T, D, BN, kDv>(p, grid, kSmem, stream);
+    launch_dkdv<T, D, BN, kDk>(p, grid, kSmem, stream);
+  }
 }
 
 template <typename T>

@@ -127,13 +127,86 @@ __global__ void tbe_linearize_kernel(const TbeParams p, std::int64_t total_rows,
   }
 }
 
+// Adds the gradients of sorted occurrences [from, to) into g (this lane's columns).
+__device__ __forceinline__ void add_occurrences(const TbeParams& p, const float* grad_out,
+                                                const std::int64_t* sorted_pos,
+                                                const std::int64_t* bag_of, std::int64_t from,
+                                                std::int64_t to, float* g, int lane) {
+  for (std::int64_t e = from; e < to; ++e) {
+    const std::int64_t k = sorted_pos[e];
+    const std::int64_t bag = bag_of[k];
+    float scale = p.psw != nullptr ? p.psw[k] : 1.0f;
+    if (p.pooling == PoolingMode::kMean)
+      scale /= static_cast<float>(p.offsets[bag + 1] - p.offsets[bag]);
+    const float* go = p.pooling == PoolingMode::kNone
+                          ? grad_out + k * p.dim
+                          : grad_out + ((bag % p.batch) * p.tables + bag / p.batch) * p.dim;
+    for (int c = lane; c < p.dim; c += 32) g[c] += scale * go[c];
+  }
+}
+
+// Hot rows (skewed ids) would leave one warp summing a large share of all occurrences
+// alone. A row with more than kSplitAbove occurrences is cut into chunks of about
+// sqrt(count) (at least kMinChunk) that warps across the GPU sum into partial rows; the
+// row's update then adds its partials in chunk order, so results stay deterministic.
+constexpr std::int64_t kSplitAbove = 256;
+constexpr std::int64_t kMinChunk = 64;
+
+__device__ __forceinline__ std::int64_t chunk_size(std::int64_t count) {
+  const auto root = static_cast<std::int64_t>(ceil(sqrt(static_cast<double>(count))));
+  return root > kMinChunk ? root : kMinChunk;
+}
+
+// Chunks per segment (0 for rows summed directly); one thread per segment.
+__global__ void tbe_chunk_count_kernel(const std::int64_t* seg_counts,
+                                       const std::int64_t* num_segments, std::int64_t n,
+                                       std::int64_t* chunks) {
+  const std::int64_t seg = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (seg >= n) return;
+  const std::int64_t count = seg < *num_segments ? seg_counts[seg] : 0;
+  chunks[seg] = count > kSplitAbove ? (count + chunk_size(count) - 1) / chunk_size(count) : 0;
+}
+
+// chunk_segment[c] = the segment chunk c belongs to; one thread per segment.
+__global__ void tbe_chunk_map_kernel(const std::int64_t* chunks, const std::int64_t* chunk_offsets,
+                                     std::int64_t n, std::int64_t* chunk_segment) {
+  const std::int64_t seg = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (seg >= n) return;
+  for (std::int64_t k = 0; k < chunks[seg]; ++k) chunk_segment[chunk_offsets[seg] + k] = seg;
+}
+
+// Sums chunk c of a split segment into partial[c]; one warp per chunk.
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+    tbe_chunk_sum_kernel(const TbeParams p, const float* grad_out, const std::int64_t* seg_counts,
+                         const std::int64_t* seg_starts, const std::int64_t* chunks,
+                         const std::int64_t* chunk_offsets, const std::int64_t* chunk_segment,
+                         std::int64_t n, const std::int64_t* sorted_pos, const std::int64_t* bag_of,
+                         float* partial) {
+  extern __shared__ float g_all[];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + warp;
+  if (c >= chunk_offsets[n - 1] + chunks[n - 1]) return;
+  const std::int64_t seg = chunk_segment[c];
+  const std::int64_t k = c - chunk_offsets[seg];
+  const std::int64_t count = seg_counts[seg], size = chunk_size(count);
+  float* g = g_all + warp * p.dim;
+  for (int col = lane; col < p.dim; col += 32) g[col] = 0.0f;
+  const std::int64_t from = seg_starts[seg] + k * size;
+  const std::int64_t to = min(from + size, seg_starts[seg] + count);
+  add_occurrences(p, grad_out, sorted_pos, bag_of, from, to, g, lane);
+  float* out = partial + c * p.dim;
+  for (int col = lane; col < p.dim; col += 32) out[col] = g[col];
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     tbe_update_kernel(const TbeParams p, const float* grad_out, void* weights_v, float* momentum,
                       EmbeddingOptimizer opt, float lr, float eps, std::int64_t total_rows,
                       const std::int64_t* unique_rows, const std::int64_t* seg_counts,
                       const std::int64_t* seg_starts, const std::int64_t* num_segments,
-                      const std::int64_t* sorted_pos, const std::int64_t* bag_of) {
+                      const std::int64_t* sorted_pos, const std::int64_t* bag_of,
+                      const std::int64_t* chunks, const std::int64_t* chunk_offsets,
+                      const float* partial) {
   extern __shared__ float g_all[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const std::int64_t seg = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + warp;
@@ -143,17 +216,14 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
   float* g = g_all + warp * p.dim;
   for (int c = lane; c < p.dim; c += 32) g[c] = 0.0f;
 
-  const std::int64_t start = seg_starts[seg], count = seg_counts[seg];
-  for (std::int64_t e = 0; e < count; ++e) {
-    const std::int64_t k = sorted_pos[start + e];
-    const std::int64_t bag = bag_of[k];
-    float scale = p.psw != nullptr ? p.psw[k] : 1.0f;
-    if (p.pooling == PoolingMode::kMean)
-      scale /= static_cast<float>(p.offsets[bag + 1] - p.offsets[bag]);
-    const float* go = p.pooling == PoolingMode::kNone
-                          ? grad_out + k * p.dim
-                          : grad_out + ((bag % p.batch) * p.tables + bag / p.batch) * p.dim;
-    for (int c = lane; c < p.dim; c += 32) g[c] += scale * go[c];
+  if (chunks[seg] == 0) {
+    add_occurrences(p, grad_out, sorted_pos, bag_of, seg_starts[seg],
+                    seg_starts[seg] + seg_counts[seg], g, lane);
+  } else {
+    for (std::int64_t k = 0; k < chunks[seg]; ++k) {
+      const float* part = partial + (chunk_offsets[seg] + k) * p.dim;
+      for (int c = lane; c < p.dim; c += 32) g[c] += part[c];
+    }
   }
 
   float step = lr;
@@ -231,7 +301,9 @@ template <typename T>
 void launch_update(const TbeParams& p, const TbeBackwardArgs& a, std::int64_t total_rows,
                    std::int64_t n, const std::int64_t* unique_rows, const std::int64_t* counts,
                    const std::int64_t* starts, const std::int64_t* num_runs,
-                   const std::int64_t* sorted_pos, const std::int64_t* bag_of, cudaStream_t st) {
+                   const std::int64_t* sorted_pos, const std::int64_t* bag_of,
+                   const std::int64_t* chunks, const std::int64_t* chunk_offsets,
+                   const float* partial, cudaStream_t st) {
   const int smem = kWarpsPerBlock * p.dim * static_cast<int>(sizeof(float));
   auto* kernel = tbe_update_kernel<T>;
   STRAIT_CUDA_CHECK(
@@ -239,7 +311,7 @@ void launch_update(const TbeParams& p, const TbeBackwardArgs& a, std::int64_t to
   const auto blocks = static_cast<unsigned>((n + kWarpsPerBlock - 1) / kWarpsPerBlock);
   kernel<<<blocks, kWarpsPerBlock * 32, smem, st>>>(
       p, a.grad_output, a.weights, a.momentum, a.optimizer, a.learning_rate, a.eps, total_rows,
-      unique_rows, counts, starts, num_runs, sorted_pos, bag_of);
+      unique_rows, counts, starts, num_runs, sorted_pos, bag_of, chunks, chunk_offsets, partial);
   STRAIT_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -335,18 +407,45 @@ void tbe_backward_cuda(const TbeShape& s, const TbeBackwardArgs& a, void* stream
                                                        counts, num_runs, n, st));
   STRAIT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, scan_bytes, counts, starts, n, st));
 
+  // Hot rows: split into chunks summed in parallel (see tbe_chunk_sum_kernel).
+  auto* chunks = scratch.alloc<std::int64_t>(n);
+  auto* chunk_offsets = scratch.alloc<std::int64_t>(n);
+  tbe_chunk_count_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, st>>>(counts, num_runs,
+                                                                                 n, chunks);
+  STRAIT_CUDA_CHECK(cudaGetLastError());
+  STRAIT_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, scan_bytes, chunks, chunk_offsets, n, st));
+  // Every split row has > kSplitAbove occurrences and chunks of >= kMinChunk, so there are
+  // at most n / kMinChunk + n / kSplitAbove chunks in all, and at most that many split rows.
+  const std::int64_t max_chunks = n / kMinChunk + n / kSplitAbove + 1;
+  auto* partial = scratch.alloc<float>(static_cast<std::size_t>(max_chunks) * s.dim);
+  auto* chunk_segment = scratch.alloc<std::int64_t>(static_cast<std::size_t>(max_chunks));
+  if (n > kSplitAbove) {
+    tbe_chunk_map_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, st>>>(
+        chunks, chunk_offsets, n, chunk_segment);
+    STRAIT_CUDA_CHECK(cudaGetLastError());
+    const int smem = kWarpsPerBlock * s.dim * static_cast<int>(sizeof(float));
+    STRAIT_CUDA_CHECK(cudaFuncSetAttribute(tbe_chunk_sum_kernel,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    tbe_chunk_sum_kernel<<<static_cast<unsigned>((max_chunks + kWarpsPerBlock - 1) /
+                                                 kWarpsPerBlock),
+                           kWarpsPerBlock * 32, smem, st>>>(p, a.grad_output, counts, starts,
+                                                            chunks, chunk_offsets, chunk_segment, n,
+                                                            pos_sorted, bag_of, partial);
+    STRAIT_CUDA_CHECK(cudaGetLastError());
+  }
+
   switch (s.weights_dtype) {
     case DType::kF32:
       launch_update<float>(p, a, s.total_rows, n, unique_rows, counts, starts, num_runs, pos_sorted,
-                           bag_of, st);
+                           bag_of, chunks, chunk_offsets, partial, st);
       break;
     case DType::kF16:
       launch_update<__half>(p, a, s.total_rows, n, unique_rows, counts, starts, num_runs,
-                            pos_sorted, bag_of, st);
+                            pos_sorted, bag_of, chunks, chunk_offsets, partial, st);
       break;
     case DType::kBF16:
       launch_update<__nv_bfloat16>(p, a, s.total_rows, n, unique_rows, counts, starts, num_runs,
-                                   pos_sorted, bag_of, st);
+                                   pos_sorted, bag_of, chunks, chunk_offsets, partial, st);
       break;
   }
   flag.throw_if_set("tbe_backward");

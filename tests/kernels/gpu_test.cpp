@@ -234,9 +234,9 @@ TEST(HstuAttentionGpu, PaddedLayoutMatchesJaggedLayout) {
                         0.0f, "padded vs jagged");
 }
 
-void run_tbe_case(DType t, PoolingMode pooling, bool psw, bool all_equal, int dim) {
+void run_tbe_case(DType t, PoolingMode pooling, bool psw, bool all_equal, int dim, int batch = 33) {
   Rng rng(static_cast<std::uint64_t>(dim) * 7 + (all_equal ? 1 : 0));
-  const int tables = 3, batch = 33;
+  const int tables = 3;
   const std::int64_t rows = 100;
   TbeShape s{tables, batch, dim, rows * tables, 0, t, pooling};
   HostTensor w = testing::random_tensor(t, static_cast<std::size_t>(s.total_rows) * dim, rng);
@@ -320,6 +320,14 @@ TEST(TbeGpu, AllIdsEqualAreOneSegment) {
   STRAIT_REQUIRE_GPU();
   run_tbe_case(DType::kF32, PoolingMode::kSum, false, true, 64);
   run_tbe_case(DType::kBF16, PoolingMode::kMean, false, true, 64);
+}
+
+// Rows with more than 256 occurrences are summed in chunks of max(64, sqrt(count)) by
+// many warps: ~650 occurrences per row above (chunks of 64), ~7,800 here (chunks of 89).
+TEST(TbeGpu, HotRowsSummedInChunksMatchCpu) {
+  STRAIT_REQUIRE_GPU();
+  run_tbe_case(DType::kF32, PoolingMode::kSum, true, true, 128, 400);
+  run_tbe_case(DType::kF16, PoolingMode::kNone, false, true, 32, 400);
 }
 
 TEST(JaggedGpu, HelpersMatchCpu) {
