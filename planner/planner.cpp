@@ -88,11 +88,13 @@ class Search {
   std::vector<Candidate> all_;
   std::map<std::string, std::size_t> by_document_;
   std::map<std::vector<int>, std::size_t> by_point_;
+  std::size_t start_id_ = 0;
   SearchStats stats_;
 };
 
 void Search::build(Candidate& c, Json document) const {
   const auto& model = req_.base.model;
+  if (world_ < req_.base.cluster.gpu_count()) document["ranks"] = world_;
   try {
     const int group = document.contains("sparse") && document["sparse"].contains("group_size")
                           ? document["sparse"]["group_size"].get<int>()
@@ -150,11 +152,25 @@ void Search::price_closed_form(const std::vector<std::size_t>& ids) {
     if (all_[i].valid && !all_[i].ranked.closed_form) todo.push_back(i);
   }
   std::vector<Estimate> out(todo.size());
+  std::vector<std::string> errors(todo.size());
   arena_.execute([&] {
-    tbb::parallel_for(std::size_t{0}, todo.size(),
-                      [&](std::size_t k) { out[k] = price(*closed_form_, all_[todo[k]]); });
+    tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t k) {
+      try {
+        out[k] = price(*closed_form_, all_[todo[k]]);
+      } catch (const ConfigError& e) {
+        errors[k] = e.what();  // e.g. a balancing method too large for its scope
+      }
+    });
   });
-  for (std::size_t k = 0; k < todo.size(); ++k) all_[todo[k]].ranked.closed_form = out[k];
+  for (std::size_t k = 0; k < todo.size(); ++k) {
+    auto& c = all_[todo[k]];
+    if (!errors[k].empty()) {
+      c.valid = false;
+      c.error = errors[k];
+    } else {
+      c.ranked.closed_form = out[k];
+    }
+  }
   stats_.scored += static_cast<int>(todo.size());
   if (opt_.progress) {
     double best = std::numeric_limits<double>::infinity();
@@ -195,6 +211,7 @@ Score Search::score(const Candidate& c) const {
 
 void Search::enumerate() {
   const auto& dims = space_.dimensions();
+  start_id_ = candidate(space_.start());
   std::vector<int> point(dims.size(), 0);
   std::vector<std::size_t> ids;
   for (;;) {
@@ -215,6 +232,7 @@ void Search::descend() {
   const auto& dims = space_.dimensions();
   std::vector<int> cur = space_.start();
   std::size_t cur_id = candidate(cur);
+  start_id_ = cur_id;
   price_closed_form({cur_id});
   for (int round = 0; round < 8; ++round) {
     bool changed = false;
@@ -306,11 +324,15 @@ PlanOutcome Search::run() {
     return out;
   }
   // Stage 2: the best feasible closed-form candidates in analytical simulation.
+  // The start point (the baseline's values) always goes on: the search keeps the best
+  // found so far, and the start is found.
   std::vector<std::size_t> stage2;
+  const bool start_ok = score(all_[start_id_]).tier == 0;
+  if (start_ok) stage2.push_back(start_id_);
   for (auto i : order) {
     if (score(all_[i]).tier != 0) break;
-    if (static_cast<int>(stage2.size()) >= opt_.analytical_k) break;
-    stage2.push_back(i);
+    if (static_cast<int>(stage2.size()) >= opt_.analytical_k + (start_ok ? 1 : 0)) break;
+    if (i != start_id_) stage2.push_back(i);
   }
   const bool two_stages = opt_.final_mode == sim::network::NetworkMode::kAnalytical;
   if (!two_stages) {
@@ -337,7 +359,12 @@ PlanOutcome Search::run() {
     price_stage({i}, true);
     finals.push_back(i);
   }
+  if (start_ok && std::find(finals.begin(), finals.end(), start_id_) == finals.end()) {
+    price_stage({start_id_}, true);
+    finals.push_back(start_id_);
+  }
   std::sort(finals.begin(), finals.end(), by_score);
+  if (static_cast<int>(finals.size()) > std::max(1, opt_.top)) finals.resize(std::max(1, opt_.top));
   for (auto i : finals) {
     if (score(all_[i]).tier == 0) out.top.push_back(all_[i].ranked);
   }

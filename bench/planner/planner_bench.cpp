@@ -1,0 +1,103 @@
+// planner_bench: `strait plan` on one core for every bundled training scenario and for
+// 256 GPUs x 100 tables, printing the wall time, the search effort and how the found plan
+// compares (final-stage mode) with the scenario's hand-written plan and the TorchRec-style
+// baseline. Usage: planner_bench [NAME ...] (default: all).
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "planner/plan_report.hpp"
+#include "planner/planner.hpp"
+#include "sim/run/training_run.hpp"
+
+namespace {
+
+using namespace strait;
+
+struct Case {
+  std::string name;
+  std::string scenario;              // a bundled scenario, or
+  std::string cluster, model, data;  // parts
+  double budget_s;
+};
+
+std::string src(const std::string& p) { return std::string(STRAIT_SOURCE_DIR) + "/" + p; }
+
+planner::PlanRequest request_of(const Case& c) {
+  planner::PlanRequest r;
+  if (!c.scenario.empty()) {
+    const auto config = load_config(src(c.scenario));
+    r.base = sim::workload::TrainingScenario::from_config(config);
+    r.has_baseline = true;
+    const auto node = config.at("plan");
+    r.baseline_document = node.is_object()
+                              ? node.json()
+                              : load_config(src("configs/scenarios/" + node.as_string())).json();
+  } else {
+    auto model = sim::workload::ModelConfig::load(src(c.model));
+    auto data = sim::workload::DataConfig::load(src(c.data), model);
+    auto plan =
+        sim::workload::ParallelPlan::from_config(ConfigNode(Json::object(), "<default>"), model);
+    r.base = sim::workload::TrainingScenario::from_parts(
+        sim::topology::Cluster::load(src(c.cluster)), std::move(model), std::move(data),
+        std::move(plan), 2, 1);
+    r.base.name = c.name;
+  }
+  r.constraints = planner::Constraints::none(r.base.model);
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<Case> cases = {
+      {"dlrm-8gpu", "configs/scenarios/dlrm-8gpu.json", "", "", "", 60},
+      {"dlrm-256x100", "", "configs/clusters/h100-256-rail.json",
+       "configs/models/dlrm-100-tables.json", "configs/data/dlrm-100-tables.json", 60},
+      {"hstu-1024", "configs/scenarios/hstu-1024.json", "", "", "", 60},
+      {"hstu-3dc", "configs/scenarios/hstu-3dc.json", "", "", "", 60},
+      {"hstu-16k-4dc", "configs/scenarios/hstu-16k-4dc.json", "", "", "", 300},
+  };
+  std::printf(
+      "| case | GPUs | tables | final mode | budget | wall | scored | simulated | found "
+      "ms | scenario plan ms | TorchRec-style ms | vs scenario | vs TorchRec |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const auto& c : cases) {
+    bool wanted = argc <= 1;
+    for (int i = 1; i < argc; ++i) wanted = wanted || c.name == argv[i];
+    if (!wanted) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto req = request_of(c);
+    const auto kernels = sim::run::load_cost_model(req.base, src("configs/profiles"));
+    planner::PlannerOptions o;
+    o.budget_s = c.budget_s;
+    o.threads = 1;
+    o.final_mode = req.base.mode;
+    const auto out = planner::find_plan(req, kernels, o);
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (out.status != planner::PlanStatus::kFound) {
+      std::printf("| %s | no plan found |\n", c.name.c_str());
+      continue;
+    }
+    const auto& best = out.top.front().best();
+    auto ms = [](const std::optional<planner::RankedPlan>& p) {
+      return p && p->best().fits ? std::to_string(p->best().step_ms).substr(0, 7)
+                                 : std::string("-");
+    };
+    auto ratio = [&](const std::optional<planner::RankedPlan>& p) {
+      if (!p) return std::string("-");
+      const double x = planner::speedup(out.objective, best, p->best());
+      return x > 0 ? std::to_string(x).substr(0, 5) + "x" : std::string("does not fit");
+    };
+    std::printf("| %s | %d | %zu | %s | %.0f s | %.1f s | %d | %d | %.3f | %s | %s | %s | %s |\n",
+                c.name.c_str(), req.base.layout.world, req.base.model.tables.size(),
+                sim::network::to_string(out.final_mode), c.budget_s, wall, out.stats.scored,
+                out.stats.simulated, best.step_ms, ms(out.baseline).c_str(),
+                ms(out.torchrec).c_str(), ratio(out.baseline).c_str(), ratio(out.torchrec).c_str());
+    std::fflush(stdout);
+  }
+  return 0;
+}
