@@ -16,6 +16,7 @@ Json table_json(const sim::workload::TableSharding& s) {
 void set_tables(Json& document, const sim::workload::ParallelPlan& plan,
                 const sim::workload::ModelConfig& model) {
   Json& sparse = document["sparse"];
+  if (!sparse.is_object()) sparse = Json::object();
   sparse.erase("default");
   Json tables = Json::object();
   for (std::size_t t = 0; t < model.tables.size(); ++t)

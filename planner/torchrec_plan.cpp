@@ -197,6 +197,7 @@ sim::workload::ParallelPlan apply_torchrec_plan(Json& document,
   sim::workload::ParallelPlan out = plan;
   out.sharding = torchrec.sharding;
   Json& sparse = document["sparse"];
+  if (!sparse.is_object()) sparse = Json::object();
   if (torchrec.group_size > 0) {
     sparse["group_size"] = torchrec.group_size;
   } else {
