@@ -206,7 +206,7 @@ __device__ __forceinline__ SeqGeometry seq_geometry(const AttnParams& p, int b) 
 }
 
 /// Runs the Hopper (wgmma) forward and returns true; false where it does not apply (no
-/// sm_90a build, another GPU, head_dim not a multiple of 64): the caller runs mma.sync.
+/// sm_90a build, another GPU, head_dim not 64, 128 or 256): the caller runs mma.sync.
 bool launch_forward_sm90(const AttnParams& p, int batch, bool bf16, cudaStream_t stream);
 
 /// Shape-derived fields of AttnParams (pointers left null).

@@ -31,21 +31,30 @@ struct Sm90Tile {
   static constexpr int kSmemBytes = kTsOffset + 2 * kSm90Keys * 8 + 1024;
 };
 
-// Starts copying rows [row0, row0 + rows) of head h into a swizzled [rows, D] tile;
-// rows at or past valid_len and columns at or past head_dim become zero.
-template <typename T, int D>
+// Starts copying rows [row0, row0 + kRows) of head h into a swizzled [kRows, D] tile;
+// rows at or past valid_len and columns at or past head_dim become zero. Each thread owns
+// one 16-byte column chunk and every kStep-th row: kStep is a multiple of 8, so the
+// swizzle term, the shared-memory offset and the source pointer are computed once and
+// each copy costs an add and a compare (instruction issue, not bandwidth, bounded the
+// kernel when every copy recomputed its addresses).
+template <typename T, int D, int kRows>
 __device__ __forceinline__ void load_swizzled(unsigned char* dst, const void* src_v,
-                                              std::int64_t tok0, int row0, int rows, int valid_len,
-                                              int h, const AttnParams& p) {
+                                              std::int64_t tok0, int row0, int valid_len, int h,
+                                              const AttnParams& p) {
   constexpr int kChunks = D / 8;
-  const T* src = static_cast<const T*>(src_v);
-  for (int idx = threadIdx.x; idx < rows * kChunks; idx += kSm90Threads) {
-    const int r = idx / kChunks;
-    const int c = (idx % kChunks) * 8;
-    const int row = row0 + r;
-    const bool valid = row < valid_len && c < p.head_dim;
-    const T* from = valid ? src + ((tok0 + row) * p.heads + h) * p.head_dim + c : src;
-    cp_async_16(dst + swizzled_offset(rows, r, c), from, valid);
+  constexpr int kStep = kSm90Threads / kChunks;
+  static_assert(kSm90Threads % kChunks == 0 && kStep % 8 == 0 && kRows % kStep == 0);
+  const int c = static_cast<int>(threadIdx.x % kChunks) * 8;
+  const int r = static_cast<int>(threadIdx.x / kChunks);
+  const T* base = static_cast<const T*>(src_v);
+  const std::int64_t stride = static_cast<std::int64_t>(p.heads) * p.head_dim;
+  const T* src = base + (tok0 + row0 + r) * stride + static_cast<std::int64_t>(h) * p.head_dim + c;
+  unsigned char* to = dst + swizzled_offset(kRows, r, c);
+  const bool col_ok = c < p.head_dim;
+#pragma unroll
+  for (int i = 0; i < kRows / kStep; ++i) {
+    const bool valid = col_ok && row0 + r + i * kStep < valid_len;
+    cp_async_16(to + i * kStep * 128, valid ? src + i * kStep * stride : base, valid);
   }
 }
 
@@ -86,11 +95,11 @@ __global__ void __launch_bounds__(kSm90Threads, D <= 128 ? 2 : 1)
   const int n_tiles = (n_end + kBN - 1) / kBN;
   auto load_kv = [&](int jt) {
     unsigned char* k_s = kv_s + (jt & 1) * 2 * Tile::kKvBytes;
-    load_swizzled<T, D>(k_s, p.k, sq.tok0, jt * kBN, kBN, sq.len, h, p);
-    load_swizzled<T, D>(k_s + Tile::kKvBytes, p.v, sq.tok0, jt * kBN, kBN, sq.len, h, p);
+    load_swizzled<T, D, kBN>(k_s, p.k, sq.tok0, jt * kBN, sq.len, h, p);
+    load_swizzled<T, D, kBN>(k_s + Tile::kKvBytes, p.v, sq.tok0, jt * kBN, sq.len, h, p);
     load_timestamps<kSm90Threads>(ts_k + (jt & 1) * kBN, p, sq.tok0, jt * kBN, kBN, sq.len);
   };
-  load_swizzled<T, D>(q_s, p.q, sq.tok0, m0, kSm90Rows, sq.len, h, p);
+  load_swizzled<T, D, kSm90Rows>(q_s, p.q, sq.tok0, m0, sq.len, h, p);
   load_kv(0);
   cp_async_commit();
 
@@ -100,6 +109,12 @@ __global__ void __launch_bounds__(kSm90Threads, D <= 128 ? 2 : 1)
 #pragma unroll
     for (int e = 0; e < 32; ++e) o[nb][e] = 0.0f;
 
+  // Descriptors of the tiles' first bytes; an MMA's descriptor adds its byte offset / 16
+  // (the start address field; shared memory offsets stay below 2^18 bytes, no carry out).
+  const std::uint64_t q_desc = smem_desc(q_s + wg * 64 * 128);
+  const std::uint64_t k_desc0 = smem_desc(kv_s), k_desc1 = smem_desc(kv_s + 2 * Tile::kKvBytes);
+  const std::uint64_t v_desc0 = smem_desc(kv_s + Tile::kKvBytes);
+  const std::uint64_t v_desc1 = smem_desc(kv_s + 3 * Tile::kKvBytes);
   const float half_alpha = 0.5f * p.alpha;
   for (int jt = 0; jt < n_tiles; ++jt) {
     __syncthreads();  // every warpgroup is done with the stage the next prefetch overwrites
@@ -109,17 +124,17 @@ __global__ void __launch_bounds__(kSm90Threads, D <= 128 ? 2 : 1)
     fence_proxy_async();
     __syncthreads();
     const int n0 = jt * kBN;
+    const std::uint64_t k_desc = (jt & 1) != 0 ? k_desc1 : k_desc0;
+    const std::uint64_t v_desc = (jt & 1) != 0 ? v_desc1 : v_desc0;
     if (p.causal && n0 > wg_row0 + 63) continue;  // no pair of this warpgroup's rows
-    const unsigned char* k_s = kv_s + (jt & 1) * 2 * Tile::kKvBytes;
-    const unsigned char* v_s = k_s + Tile::kKvBytes;
 
     float s[32];
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       const int blk = kk / 4, off = (kk % 4) * 32;
-      wgmma_ss<T>(s, smem_desc(q_s + blk * kSm90Rows * 128 + wg * 64 * 128 + off),
-                  smem_desc(k_s + blk * kBN * 128 + off), kk > 0 ? 1 : 0);
+      wgmma_ss<T>(s, q_desc + ((blk * kSm90Rows * 128 + off) >> 4),
+                  k_desc + ((blk * kBN * 128 + off) >> 4), kk > 0 ? 1 : 0);
     }
     wgmma_commit();
     wgmma_wait<0>();
@@ -161,7 +176,7 @@ __global__ void __launch_bounds__(kSm90Threads, D <= 128 ? 2 : 1)
     for (int kk = 0; kk < kBN / 16; ++kk)
 #pragma unroll
       for (int nb = 0; nb < kBlocks; ++nb)
-        wgmma_rs_tb<T>(o[nb], pa[kk], smem_desc(v_s + nb * kBN * 128 + kk * 16 * 128));
+        wgmma_rs_tb<T>(o[nb], pa[kk], v_desc + ((nb * kBN * 128 + kk * 16 * 128) >> 4));
     wgmma_commit();
     wgmma_wait<0>();
   }
@@ -219,16 +234,14 @@ bool sm90_enabled() {
 
 bool launch_forward_sm90(const AttnParams& p, int batch, bool bf16, cudaStream_t stream) {
 #if defined(STRAIT_CUDA_SM90A)
-  if (!sm90_enabled() || p.head_dim % 64 != 0) return false;
+  if (!sm90_enabled() || (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)) return false;
   if (bf16) {
     if (p.head_dim == 64) launch<__nv_bfloat16, 64>(p, batch, stream);
     if (p.head_dim == 128) launch<__nv_bfloat16, 128>(p, batch, stream);
-    if (p.head_dim == 192) launch<__nv_bfloat16, 192>(p, batch, stream);
     if (p.head_dim == 256) launch<__nv_bfloat16, 256>(p, batch, stream);
   } else {
     if (p.head_dim == 64) launch<__half, 64>(p, batch, stream);
     if (p.head_dim == 128) launch<__half, 128>(p, batch, stream);
-    if (p.head_dim == 192) launch<__half, 192>(p, batch, stream);
     if (p.head_dim == 256) launch<__half, 256>(p, batch, stream);
   }
   return true;
