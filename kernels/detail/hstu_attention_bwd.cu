@@ -87,13 +87,14 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dq_kernel(const At
   T* kv_s = do_s + kAttnRows * kS;  // stage st: K at kv_s + 2 st BN kS, V right after it
   __shared__ std::int64_t ts_k_all[2][BN];
 
-  const int b = blockIdx.z, h = blockIdx.y;
+  const int b = blockIdx.x, h = blockIdx.y;
   const SeqGeometry sq = seq_geometry(p, b);
-  const int m0 = (gridDim.x - 1 - blockIdx.x) * kAttnRows;
+  const int m0 = (gridDim.z - 1 - blockIdx.z) * kAttnRows;
   if (m0 >= sq.extent) return;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
   const int i0 = m0 + warp * 16 + g, i1 = i0 + 8;
+  const bool has_bias = p.pos_bias != nullptr || p.time_bias != nullptr;
   std::int64_t ts_i0 = 0, ts_i1 = 0;
   if (p.time_bias != nullptr) {
     if (i0 < sq.len) ts_i0 = p.timestamps[sq.tok0 + i0];
@@ -103,12 +104,12 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dq_kernel(const At
   const int n_tiles = (n_end + BN - 1) / BN;
   auto load_kv = [&](int jt) {
     T* k_s = kv_s + (jt & 1) * 2 * BN * kS;
-    load_rows<T, D>(k_s, p.k, sq.tok0, jt * BN, BN, sq.len, h, p);
-    load_rows<T, D>(k_s + BN * kS, p.v, sq.tok0, jt * BN, BN, sq.len, h, p);
+    load_rows<T, D, BN>(k_s, p.k, sq.tok0, jt * BN, sq.len, h, p);
+    load_rows<T, D, BN>(k_s + BN * kS, p.v, sq.tok0, jt * BN, sq.len, h, p);
     load_timestamps(ts_k_all[jt & 1], p, sq.tok0, jt * BN, BN, sq.len);
   };
-  load_rows<T, D>(q_s, p.q, sq.tok0, m0, kAttnRows, sq.len, h, p);
-  load_rows<T, D>(do_s, p.grad_out, sq.tok0, m0, kAttnRows, sq.len, h, p);
+  load_rows<T, D, kAttnRows>(q_s, p.q, sq.tok0, m0, sq.len, h, p);
+  load_rows<T, D, kAttnRows>(do_s, p.grad_out, sq.tok0, m0, sq.len, h, p);
   load_kv(0);
   cp_async_commit();
 
@@ -130,6 +131,9 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dq_kernel(const At
     zero_acc(dp);
     mma_abt<T, D, BN>(s, q_s, warp * 16, k_s, lane);
     mma_abt<T, D, BN>(dp, do_s, warp * 16, v_s, lane);
+    // Rows and keys past the sequence are zero in shared memory, so their dz is 0 without
+    // a test; only the causal mask and the bias need the per-pair path.
+    const bool plain = !has_bias && (!p.causal || n0 + BN - 1 <= m0 + warp * 16);
     std::uint32_t dz_a[BN / 16][4];
 #pragma unroll
     for (int nt = 0; nt < BN / 8; ++nt) {
@@ -140,9 +144,10 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dq_kernel(const At
         const int jl = nt * 8 + 2 * t + (e & 1);
         const int j = n0 + jl;
         float val = 0.0f;
-        if (pair_valid(p, i, j, sq.len)) {
-          const float z = pre_activation(p, s[nt][e], i, j, e < 2 ? ts_i0 : ts_i1,
-                                         p.time_bias != nullptr ? ts_k[jl] : 0);
+        if (plain || pair_valid(p, i, j, sq.len)) {
+          const float z = plain ? p.alpha * s[nt][e]
+                                : pre_activation(p, s[nt][e], i, j, e < 2 ? ts_i0 : ts_i1,
+                                                 p.time_bias != nullptr ? ts_k[jl] : 0);
           const float sg = sigmoid(z);
           val = dp[nt][e] * sg * (1.0f + z * (1.0f - sg)) * p.inv_n;
         }
@@ -168,13 +173,16 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const 
   T* qd_s = v_s + kAttnRows * kS;  // stage st: Q at qd_s + 2 st BN kS, dO right after it
   __shared__ std::int64_t ts_q_all[2][BN];
 
-  const int b = blockIdx.z, h = blockIdx.y;
+  const int b = blockIdx.x, h = blockIdx.y;
   const SeqGeometry sq = seq_geometry(p, b);
-  const int n0 = blockIdx.x * kAttnRows;  // key tile; the first ones have the most queries
+  const int n0 = blockIdx.z * kAttnRows;  // key tile; the first ones have the most queries
   if (n0 >= sq.extent) return;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
   const int j0 = n0 + warp * 16 + g, j1 = j0 + 8;
+  // Bias gradients are summed only on the per-pair path.
+  const bool has_bias = p.pos_bias != nullptr || p.time_bias != nullptr ||
+                        p.grad_pos_bias != nullptr || p.grad_time_bias != nullptr;
   std::int64_t ts_j0 = 0, ts_j1 = 0;
   if (p.time_bias != nullptr) {
     if (j0 < sq.len) ts_j0 = p.timestamps[sq.tok0 + j0];
@@ -185,12 +193,12 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const 
   auto load_qdo = [&](int it) {
     T* q_s = qd_s + (it & 1) * 2 * BN * kS;
     const int m0 = m_begin + it * BN;
-    load_rows<T, D>(q_s, p.q, sq.tok0, m0, BN, sq.len, h, p);
-    load_rows<T, D>(q_s + BN * kS, p.grad_out, sq.tok0, m0, BN, sq.len, h, p);
+    load_rows<T, D, BN>(q_s, p.q, sq.tok0, m0, sq.len, h, p);
+    load_rows<T, D, BN>(q_s + BN * kS, p.grad_out, sq.tok0, m0, sq.len, h, p);
     load_timestamps(ts_q_all[it & 1], p, sq.tok0, m0, BN, sq.len);
   };
-  load_rows<T, D>(k_s, p.k, sq.tok0, n0, kAttnRows, sq.len, h, p);
-  load_rows<T, D>(v_s, p.v, sq.tok0, n0, kAttnRows, sq.len, h, p);
+  load_rows<T, D, kAttnRows>(k_s, p.k, sq.tok0, n0, sq.len, h, p);
+  load_rows<T, D, kAttnRows>(v_s, p.v, sq.tok0, n0, sq.len, h, p);
   load_qdo(0);
   cp_async_commit();
 
@@ -213,6 +221,7 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const 
     zero_acc(dpt);
     mma_abt<T, D, BN>(st, k_s, warp * 16, q_s, lane);
     if constexpr ((kParts & kDk) != 0) mma_abt<T, D, BN>(dpt, v_s, warp * 16, do_s, lane);
+    const bool plain = !has_bias && (!p.causal || m0 >= n0 + warp * 16 + 15);
     std::uint32_t p_a[BN / 16][4], dz_a[BN / 16][4];
 #pragma unroll
     for (int nt = 0; nt < BN / 8; ++nt) {
@@ -224,9 +233,11 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const 
         const int i = m0 + il;
         pv[e] = 0.0f;
         dz[e] = 0.0f;
-        if (pair_valid(p, i, j, sq.len)) {
-          const float z = pre_activation(p, st[nt][e], i, j, p.time_bias != nullptr ? ts_q[il] : 0,
-                                         e < 2 ? ts_j0 : ts_j1);
+        if (plain || pair_valid(p, i, j, sq.len)) {
+          const float z =
+              plain ? p.alpha * st[nt][e]
+                    : pre_activation(p, st[nt][e], i, j, p.time_bias != nullptr ? ts_q[il] : 0,
+                                     e < 2 ? ts_j0 : ts_j1);
           const float sg = sigmoid(z);
           pv[e] = z * sg * p.inv_n;
           if constexpr ((kParts & kDk) == 0) continue;
@@ -265,7 +276,7 @@ void launch_backward(const AttnParams& p, int batch, cudaStream_t stream) {
   auto* dq_kernel = hstu_backward_dq_kernel<T, D, BN>;
   STRAIT_CUDA_CHECK(
       cudaFuncSetAttribute(dq_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  const dim3 grid((p.max_seq_len + kAttnRows - 1) / kAttnRows, p.heads, batch);
+  const dim3 grid(batch, p.heads, (p.max_seq_len + kAttnRows - 1) / kAttnRows);
   dq_kernel<<<grid, kAttnThreads, kSmem, stream>>>(p);
   STRAIT_CUDA_CHECK(cudaGetLastError());
   if constexpr (D <= 128) {

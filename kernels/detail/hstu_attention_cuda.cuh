@@ -131,22 +131,28 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-// Starts copying rows [row0, row0 + nrows) of head h of a [tokens, heads, d] tensor into
+// Starts copying rows [row0, row0 + kRows) of head h of a [tokens, heads, d] tensor into
 // smem (stride D + 8, so ldmatrix rows fall in distinct banks); rows at or past valid_len
-// and columns at or past d become zero. Completes with cp_async_commit/wait.
-template <typename T, int D, int kThreads = kAttnThreads>
+// and columns at or past d become zero. Completes with cp_async_commit/wait. Each thread
+// owns one 16-byte column chunk and every kStep-th row, so addresses are computed once.
+template <typename T, int D, int kRows, int kThreads = kAttnThreads>
 __device__ __forceinline__ void load_rows(T* dst, const void* src_v, std::int64_t tok0, int row0,
-                                          int nrows, int valid_len, int h, const AttnParams& p) {
+                                          int valid_len, int h, const AttnParams& p) {
   constexpr int kChunks = D / 8;
   constexpr int kStride = D + 8;
-  const T* src = static_cast<const T*>(src_v);
-  for (int idx = threadIdx.x; idx < nrows * kChunks; idx += kThreads) {
-    const int r = idx / kChunks;
-    const int c = (idx % kChunks) * 8;
-    const int row = row0 + r;
-    const bool valid = row < valid_len && c < p.head_dim;
-    const T* from = valid ? src + ((tok0 + row) * p.heads + h) * p.head_dim + c : src;
-    cp_async_16(dst + r * kStride + c, from, valid);
+  constexpr int kStep = kThreads / kChunks;
+  static_assert(kThreads % kChunks == 0 && kRows % kStep == 0);
+  const int c = static_cast<int>(threadIdx.x % kChunks) * 8;
+  const int r = static_cast<int>(threadIdx.x / kChunks);
+  const T* base = static_cast<const T*>(src_v);
+  const std::int64_t stride = static_cast<std::int64_t>(p.heads) * p.head_dim;
+  const T* src = base + (tok0 + row0 + r) * stride + static_cast<std::int64_t>(h) * p.head_dim + c;
+  T* to = dst + r * kStride + c;
+  const bool col_ok = c < p.head_dim;
+#pragma unroll
+  for (int i = 0; i < kRows / kStep; ++i) {
+    const bool valid = col_ok && row0 + r + i * kStep < valid_len;
+    cp_async_16(to + i * kStep * kStride, valid ? src + i * kStep * stride : base, valid);
   }
 }
 

@@ -29,10 +29,10 @@ __global__ void __launch_bounds__(kAttnThreads, 2) hstu_forward_kernel(const Att
   T* kv_s = q_s + kBM * kS;  // stage st: K at kv_s + 2 st BN kS, V right after it
   __shared__ std::int64_t ts_k[2][BN];
 
-  const int b = blockIdx.z;
+  const int b = blockIdx.x;
   const int h = blockIdx.y;
   const SeqGeometry sq = seq_geometry(p, b);
-  const int m0 = (gridDim.x - 1 - blockIdx.x) * kBM;  // longest rows first
+  const int m0 = (gridDim.z - 1 - blockIdx.z) * kBM;  // longest rows first
   if (m0 >= sq.extent) return;
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -54,11 +54,11 @@ __global__ void __launch_bounds__(kAttnThreads, 2) hstu_forward_kernel(const Att
   const int n_tiles = (n_end + BN - 1) / BN;
   auto load_kv = [&](int jt) {
     T* k_s = kv_s + (jt & 1) * 2 * BN * kS;
-    load_rows<T, D>(k_s, p.k, sq.tok0, jt * BN, BN, sq.len, h, p);
-    load_rows<T, D>(k_s + BN * kS, p.v, sq.tok0, jt * BN, BN, sq.len, h, p);
+    load_rows<T, D, BN>(k_s, p.k, sq.tok0, jt * BN, sq.len, h, p);
+    load_rows<T, D, BN>(k_s + BN * kS, p.v, sq.tok0, jt * BN, sq.len, h, p);
     load_timestamps(ts_k[jt & 1], p, sq.tok0, jt * BN, BN, sq.len);
   };
-  load_rows<T, D>(q_s, p.q, sq.tok0, m0, kBM, sq.len, h, p);
+  load_rows<T, D, kBM>(q_s, p.q, sq.tok0, m0, sq.len, h, p);
   load_kv(0);
   cp_async_commit();
 
@@ -178,7 +178,7 @@ void launch_forward(const AttnParams& p, int batch, cudaStream_t stream) {
   auto* kernel = hstu_forward_kernel<T, D, MT, BN>;
   STRAIT_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::kSmemBytes));
-  const dim3 grid((p.max_seq_len + Tile::kRows - 1) / Tile::kRows, p.heads, batch);
+  const dim3 grid(batch, p.heads, (p.max_seq_len + Tile::kRows - 1) / Tile::kRows);
   kernel<<<grid, kAttnThreads, Tile::kSmemBytes, stream>>>(p);
   STRAIT_CUDA_CHECK(cudaGetLastError());
 }

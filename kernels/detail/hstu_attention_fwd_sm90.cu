@@ -72,9 +72,9 @@ __global__ void __launch_bounds__(kSm90Threads, D <= 128 ? 2 : 1)
   unsigned char* kv_s = smem + Tile::kQBytes;  // stage st: K at 2 st kKvBytes, V after it
   auto* ts_k = reinterpret_cast<std::int64_t*>(smem + Tile::kTsOffset);  // [2][kBN]
 
-  const int b = blockIdx.z, h = blockIdx.y;
+  const int b = blockIdx.x, h = blockIdx.y;
   const SeqGeometry sq = seq_geometry(p, b);
-  const int m0 = (gridDim.x - 1 - blockIdx.x) * kSm90Rows;  // longest rows first
+  const int m0 = (gridDim.z - 1 - blockIdx.z) * kSm90Rows;  // longest rows first
   if (m0 >= sq.extent) return;
 
   const int wg = threadIdx.x / 128;
@@ -209,7 +209,7 @@ void launch(const AttnParams& p, int batch, cudaStream_t stream) {
   auto* kernel = hstu_forward_sm90_kernel<T, D>;
   STRAIT_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          Sm90Tile<D>::kSmemBytes));
-  const dim3 grid((p.max_seq_len + kSm90Rows - 1) / kSm90Rows, p.heads, batch);
+  const dim3 grid(batch, p.heads, (p.max_seq_len + kSm90Rows - 1) / kSm90Rows);
   kernel<<<grid, kSm90Threads, Sm90Tile<D>::kSmemBytes, stream>>>(p);
   STRAIT_CUDA_CHECK(cudaGetLastError());
 }
