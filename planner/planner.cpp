@@ -30,6 +30,17 @@ struct Candidate {
   std::string error;  // why the plan cannot be built (invalid)
 };
 
+/// The start point: the baseline plan, or without one TorchRec-style sharding over all
+/// ranks (a far better start than the default all-row-wise plan).
+Json start_document(const PlanRequest& request, const TableCosts& costs, int world, int host) {
+  if (request.has_baseline) return request.baseline_document;
+  ParallelPlan plan = request.base.plan;
+  torchrec_style_sharding(plan, costs, world, host, request.base.layout.cp.size);
+  Json doc = Json::object();
+  set_tables(doc, plan, request.base.model);
+  return doc;
+}
+
 /// Lexicographic rank of an estimate: feasible first, then by objective; infeasible ones
 /// by how far they miss (memory excess, then cross-DC excess).
 struct Score {
@@ -49,9 +60,9 @@ class Search {
         host_(request.base.cluster.hosts().empty()
                   ? 1
                   : static_cast<int>(request.base.cluster.hosts().front().gpus.size())),
-        space_(request.base.cluster, world_, request.base.model, request.constraints,
-               request.has_baseline ? request.baseline_document : Json(nullptr)),
         costs_(request.base, kernels),
+        space_(request.base.cluster, world_, request.base.model, request.constraints,
+               start_document(request, costs_, world_, host_)),
         closed_form_(make_closed_form_cost(kernels)),
         analytical_(make_simulation_cost(kernels, sim::network::NetworkMode::kAnalytical)),
         final_(make_simulation_cost(kernels, options.final_mode)),
@@ -79,8 +90,8 @@ class Search {
   const sim::cost::CostModel& kernels_;
   const PlannerOptions& opt_;
   int world_, host_;
-  SearchSpace space_;
   TableCosts costs_;
+  SearchSpace space_;
   std::unique_ptr<CostModel> closed_form_, analytical_, final_;
   tbb::enumerable_thread_specific<TrainingScenario> scenarios_;
   tbb::task_arena arena_;
@@ -238,7 +249,7 @@ void Search::descend() {
     bool changed = false;
     for (std::size_t d = 0; d < dims.size(); ++d) {
       if (dims[d].choices.size() < 2) continue;
-      if (over(0.4)) {
+      if (over(0.35)) {
         stats_.budget_reached = true;
         return;
       }
@@ -338,7 +349,7 @@ PlanOutcome Search::run() {
   if (!two_stages) {
     std::vector<std::size_t> done;
     for (auto i : stage2) {
-      if (!done.empty() && over(0.7)) {
+      if (!done.empty() && over(0.6)) {
         stats_.budget_reached = true;
         break;
       }
@@ -352,7 +363,7 @@ PlanOutcome Search::run() {
   std::vector<std::size_t> finals;
   for (auto i : stage2) {
     if (static_cast<int>(finals.size()) >= std::max(1, opt_.top)) break;
-    if (!finals.empty() && over(two_stages ? 0.8 : 0.9)) {
+    if (!finals.empty() && over(0.75)) {
       stats_.budget_reached = true;
       break;
     }

@@ -232,6 +232,8 @@ void SearchSpace::add(Dimension d, const Json& baseline, const Constraints& /*co
     Json b = value_at(baseline, ptr);
     if (b.is_null() && table) b = value_at(baseline, "/sparse/default");
     if (b.is_object() && b.contains("ranks")) b.erase("ranks");
+    if (b.is_object() && b.size() == 1 && b.contains("type")) b = b["type"];
+    if (b == "column_wise" || b == "grid") b = {{"type", b}, {"column_shards", 2}};
     any = any || !b.is_null();
     base.values.emplace_back(ptr, b);
   }
@@ -239,7 +241,9 @@ void SearchSpace::add(Dimension d, const Json& baseline, const Constraints& /*co
   if (any && fixed.empty()) {
     const auto it = std::find_if(d.choices.begin(), d.choices.end(),
                                  [&](const Choice& c) { return c.values == base.values; });
-    if (it == d.choices.end()) {
+    if (it == d.choices.end() && table) {
+      d.start = 0;  // a sharding outside the menu may be forbidden: start from the first
+    } else if (it == d.choices.end()) {
       d.choices.push_back(std::move(base));
       d.start = static_cast<int>(d.choices.size()) - 1;
     } else {
