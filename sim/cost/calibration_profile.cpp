@@ -32,7 +32,7 @@ KernelEfficiency read_kernel(const ConfigNode& node, KernelKind kind) {
 Provenance read_provenance(const ConfigNode& node) {
   node.allow_only({"status", "summary", "sources"});
   Provenance p;
-  p.status = node.choice("status", {"estimated", "fitted"});
+  p.status = node.choice("status", {"estimated", "measured", "fitted"});
   p.summary = node.string("summary");
   const ConfigNode sources = node.at("sources");
   if (sources.size() == 0) sources.fail("expected at least one source");

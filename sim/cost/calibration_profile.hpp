@@ -38,7 +38,7 @@ struct KernelEfficiency {
 /// Where a profile's numbers come from ("estimated" from datasheets and published
 /// figures, or "fitted" from measurements by `strait calibrate`).
 struct Provenance {
-  std::string status;  // "estimated" | "fitted"
+  std::string status;  // "estimated" | "measured" | "fitted"
   std::string summary;
   std::vector<std::string> sources;  // at least one
 };

@@ -7,7 +7,9 @@
 namespace strait::sim::cost {
 namespace {
 
-// Every test uses the bundled profiles (configs/profiles). H100-SXM numbers used below:
+// Every test uses the fixed profiles in tests/cost/profiles (H100-SXM: the datasheet
+// estimate strait bundled before the H100 was measured; A100-SXM), so re-measuring a
+// bundled profile never moves these closed forms. H100-SXM numbers used below:
 //   peak bf16 989.4 TFLOP/s, fp32 66.9 TFLOP/s, HBM 3350 GB/s, launch 2.5 us, 16 of 132 SMs;
 //   gemm compute efficiency at cube-root keys 1024: 0.30, 2048: 0.55, 4096: 0.72; memory 0.85;
 //   elementwise memory efficiency at 1 MiB: 0.25, 8 MiB: 0.60, 64 MiB: 0.82; compute 0.5;
@@ -15,7 +17,7 @@ namespace {
 class CostModelTest : public ::testing::Test {
  protected:
   static CostModel& model() {
-    static CostModel m(load_profile_dir(std::string(STRAIT_SOURCE_DIR) + "/configs/profiles"));
+    static CostModel m(load_profile_dir(std::string(STRAIT_SOURCE_DIR) + "/tests/cost/profiles"));
     return m;
   }
   static constexpr double kPeakBf16 = 989.4e12;
