@@ -82,6 +82,13 @@ sweep::SweepOptions sweep_options(const po::variables_map& vm, const sweep::Swee
           : std::filesystem::path(options.csv_path).replace_extension(".jsonl").string();
   if (options.jsonl_path == options.csv_path)
     throw UsageError("sweep: --csv and --jsonl must be different files");
+  for (const auto& path : {options.csv_path, options.jsonl_path}) {
+    const auto dir = std::filesystem::path(path).parent_path();
+    std::error_code error;
+    if (!dir.empty() && !std::filesystem::create_directories(dir, error) && error)
+      throw IoError(
+          fmt::format("{}: cannot create the folder ({})", dir.string(), error.message()));
+  }
   options.threads = vm["threads"].as<int>();
   if (options.threads < 0) throw UsageError("sweep: --threads: expected 0 (all cores) or more");
   options.resume = vm.count("resume") > 0;

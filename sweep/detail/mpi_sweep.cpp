@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -34,7 +35,9 @@ class MpiSession {
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
   }
   ~MpiSession() {
-    if (std::uncaught_exceptions() > 0 && size_ > 1) MPI_Abort(MPI_COMM_WORLD, 1);
+    // Rank 0 always releases the workers before it lets an error out (see drain); a worker
+    // with an error of its own would leave rank 0 waiting for it.
+    if (std::uncaught_exceptions() > 0 && rank_ != 0) MPI_Abort(MPI_COMM_WORLD, 1);
     MPI_Finalize();
   }
   MpiSession(const MpiSession&) = delete;
@@ -55,6 +58,22 @@ detail::PointOutcome decode(const std::string& text) {
   const auto j = Json::parse(text);
   return {j.at("index").get<std::size_t>(), j.at("csv").get<std::string>(),
           j.at("json").get<std::string>(), j.at("failed").get<bool>()};
+}
+
+// Answers every worker's next message with "stop" (used when rank 0 cannot go on).
+void drain(int workers) {
+  std::string buffer;
+  while (workers-- > 0) {
+    MPI_Status status;
+    MPI_Probe(MPI_ANY_SOURCE, kTagResult, MPI_COMM_WORLD, &status);
+    int size = 0;
+    MPI_Get_count(&status, MPI_CHAR, &size);
+    buffer.resize(static_cast<std::size_t>(size));
+    MPI_Recv(buffer.data(), size, MPI_CHAR, status.MPI_SOURCE, kTagResult, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    const long long stop = -1;
+    MPI_Send(&stop, 1, MPI_LONG_LONG, status.MPI_SOURCE, kTagWork, MPI_COMM_WORLD);
+  }
 }
 
 void worker(const detail::PointRunner& runner) {
@@ -117,6 +136,7 @@ class Coordinator {
   }
 
   void serve(int workers) {
+    std::exception_ptr error;
     std::string buffer;
     while (workers > 0) {
       MPI_Status status;
@@ -126,11 +146,20 @@ class Coordinator {
       buffer.resize(static_cast<std::size_t>(size));
       MPI_Recv(buffer.data(), size, MPI_CHAR, status.MPI_SOURCE, kTagResult, MPI_COMM_WORLD,
                MPI_STATUS_IGNORE);
-      if (!buffer.empty()) writer_.submit(decode(buffer));
+      if (!buffer.empty() && !error) {
+        try {
+          writer_.submit(decode(buffer));
+        } catch (...) {  // keep answering, with "stop", until every worker has stopped
+          error = std::current_exception();
+          std::lock_guard lock(mutex_);
+          failed_ = true;
+        }
+      }
       long long index = take();
       MPI_Send(&index, 1, MPI_LONG_LONG, status.MPI_SOURCE, kTagWork, MPI_COMM_WORLD);
       if (index < 0) --workers;
     }
+    if (error) std::rethrow_exception(error);
   }
 
   const SweepOptions& options_;
@@ -154,8 +183,15 @@ SweepSummary run_sweep_mpi(const SweepSpec& spec, const SweepOptions& options, i
     worker(runner);
     return {{}, false, mpi.size()};
   }
-  detail::SweepOutput output(spec, options.csv_path, options.jsonl_path, options.resume);
-  Coordinator coordinator(spec, options, output, runner);
+  std::unique_ptr<detail::SweepOutput> output;
+  try {
+    output = std::make_unique<detail::SweepOutput>(spec, options.csv_path, options.jsonl_path,
+                                                   options.resume);
+  } catch (...) {
+    drain(mpi.size() - 1);
+    throw;
+  }
+  Coordinator coordinator(spec, options, *output, runner);
   const auto progress = coordinator.run(mpi.size());
   return {progress, !coordinator.complete(), mpi.size()};
 }

@@ -76,6 +76,25 @@ TEST(SweepCommand, SerialThreadsAndMpiRanksWriteTheSameCsv) {
   EXPECT_EQ(csv_without_wall_times(serial), csv_without_wall_times(ranks));
 }
 
+TEST(SweepCommand, AnMpiJobThatCannotWriteStopsEveryRankWithTheError) {
+  const std::string mpiexec = STRAIT_MPIEXEC;
+  if (!mpi_built() || mpiexec.empty() || !std::filesystem::exists(mpiexec))
+    GTEST_SKIP() << "MPI is not installed (scripts/setup.sh installs it)";
+  // --resume onto files of another sweep: rank 0 refuses them and releases rank 1.
+  const auto csv = temp_path("other.csv"), jsonl = temp_path("other.jsonl");
+  const auto log = temp_path("other.log");
+  write_text(csv, "point,x\n");
+  write_text(jsonl, "");
+  const auto command = fmt::format(
+      "cd {} && {} --allow-run-as-root --oversubscribe -np 2 {} sweep {} --resume --csv {} "
+      "--jsonl {} >{} 2>&1",
+      STRAIT_SOURCE_DIR, mpiexec, STRAIT_BINARY, kQuick, csv, jsonl, log);
+  const int status = std::system(command.c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+  EXPECT_TRUE(contains(read_text(log), csv + ": its header is not this sweep's columns"));
+  EXPECT_EQ(read_text(csv), "point,x\n");
+}
+
 TEST(SweepCommand, ResumeAfterAKillEndsWithTheSameCsv) {
   // 4 x 4 x 3 = 48 points of a few milliseconds each, on one thread.
   const auto sweep = temp_path("kill.json");
