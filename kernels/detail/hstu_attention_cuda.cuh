@@ -198,6 +198,19 @@ __device__ __forceinline__ float sigmoid(float z) {
   return fmaf(0.5f, tanh_approx(0.5f * z), 0.5f);
 }
 
+// silu(z) / N given hz = z / 2: hz (1 + tanh hz) / N (forward's P, one MUFU op).
+__device__ __forceinline__ float silu_over_n(float hz, float inv_n) {
+  const float a = hz * inv_n;
+  return fmaf(a, tanh_approx(hz), a);
+}
+// The per-pair path of P: 0 outside the causal, in-sequence pairs, else
+// silu(alpha s + rab(i, j)) / N.
+__device__ __forceinline__ float masked_silu_over_n(const AttnParams& p, float s, int i, int j,
+                                                    int len, std::int64_t ts_i, std::int64_t ts_j) {
+  if (!pair_valid(p, i, j, len)) return 0.0f;
+  return silu_over_n(0.5f * pre_activation(p, s, i, j, ts_i, ts_j), p.inv_n);
+}
+
 // Per-CTA sequence geometry: first token row, valid length, rows to tile over.
 struct SeqGeometry {
   std::int64_t tok0;

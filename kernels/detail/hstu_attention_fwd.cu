@@ -114,24 +114,13 @@ __global__ void __launch_bounds__(kAttnThreads, 2) hstu_forward_kernel(const Att
         float pv[4];
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          float val;
           if (plain) {
-            const float hz = half_alpha * s[mt][nt][e];
-            const float a = hz * p.inv_n;
-            val = fmaf(a, tanh_approx(hz), a);
+            pv[e] = silu_over_n(half_alpha * s[mt][nt][e], p.inv_n);
           } else {
-            const int i = m0 + wr0 + mt * 16 + g + (e >> 1) * 8;
             const int jl = nt * 8 + 2 * t + (e & 1);
-            const int j = n0 + jl;
-            val = 0.0f;
-            if (pair_valid(p, i, j, sq.len)) {
-              const float hz =
-                  0.5f * pre_activation(p, s[mt][nt][e], i, j, ts_i[mt][e >> 1], ts_k[jt & 1][jl]);
-              const float a = hz * p.inv_n;
-              val = fmaf(a, tanh_approx(hz), a);
-            }
+            pv[e] = masked_silu_over_n(p, s[mt][nt][e], m0 + wr0 + mt * 16 + g + (e >> 1) * 8,
+                                       n0 + jl, sq.len, ts_i[mt][e >> 1], ts_k[jt & 1][jl]);
           }
-          pv[e] = val;
         }
         // C fragments of n-tiles 2kk, 2kk+1 form the A fragment of k-step kk.
         pa[mt][nt / 2][(nt % 2) * 2 + 0] = MmaType<T>::pack(pv[0], pv[1]);

@@ -148,24 +148,13 @@ __global__ void __launch_bounds__(kSm90Threads, D <= 128 ? 2 : 1)
       float pv[4];
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        float val;
         if (plain) {
-          const float hz = half_alpha * s[4 * nt + e];
-          const float a = hz * p.inv_n;
-          val = fmaf(a, tanh_approx(hz), a);
+          pv[e] = silu_over_n(half_alpha * s[4 * nt + e], p.inv_n);
         } else {
-          const int i = wg_row0 + warp * 16 + g + (e >> 1) * 8;
           const int jl = nt * 8 + 2 * t + (e & 1);
-          const int j = n0 + jl;
-          val = 0.0f;
-          if (pair_valid(p, i, j, sq.len)) {
-            const float hz = 0.5f * pre_activation(p, s[4 * nt + e], i, j, ts_i[e >> 1],
-                                                   ts_k[(jt & 1) * kBN + jl]);
-            const float a = hz * p.inv_n;
-            val = fmaf(a, tanh_approx(hz), a);
-          }
+          pv[e] = masked_silu_over_n(p, s[4 * nt + e], wg_row0 + warp * 16 + g + (e >> 1) * 8,
+                                     n0 + jl, sq.len, ts_i[e >> 1], ts_k[(jt & 1) * kBN + jl]);
         }
-        pv[e] = val;
       }
       pa[nt / 2][(nt % 2) * 2 + 0] = MmaType<T>::pack(pv[0], pv[1]);
       pa[nt / 2][(nt % 2) * 2 + 1] = MmaType<T>::pack(pv[2], pv[3]);
