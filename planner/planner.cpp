@@ -76,7 +76,8 @@ class Search {
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
   bool over(double share) const { return elapsed() > share * opt_.budget_s; }
   std::size_t candidate(const std::vector<int>& point);
-  void build(Candidate& c, Json document) const;
+  std::size_t add_document(Json document, std::string label, bool place);
+  void build(Candidate& c, Json document, bool place) const;
   Estimate price(const CostModel& model, const Candidate& c);
   void price_closed_form(const std::vector<std::size_t>& ids);
   void price_stage(const std::vector<std::size_t>& ids, bool final_stage);
@@ -84,7 +85,11 @@ class Search {
   Score score(const Candidate& c) const;
   void descend();
   void enumerate();
-  RankedPlan reference(Json document, std::string label);
+  void add_references();
+  void refine(std::vector<std::size_t>& finals);
+  std::vector<std::size_t> neighbours(std::size_t id);
+  bool room_for_simulation() const;
+  std::optional<RankedPlan> reference(std::optional<std::size_t> id, std::string label) const;
 
   const PlanRequest& req_;
   const sim::cost::CostModel& kernels_;
@@ -100,10 +105,13 @@ class Search {
   std::map<std::string, std::size_t> by_document_;
   std::map<std::vector<int>, std::size_t> by_point_;
   std::size_t start_id_ = 0;
+  std::optional<std::size_t> baseline_id_, torchrec_id_;  // the references as candidates
+  double final_seconds_ = 0;                              // wall time of final-mode pricing
+  int finals_priced_ = 0;
   SearchStats stats_;
 };
 
-void Search::build(Candidate& c, Json document) const {
+void Search::build(Candidate& c, Json document, bool place) const {
   const auto& model = req_.base.model;
   if (world_ < req_.base.cluster.gpu_count()) document["ranks"] = world_;
   try {
@@ -117,8 +125,10 @@ void Search::build(Candidate& c, Json document) const {
     ParallelPlan plan = parse_plan(document, "<candidate>", model);
     c.layout = Layout::build(req_.base.cluster, plan);
     req_.base.data.batch_for(c.layout.replicas);
-    place_tables(plan, costs_, c.layout.sparse.size, host_, c.layout.cp.size);
-    set_tables(document, plan, model);
+    if (place) {
+      place_tables(plan, costs_, c.layout.sparse.size, host_, c.layout.cp.size);
+      set_tables(document, plan, model);
+    }
     c.ranked.plan = std::move(plan);
     c.ranked.document = std::move(document);
     c.valid = true;
@@ -134,7 +144,7 @@ std::size_t Search::candidate(const std::vector<int>& point) {
   Candidate c;
   c.point = point;
   c.ranked.label = space_.describe(point);
-  build(c, space_.compose(point));
+  build(c, space_.compose(point), true);
   const std::string key = c.ranked.document.dump();
   if (auto it = by_document_.find(key); it != by_document_.end()) {
     by_point_[point] = it->second;
@@ -143,6 +153,17 @@ std::size_t Search::candidate(const std::vector<int>& point) {
   all_.push_back(std::move(c));
   by_document_[key] = all_.size() - 1;
   by_point_[point] = all_.size() - 1;
+  return all_.size() - 1;
+}
+
+std::size_t Search::add_document(Json document, std::string label, bool place) {
+  Candidate c;
+  c.ranked.label = std::move(label);
+  build(c, std::move(document), place);
+  const std::string key = c.ranked.document.dump();
+  if (auto it = by_document_.find(key); it != by_document_.end()) return it->second;
+  all_.push_back(std::move(c));
+  by_document_[key] = all_.size() - 1;
   return all_.size() - 1;
 }
 
@@ -195,6 +216,7 @@ void Search::price_closed_form(const std::vector<std::size_t>& ids) {
 
 void Search::price_stage(const std::vector<std::size_t>& ids, bool final_stage) {
   const CostModel& model = final_stage ? *final_ : *analytical_;
+  const auto t0 = Clock::now();
   std::vector<Estimate> out(ids.size());
   arena_.execute([&] {
     tbb::parallel_for(std::size_t{0}, ids.size(),
@@ -205,6 +227,10 @@ void Search::price_stage(const std::vector<std::size_t>& ids, bool final_stage) 
     (final_stage ? r.final_estimate : r.analytical) = std::move(out[k]);
   }
   stats_.simulated += static_cast<int>(ids.size());
+  if (final_stage) {
+    final_seconds_ += std::chrono::duration<double>(Clock::now() - t0).count();
+    finals_priced_ += static_cast<int>(ids.size());
+  }
 }
 
 Score Search::score(const Estimate& e) const {
@@ -236,6 +262,7 @@ void Search::enumerate() {
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   price_closed_form(ids);
+  stats_.space_scored = stats_.scored;
   stats_.exact = true;
 }
 
@@ -249,8 +276,9 @@ void Search::descend() {
     bool changed = false;
     for (std::size_t d = 0; d < dims.size(); ++d) {
       if (dims[d].choices.size() < 2) continue;
-      if (over(0.35)) {
+      if (over(0.3)) {
         stats_.budget_reached = true;
+        stats_.space_scored = stats_.scored;
         return;
       }
       std::vector<std::size_t> ids;
@@ -275,20 +303,141 @@ void Search::descend() {
     }
     if (!changed) break;
   }
+  stats_.space_scored = stats_.scored;
 }
 
-RankedPlan Search::reference(Json document, std::string label) {
-  Candidate c;
-  c.ranked.label = std::move(label);
-  c.ranked.document = document;
-  c.ranked.plan = parse_plan(document, "<reference>", req_.base.model);
-  c.layout = Layout::build(req_.base.cluster, c.ranked.plan);
-  c.valid = true;
-  c.ranked.closed_form = price(*closed_form_, c);
-  c.ranked.final_estimate = price(*final_, c);
-  ++stats_.scored;
-  ++stats_.simulated;
-  return std::move(c.ranked);
+void Search::add_references() {
+  if (!opt_.references) return;
+  std::vector<std::size_t> ids;
+  if (req_.has_baseline) {
+    baseline_id_ = add_document(req_.baseline_document, "scenario plan", false);
+    ids.push_back(*baseline_id_);
+  }
+  // TorchRec's planner over the baseline's model-parallel group (its sharding group under
+  // 2D parallelism, TorchRec's DMPCollection), the rest of the baseline unchanged.
+  ParallelPlan tr = req_.base.plan;
+  torchrec_style_sharding(tr, costs_, req_.base.layout.sparse.size, host_,
+                          req_.base.layout.cp.size);
+  Json doc = req_.has_baseline ? req_.baseline_document : Json::object();
+  doc["name"] = "torchrec-style";
+  doc.erase("description");
+  set_tables(doc, tr, req_.base.model);
+  torchrec_id_ = add_document(doc, "TorchRec-style sharding", false);
+  ids.push_back(*torchrec_id_);
+  price_closed_form(ids);
+}
+
+std::optional<RankedPlan> Search::reference(std::optional<std::size_t> id,
+                                            std::string label) const {
+  if (!id || !all_[*id].valid) return std::nullopt;
+  RankedPlan r = all_[*id].ranked;
+  r.label = std::move(label);
+  return r;
+}
+
+bool Search::room_for_simulation() const {
+  const double each = finals_priced_ > 0 ? final_seconds_ / finals_priced_ : 0;
+  return elapsed() + 1.5 * each < 0.9 * opt_.budget_s;
+}
+
+/// One-dimension neighbours of a candidate's document: every other choice of every
+/// dimension; a table keeps the other tables' placement, a new group size or context
+/// degree places every table again.
+std::vector<std::size_t> Search::neighbours(std::size_t id) {
+  std::vector<std::size_t> out;
+  for (const auto& d : space_.dimensions()) {
+    const bool replace = d.name == "sparse_group" || d.name == "context_parallel";
+    for (const auto& choice : d.choices) {
+      Json doc = all_[id].ranked.document;
+      for (const auto& [ptr, v] : choice.values) {
+        const Json::json_pointer p(ptr);
+        if (!v.is_null()) {
+          doc[p] = v;
+        } else if (doc.contains(p)) {
+          doc.at(p.parent_pointer()).erase(p.back());
+        }
+      }
+      if (replace && doc.contains("sparse") && doc["sparse"].contains("tables")) {
+        for (auto& [name, t] : doc["sparse"]["tables"].items()) {
+          if (t.is_object()) t.erase("ranks");
+        }
+      }
+      const std::size_t n = add_document(
+          std::move(doc), all_[id].ranked.label + ", " + d.name + "=" + choice.label, true);
+      if (n != id) out.push_back(n);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+/// Local search from the best plan of the final stage, each step simulated in the final
+/// mode: table slices moved or swapped off the member the simulation found slowest, and
+/// the one-dimension neighbours the closed form ranks best. Stops at a round that finds
+/// nothing better or when the budget has no room for another simulation.
+void Search::refine(std::vector<std::size_t>& finals) {
+  auto by_score = [&](std::size_t a, std::size_t b) {
+    const Score sa = score(all_[a]), sb = score(all_[b]);
+    return sa < sb || (!(sb < sa) && a < b);
+  };
+  constexpr int kPlacementMoves = 2, kNeighbours = 2;
+  for (int round = 0; round < 8; ++round) {
+    std::sort(finals.begin(), finals.end(), by_score);
+    const std::size_t best = finals.front();
+    if (score(all_[best]).tier != 0 || !room_for_simulation()) return;
+    std::vector<std::size_t> trial;
+    const auto& c = all_[best];
+    const auto& report = c.ranked.final_estimate->report;
+    const int group = c.layout.sparse.size;
+    if (report && static_cast<int>(report->rank_compute_ms.size()) >= group && group > 1) {
+      // Simulated compute per step of each group member, over the groups.
+      std::vector<double> member(static_cast<std::size_t>(group), 0.0);
+      const auto& ms = report->rank_compute_ms;
+      for (std::size_t r = 0; r < ms.size(); ++r)
+        member[r % static_cast<std::size_t>(group)] += ms[r] * 1e-3;
+      for (const auto& plan : placement_moves(c.ranked.plan, costs_, member, host_,
+                                              c.layout.cp.size, kPlacementMoves)) {
+        Json doc = c.ranked.document;
+        set_tables(doc, plan, req_.base.model);
+        trial.push_back(
+            add_document(std::move(doc), c.ranked.label + ", slice off the slowest member", false));
+      }
+      price_closed_form(trial);
+    }
+    if (!stats_.exact && !over(0.85)) {  // exact: every neighbour was scored already
+      auto near = neighbours(best);
+      // In chunks, so that the estimates never eat the simulations' share of the budget.
+      const std::size_t chunk = 4 * static_cast<std::size_t>(std::max(1, opt_.threads));
+      for (std::size_t k = 0; k < near.size() && !over(0.8); k += chunk) {
+        price_closed_form(
+            {near.begin() + static_cast<std::ptrdiff_t>(k),
+             near.begin() + static_cast<std::ptrdiff_t>(std::min(near.size(), k + chunk))});
+      }
+      near.erase(std::remove_if(near.begin(), near.end(),
+                                [&](std::size_t i) { return !all_[i].ranked.closed_form; }),
+                 near.end());
+      std::sort(near.begin(), near.end(), by_score);
+      int taken = 0;
+      for (auto i : near) {
+        if (taken >= kNeighbours || score(all_[i]).tier != 0) break;
+        if (all_[i].ranked.final_estimate) continue;
+        trial.push_back(i);
+        ++taken;
+      }
+    }
+    for (auto i : trial) {
+      if (!all_[i].valid || all_[i].ranked.final_estimate || score(all_[i]).tier != 0) continue;
+      if (!room_for_simulation()) {
+        stats_.budget_reached = true;
+        break;
+      }
+      price_stage({i}, true);
+      finals.push_back(i);
+    }
+    std::sort(finals.begin(), finals.end(), by_score);
+    if (finals.front() == best) return;
+  }
 }
 
 PlanOutcome Search::run() {
@@ -301,6 +450,7 @@ PlanOutcome Search::run() {
     enumerate();
   else
     descend();
+  add_references();
 
   // Every candidate unbuildable: a fixed value the cluster cannot take.
   if (std::none_of(all_.begin(), all_.end(), [](const Candidate& c) { return c.valid; })) {
@@ -335,23 +485,28 @@ PlanOutcome Search::run() {
     return out;
   }
   // Stage 2: the best feasible closed-form candidates in analytical simulation.
-  // The start point (the baseline's values) always goes on: the search keeps the best
-  // found so far, and the start is found.
-  std::vector<std::size_t> stage2;
-  const bool start_ok = score(all_[start_id_]).tier == 0;
-  if (start_ok) stage2.push_back(start_id_);
+  // The start point (the baseline's values) and the references (the scenario's plan, the
+  // TorchRec-style baseline) always go on: the search keeps the best found so far, and
+  // they are found, so the plan found is never slower than them in the final mode.
+  std::vector<std::size_t> must;
+  for (auto id : {std::optional<std::size_t>(start_id_), baseline_id_, torchrec_id_}) {
+    if (id && score(all_[*id]).tier == 0 && std::find(must.begin(), must.end(), *id) == must.end())
+      must.push_back(*id);
+  }
+  std::vector<std::size_t> stage2 = must;
   for (auto i : order) {
     if (score(all_[i]).tier != 0) break;
-    if (static_cast<int>(stage2.size()) >= opt_.analytical_k + (start_ok ? 1 : 0)) break;
-    if (i != start_id_) stage2.push_back(i);
+    if (stage2.size() >= static_cast<std::size_t>(opt_.analytical_k) + must.size()) break;
+    if (std::find(must.begin(), must.end(), i) == must.end()) stage2.push_back(i);
   }
   const bool two_stages = opt_.final_mode == sim::network::NetworkMode::kAnalytical;
   if (!two_stages) {
     std::vector<std::size_t> done;
     for (auto i : stage2) {
-      if (!done.empty() && over(0.6)) {
+      const bool required = std::find(must.begin(), must.end(), i) != must.end();
+      if (!required && !done.empty() && over(0.5)) {
         stats_.budget_reached = true;
-        break;
+        continue;
       }
       price_stage({i}, false);
       done.push_back(i);
@@ -359,46 +514,42 @@ PlanOutcome Search::run() {
     stage2 = done;
     std::sort(stage2.begin(), stage2.end(), by_score);
   }
-  // Stage 3: the best in the final mode.
+  // Stage 3: the best in the final mode, and the required ones.
   std::vector<std::size_t> finals;
   for (auto i : stage2) {
-    if (static_cast<int>(finals.size()) >= std::max(1, opt_.top)) break;
-    if (!finals.empty() && over(0.75)) {
-      stats_.budget_reached = true;
-      break;
+    const bool required = std::find(must.begin(), must.end(), i) != must.end();
+    if (!required) {
+      if (static_cast<int>(finals.size()) >= std::max(1, opt_.top)) continue;
+      if (!finals.empty() && over(0.6)) {
+        stats_.budget_reached = true;
+        continue;
+      }
     }
     price_stage({i}, true);
     finals.push_back(i);
   }
-  if (start_ok && std::find(finals.begin(), finals.end(), start_id_) == finals.end()) {
-    price_stage({start_id_}, true);
-    finals.push_back(start_id_);
+  refine(finals);
+  // References that did not fit still get their final-mode verdict for the report.
+  for (auto id : {baseline_id_, torchrec_id_}) {
+    if (id && all_[*id].valid && !all_[*id].ranked.final_estimate) price_stage({*id}, true);
   }
   std::sort(finals.begin(), finals.end(), by_score);
-  if (static_cast<int>(finals.size()) > std::max(1, opt_.top)) finals.resize(std::max(1, opt_.top));
-  for (auto i : finals) {
-    if (score(all_[i]).tier == 0) out.top.push_back(all_[i].ranked);
-  }
-  if (out.top.empty()) {
+  if (finals.empty()) {
     out.status = PlanStatus::kNothingFits;
-    out.closest = all_[finals.front()].ranked;
+    out.closest = all_[order.front()].ranked;
+  } else {
+    if (static_cast<int>(finals.size()) > std::max(1, opt_.top))
+      finals.resize(std::max(1, opt_.top));
+    for (auto i : finals) {
+      if (score(all_[i]).tier == 0) out.top.push_back(all_[i].ranked);
+    }
+    if (out.top.empty()) {
+      out.status = PlanStatus::kNothingFits;
+      out.closest = all_[finals.front()].ranked;
+    }
   }
-
-  // References: the scenario's own plan, and the TorchRec-style baseline.
-  if (req_.has_baseline && opt_.references)
-    out.baseline = reference(req_.baseline_document, "scenario plan");
-  if (opt_.references) {
-    // TorchRec's planner over the baseline's model-parallel group (its sharding group under
-    // 2D parallelism, TorchRec's DMPCollection), the rest of the baseline unchanged.
-    ParallelPlan tr = req_.base.plan;
-    const int group = req_.base.layout.sparse.size;
-    torchrec_style_sharding(tr, costs_, group, host_, req_.base.layout.cp.size);
-    Json doc = req_.has_baseline ? req_.baseline_document : Json::object();
-    doc["name"] = "torchrec-style";
-    doc.erase("description");
-    set_tables(doc, tr, req_.base.model);
-    out.torchrec = reference(doc, "TorchRec-style sharding");
-  }
+  out.baseline = reference(baseline_id_, "scenario plan");
+  out.torchrec = reference(torchrec_id_, "TorchRec-style sharding");
   stats_.wall_s = elapsed();
   out.stats = stats_;
   return out;

@@ -57,8 +57,9 @@ struct RankedPlan {
 };
 
 struct SearchStats {
-  int scored = 0;     // closed-form estimates
-  int simulated = 0;  // simulations (both modes)
+  int scored = 0;        // closed-form estimates
+  int space_scored = 0;  // of which points of the search space (stage 1)
+  int simulated = 0;     // simulations (both modes)
   double wall_s = 0;
   bool exact = false;  // every point of the space was scored
   bool budget_reached = false;

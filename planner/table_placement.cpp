@@ -93,8 +93,16 @@ void place_tables(sim::workload::ParallelPlan& plan, const TableCosts& costs, in
   std::vector<double> bytes(static_cast<std::size_t>(group_size), 0.0);
   std::vector<Slice> slices;
   const int n = static_cast<int>(plan.sharding.size());
+  std::vector<int> preset;  // member per slice kept from the plan (-1: to place)
   for (int t = 0; t < n; ++t) {
     auto& s = plan.sharding[static_cast<std::size_t>(t)];
+    const int k = slices_of(s);
+    const bool keep = k > 0 && static_cast<int>(s.ranks.size()) == k &&
+                      std::all_of(s.ranks.begin(), s.ranks.end(), [&](int m) {
+                        return m >= 0 && m + (is_block(s.type) ? host_size : 1) <= group_size &&
+                               (!is_block(s.type) || m % host_size == 0);
+                      });
+    const std::vector<int> given = keep ? s.ranks : std::vector<int>{};
     s.ranks.clear();
     if (s.type == ShardingType::kRowWise) {
       const double c = costs.slice_seconds(t, 1, 1.0 / group_size, group_size, cp);
@@ -104,7 +112,6 @@ void place_tables(sim::workload::ParallelPlan& plan, const TableCosts& costs, in
         bytes[static_cast<std::size_t>(m)] += b;
       }
     }
-    const int k = slices_of(s);
     const double f = s.type == ShardingType::kColumnWise || s.type == ShardingType::kGrid
                          ? 1.0 / s.column_shards
                          : 1.0;
@@ -113,11 +120,21 @@ void place_tables(sim::workload::ParallelPlan& plan, const TableCosts& costs, in
     for (int i = 0; i < k; ++i) {
       slices.push_back(
           {t, i, costs.slice_seconds(t, f, r, group_size, cp), costs.slice_bytes(t, f, r), block});
+      preset.push_back(keep ? given[static_cast<std::size_t>(i)] : -1);
     }
     s.ranks.assign(static_cast<std::size_t>(k), 0);
   }
-  std::stable_sort(slices.begin(), slices.end(),
-                   [](const Slice& a, const Slice& b) { return a.cost > b.cost; });
+  std::vector<std::size_t> by_cost(slices.size());
+  std::iota(by_cost.begin(), by_cost.end(), std::size_t{0});
+  std::stable_sort(by_cost.begin(), by_cost.end(),
+                   [&](std::size_t a, std::size_t b) { return slices[a].cost > slices[b].cost; });
+  {
+    std::vector<Slice> sorted;
+    std::vector<int> kept;
+    for (auto i : by_cost) sorted.push_back(slices[i]), kept.push_back(preset[i]);
+    slices = std::move(sorted);
+    preset = std::move(kept);
+  }
   const double cap = costs.memory_capacity() / 2;
   std::vector<int> where(slices.size(), 0);  // member (block start for block slices)
   auto add = [&](std::size_t i, int m, double sign) {
@@ -128,7 +145,14 @@ void place_tables(sim::workload::ParallelPlan& plan, const TableCosts& costs, in
       bytes[static_cast<std::size_t>(m + j)] += sign * s.bytes;
     }
   };
+  // Slices the plan already places (a neighbour of a found plan) stay and load their members.
   for (std::size_t i = 0; i < slices.size(); ++i) {
+    if (preset[i] < 0) continue;
+    where[i] = preset[i];
+    add(i, where[i], 1);
+  }
+  for (std::size_t i = 0; i < slices.size(); ++i) {
+    if (preset[i] >= 0) continue;
     const Slice& s = slices[i];
     const int width = s.block ? host_size : 1;
     const int options = s.block ? blocks : group_size;
@@ -153,7 +177,7 @@ void place_tables(sim::workload::ParallelPlan& plan, const TableCosts& costs, in
     const int hot = static_cast<int>(std::max_element(load.begin(), load.end()) - load.begin());
     bool improved = false;
     for (std::size_t i = 0; i < slices.size() && !improved; ++i) {
-      if (slices[i].block || where[i] != hot) continue;
+      if (slices[i].block || preset[i] >= 0 || where[i] != hot) continue;
       for (int m = 0; m < group_size && !improved; ++m) {
         if (m == hot) continue;
         const double before =
@@ -170,7 +194,9 @@ void place_tables(sim::workload::ParallelPlan& plan, const TableCosts& costs, in
         }
         // Swap with a cheaper slice on m.
         for (std::size_t j = 0; j < slices.size(); ++j) {
-          if (slices[j].block || where[j] != m || slices[j].cost >= slices[i].cost) continue;
+          if (slices[j].block || preset[j] >= 0 || where[j] != m ||
+              slices[j].cost >= slices[i].cost)
+            continue;
           const double d = slices[i].cost - slices[j].cost;
           if (std::max(load[static_cast<std::size_t>(hot)] - d,
                        load[static_cast<std::size_t>(m)] + d) < before - 1e-12 &&
@@ -193,6 +219,97 @@ void place_tables(sim::workload::ParallelPlan& plan, const TableCosts& costs, in
     plan.sharding[static_cast<std::size_t>(slices[i].table)]
         .ranks[static_cast<std::size_t>(slices[i].index)] = where[i];
   }
+}
+
+std::vector<sim::workload::ParallelPlan> placement_moves(const sim::workload::ParallelPlan& plan,
+                                                         const TableCosts& costs,
+                                                         const std::vector<double>& member_seconds,
+                                                         int host_size, int cp, int count) {
+  const int group_size = static_cast<int>(member_seconds.size());
+  host_size = std::max(1, std::min(host_size, group_size));
+  if (group_size % host_size != 0) host_size = 1;
+  const double cap = costs.memory_capacity() / 2;
+  // Weight bytes per member as placed (row-wise shares count alike on every member).
+  std::vector<double> bytes(static_cast<std::size_t>(group_size), 0.0);
+  struct Placed {
+    int table, index, member, width;
+    double cost, bytes;
+  };
+  std::vector<Placed> placed;
+  for (int t = 0; t < static_cast<int>(plan.sharding.size()); ++t) {
+    const auto& s = plan.sharding[static_cast<std::size_t>(t)];
+    const int k = slices_of(s);
+    if (static_cast<int>(s.ranks.size()) != k) continue;
+    const int width = is_block(s.type) ? host_size : 1;
+    const double f = s.type == ShardingType::kColumnWise || s.type == ShardingType::kGrid
+                         ? 1.0 / s.column_shards
+                         : 1.0;
+    const double r = width > 1 ? 1.0 / host_size : 1.0;
+    for (int i = 0; i < k; ++i) {
+      const int m = s.ranks[static_cast<std::size_t>(i)];
+      if (m < 0 || m + width > group_size) continue;
+      placed.push_back({t, i, m, width, costs.slice_seconds(t, f, r, group_size, cp),
+                        costs.slice_bytes(t, f, r)});
+      for (int j = 0; j < width; ++j) bytes[static_cast<std::size_t>(m + j)] += placed.back().bytes;
+    }
+  }
+  auto peak = [&](int m, int width) {
+    double l = 0;
+    for (int j = 0; j < width; ++j)
+      l = std::max(l, member_seconds[static_cast<std::size_t>(m + j)]);
+    return l;
+  };
+  const int hot = static_cast<int>(std::max_element(member_seconds.begin(), member_seconds.end()) -
+                                   member_seconds.begin());
+  const double hot_load = member_seconds[static_cast<std::size_t>(hot)];
+  struct Move {
+    double peak;  // predicted larger load of the two members afterwards
+    std::size_t slice, other;
+    int to;
+  };
+  std::vector<Move> moves;
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    const auto& a = placed[i];
+    if (hot < a.member || hot >= a.member + a.width) continue;
+    for (int to = 0; to + a.width <= group_size; to += a.width) {
+      if (to == a.member) continue;
+      const double dest = peak(to, a.width);
+      double after = std::max(hot_load - a.cost, dest + a.cost);
+      bool fits = true;
+      for (int j = 0; j < a.width; ++j)
+        fits = fits && bytes[static_cast<std::size_t>(to + j)] + a.bytes <= cap;
+      if (fits && after < hot_load) moves.push_back({after, i, kNone, to});
+      for (std::size_t o = 0; o < placed.size(); ++o) {
+        const auto& b = placed[o];
+        if (b.member != to || b.width != a.width || b.cost >= a.cost) continue;
+        after = std::max(hot_load - a.cost + b.cost, dest + a.cost - b.cost);
+        bool swap_fits = true;
+        for (int j = 0; j < a.width; ++j) {
+          swap_fits = swap_fits &&
+                      bytes[static_cast<std::size_t>(to + j)] + a.bytes - b.bytes <= cap &&
+                      bytes[static_cast<std::size_t>(a.member + j)] + b.bytes - a.bytes <= cap;
+        }
+        if (swap_fits && after < hot_load) moves.push_back({after, i, o, to});
+      }
+    }
+  }
+  std::stable_sort(moves.begin(), moves.end(),
+                   [](const Move& x, const Move& y) { return x.peak < y.peak; });
+  std::vector<sim::workload::ParallelPlan> out;
+  for (const auto& mv : moves) {
+    if (static_cast<int>(out.size()) >= count) break;
+    auto p = plan;
+    const auto& a = placed[mv.slice];
+    p.sharding[static_cast<std::size_t>(a.table)].ranks[static_cast<std::size_t>(a.index)] = mv.to;
+    if (mv.other != kNone) {
+      const auto& b = placed[mv.other];
+      p.sharding[static_cast<std::size_t>(b.table)].ranks[static_cast<std::size_t>(b.index)] =
+          a.member;
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 void torchrec_style_sharding(sim::workload::ParallelPlan& plan, const TableCosts& costs, int world,

@@ -52,9 +52,19 @@ class TableCosts {
 };
 
 /// Sets TableSharding::ranks for every slice of `plan` in groups of `group_size` members
-/// with host-sized blocks of `host_size`.
+/// with host-sized blocks of `host_size`; tables whose ranks are already complete keep them
+/// (their load counts) and only the others are placed.
 void place_tables(sim::workload::ParallelPlan& plan, const TableCosts& costs, int group_size,
                   int host_size, int cp);
+
+/// Up to `count` neighbours of `plan` (every slice placed) that move or swap one slice off
+/// the member with the largest measured time, `member_seconds` (seconds per step of each
+/// group member, e.g. simulated compute), best predicted first: the larger of the two
+/// members' loads afterwards, measured load -/+ the slices' closed-form seconds.
+std::vector<sim::workload::ParallelPlan> placement_moves(const sim::workload::ParallelPlan& plan,
+                                                         const TableCosts& costs,
+                                                         const std::vector<double>& member_seconds,
+                                                         int host_size, int cp, int count);
 
 /// Sharding types and placement as TorchRec's planner would choose them over a sharding
 /// group of `world` ranks (sets plan.sharding).

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include "sim/engine/simulator.hpp"
@@ -18,13 +20,17 @@ using sim::workload::OpKind;
 using sim::workload::StepPhase;
 
 constexpr auto kClasses = static_cast<std::size_t>(sim::workload::kCommClassCount);
+// Above this many ranks the estimate reads representative model-parallel blocks only.
+constexpr int kRepresentativeRanks = 1024;
 
 /// The k-th collective issued on a group: every member's part, merged into one spec.
 struct Instance {
   CollectiveSpec spec;
   std::vector<std::vector<Bytes>> rows;  // all_to_allv send rows by member
   std::vector<Bytes> send_bytes;         // all_to_all per-member buffers
+  int group = 0;
   double seconds = 0;
+  double cross_dc_bytes = 0;
 };
 
 struct RankSums {
@@ -33,13 +39,16 @@ struct RankSums {
   int dense_calls = 0;
 };
 
-/// Prices every collective instance alone on an analytical network; returns the
-/// cross-datacenter bytes they move.
-double price_instances(const sim::topology::Cluster& cluster, std::vector<Instance>& instances) {
+/// Prices every collective instance alone on an analytical network, with the
+/// cross-datacenter bytes each moves.
+void price_instances(const sim::topology::Cluster& cluster, std::vector<Instance>& instances) {
   sim::engine::Simulator sim;
   sim::network::NetworkOptions options;
   options.mode = sim::network::NetworkMode::kAnalytical;
   auto network = sim::network::make_network(sim, cluster, options);
+  // The same collective on the same group (DDP buckets of one size, repeated layers)
+  // costs the same: priced once.
+  std::map<std::tuple<int, int, int, Bytes>, const Instance*> priced;
   for (auto& inst : instances) {
     const auto n = inst.spec.gpus.size();
     if (inst.spec.op == CollectiveOp::kAllToAllV) {
@@ -55,13 +64,51 @@ double price_instances(const sim::topology::Cluster& cluster, std::vector<Instan
       for (Bytes b : inst.send_bytes) uniform = uniform && b == inst.send_bytes.front();
       if (!uniform) inst.spec.send_bytes = inst.send_bytes;
     }
+    const bool plain = inst.spec.send_matrix.empty() && inst.spec.send_bytes.empty();
+    const auto key = std::make_tuple(inst.group, static_cast<int>(inst.spec.op),
+                                     static_cast<int>(inst.spec.algorithm), inst.spec.bytes);
+    if (plain) {
+      if (const auto it = priced.find(key); it != priced.end()) {
+        inst.seconds = it->second->seconds;
+        inst.cross_dc_bytes = it->second->cross_dc_bytes;
+        continue;
+      }
+    }
     const Time start = sim.now();
     Time done = start;
+    const double xdc_before = network->traffic().bytes(sim::topology::LinkClass::kCrossDc);
     network->start_collective(inst.spec, [&] { done = sim.now(); });
     sim.run();
     inst.seconds = (done - start).to_s();
+    inst.cross_dc_bytes = network->traffic().bytes(sim::topology::LinkClass::kCrossDc) - xdc_before;
+    if (plain) priced.emplace(key, &inst);
   }
-  return network->traffic().bytes(sim::topology::LinkClass::kCrossDc);
+}
+
+/// Cross-datacenter bytes of a step: instances of groups of one kind ("dp", "sparse_mp",
+/// ... the name before '/') stand for all groups of that kind when only representative
+/// ranks were built.
+double cross_dc_bytes(const OpGraph& graph, const std::vector<Instance>& instances) {
+  auto kind = [&](int g) {
+    const auto& name = graph.groups[static_cast<std::size_t>(g)].name;
+    return name.substr(0, name.find('/'));
+  };
+  std::map<std::string, int> groups;
+  for (std::size_t g = 0; g < graph.groups.size(); ++g) ++groups[kind(static_cast<int>(g))];
+  std::map<std::string, std::pair<double, std::vector<int>>> seen;  // bytes, groups priced
+  for (const auto& inst : instances) {
+    auto& [bytes, priced] = seen[kind(inst.group)];
+    bytes += inst.cross_dc_bytes;
+    priced.push_back(inst.group);
+  }
+  double total = 0;
+  for (auto& [k, v] : seen) {
+    auto& [bytes, priced] = v;
+    std::sort(priced.begin(), priced.end());
+    priced.erase(std::unique(priced.begin(), priced.end()), priced.end());
+    total += bytes * groups[k] / static_cast<double>(priced.size());
+  }
+  return total;
 }
 
 }  // namespace
@@ -69,11 +116,12 @@ double price_instances(const sim::topology::Cluster& cluster, std::vector<Instan
 Estimate ClosedFormCost::estimate(const sim::workload::TrainingScenario& sc) const {
   Estimate e;
   e.memory_capacity = memory_capacity(sc, kernels_);
-  e.memory = sim::workload::memory_per_rank(sc).fits(e.memory_capacity);
+  e.memory = sim::workload::memory_per_rank(sc, kRepresentativeRanks).fits(e.memory_capacity);
   e.fits = e.memory.fits;
   if (!e.fits) return e;
 
-  const OpGraph graph = sim::workload::build_op_graph(sc, {.steps = 1});
+  const OpGraph graph =
+      sim::workload::build_op_graph(sc, {.steps = 1, .representative_ranks = kRepresentativeRanks});
   const auto xdc_stream = std::find(graph.streams.begin(), graph.streams.end(), "xdc_comm");
   const auto xdc = static_cast<std::int32_t>(xdc_stream - graph.streams.begin());
 
@@ -96,6 +144,7 @@ Estimate ClosedFormCost::estimate(const sim::workload::TrainingScenario& sc) con
         inst.spec.op = call.op;
         inst.spec.algorithm = call.algorithm;
         inst.spec.bytes = call.bytes;
+        inst.group = call.group;
         for (int m : group.ranks)
           inst.spec.gpus.push_back(graph.ranks[static_cast<std::size_t>(m)].gpu);
         inst.rows.resize(group.ranks.size());
@@ -112,7 +161,8 @@ Estimate ClosedFormCost::estimate(const sim::workload::TrainingScenario& sc) con
       rank_instances[r].push_back(it->second);
     }
   }
-  const double xdc_bytes = price_instances(sc.cluster, instances);
+  price_instances(sc.cluster, instances);
+  const double xdc_bytes = cross_dc_bytes(graph, instances);
 
   const auto& sched = sc.plan.schedule;
   double worst = 0;

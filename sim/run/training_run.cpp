@@ -118,6 +118,8 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
     by_compute.push_back(
         {static_cast<int>(r), per_step(result.ranks[r], scenario.steps).compute.to_ms()});
   }
+  report.rank_compute_ms.reserve(n);
+  for (const auto& s : by_compute) report.rank_compute_ms.push_back(s.compute_ms);
   const auto top = std::min<std::size_t>(5, by_compute.size());
   std::partial_sort(by_compute.begin(), by_compute.begin() + static_cast<std::ptrdiff_t>(top),
                     by_compute.end(), [](const Straggler& a, const Straggler& b) {

@@ -43,6 +43,7 @@ struct TrainingReport {
   RankAccount critical;  // per step
   RankAccount average;   // per step
   std::vector<Straggler> top_stragglers;
+  std::vector<double> rank_compute_ms;  // per step, by rank
   workload::MemoryReport memory;
   workload::MemoryFit fit;
   double memory_capacity = 0;  // bytes per GPU of the critical GPU type

@@ -44,4 +44,11 @@ struct ReplicaBatch {
 /// Batches of every replica for `step`, balanced as the plan says. Deterministic.
 std::vector<ReplicaBatch> sample_step(const TrainingScenario& scenario, int step);
 
+/// Model-parallel blocks (contiguous runs of sparse-group size) that stand for all of them
+/// in an estimate: about `min_ranks` ranks of evenly spaced blocks, plus the blocks holding
+/// the costliest replica of `batches` and any slow rank. All blocks when `min_ranks` <= 0 or
+/// the world is no larger. Sorted, deterministic.
+std::vector<int> representative_blocks(const TrainingScenario& scenario,
+                                       const std::vector<ReplicaBatch>& batches, int min_ranks);
+
 }  // namespace strait::sim::workload

@@ -38,12 +38,13 @@ MemoryFit MemoryReport::fits(double capacity) const {
   f.total = worst->total();
   f.excess = f.total - capacity;
   f.fits = f.excess <= 0;
+  if (worst->terms.empty()) return f;
   f.dominant = worst->dominant().name;
   f.dominant_bytes = worst->dominant().bytes;
   return f;
 }
 
-MemoryReport memory_per_rank(const TrainingScenario& sc) {
+MemoryReport memory_per_rank(const TrainingScenario& sc, int representative_ranks) {
   const Layout& L = sc.layout;
   const ModelConfig& model = sc.model;
   const ParallelPlan& plan = sc.plan;
@@ -72,7 +73,8 @@ MemoryReport memory_per_rank(const TrainingScenario& sc) {
   MemoryReport report;
   report.ranks.resize(static_cast<std::size_t>(L.world));
   const int M = L.sparse.size;
-  for (int block = 0; block < L.world / M; ++block) {
+  for (int r = 0; r < L.world; ++r) report.ranks[static_cast<std::size_t>(r)].rank = r;
+  for (int block : representative_blocks(sc, batches.front(), representative_ranks)) {
     std::vector<double> out_buffers(static_cast<std::size_t>(M), 0.0);
     for (int s = 0; s < sc.steps; ++s) {
       std::vector<std::vector<double>> ids(static_cast<std::size_t>(M));

@@ -54,7 +54,8 @@ struct MemoryReport {
   MemoryFit fits(double capacity) const;
 };
 
-/// Memory of every rank of the scenario (batches sampled as build_op_graph does).
-MemoryReport memory_per_rank(const TrainingScenario& scenario);
+/// Memory of every rank of the scenario (batches sampled as build_op_graph does); with
+/// `representative_ranks` > 0 only the ranks of representative_blocks (others get no terms).
+MemoryReport memory_per_rank(const TrainingScenario& scenario, int representative_ranks = 0);
 
 }  // namespace strait::sim::workload

@@ -466,7 +466,12 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
   g.ranks.resize(static_cast<std::size_t>(L.world));
   const int M = L.sparse.size;
   std::size_t reserve = 0;
-  for (int block = 0; block < L.world / M; ++block) {
+  for (int r = 0; r < L.world; ++r) {
+    RankOps& ro = g.ranks[static_cast<std::size_t>(r)];
+    ro.rank = ro.gpu = r;
+    ro.samples = sh.batches.front()[static_cast<std::size_t>(r / L.cp.size)].samples / L.cp.size;
+  }
+  for (int block : representative_blocks(sc, sh.batches.front(), options.representative_ranks)) {
     // Embedding traffic of this model-parallel group, per step.
     std::vector<std::unique_ptr<SparseTraffic>> owned;
     std::vector<const SparseTraffic*> traffic;
@@ -487,10 +492,6 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
     for (int i = 0; i < M; ++i) {
       const int rank = block * M + i;
       RankOps& ro = g.ranks[static_cast<std::size_t>(rank)];
-      ro.rank = rank;
-      ro.gpu = rank;
-      ro.samples =
-          sh.batches.front()[static_cast<std::size_t>(rank / L.cp.size)].samples / L.cp.size;
       ro.ops.reserve(reserve);
       RankBuilder(sh, ro, traffic, i).build();
       reserve = std::max(reserve, ro.ops.size());

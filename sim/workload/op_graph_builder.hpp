@@ -35,6 +35,9 @@ namespace strait::sim::workload {
 
 struct OpGraphOptions {
   int steps = 0;  // 0 = the scenario's
+  /// > 0: build only representative_blocks(scenario, step 0, this many ranks); the other
+  /// ranks keep their rank, GPU and samples but no ops (for estimates at scale).
+  int representative_ranks = 0;
 };
 
 /// Builds every rank's ops for the scenario's steps. Deterministic for a seed.
