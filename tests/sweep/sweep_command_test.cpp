@@ -3,6 +3,7 @@
 // ranks; a sweep killed with SIGKILL and resumed ends with the same CSV as one that ran
 // through; a bad sweep file fails before any point runs.
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,6 +52,13 @@ std::string csv_without_wall_times(const std::string& path) {
     out += detail::csv_line(kept) + "\n";
   }
   return out;
+}
+
+// In a forked child: stdout and stderr to /dev/null, so the test's output stays readable.
+void quiet() {
+  const int null = ::open("/dev/null", O_WRONLY);
+  ::dup2(null, STDOUT_FILENO);
+  ::dup2(null, STDERR_FILENO);
 }
 
 TEST(SweepCommand, SerialThreadsAndMpiRanksWriteTheSameCsv) {
@@ -111,6 +119,7 @@ TEST(SweepCommand, ResumeAfterAKillEndsWithTheSameCsv) {
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
+    quiet();
     ::execl(STRAIT_BINARY, STRAIT_BINARY, "sweep", sweep.c_str(), "--threads", "1", "--csv",
             killed.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
@@ -135,6 +144,44 @@ TEST(SweepCommand, ResumeAfterAKillEndsWithTheSameCsv) {
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_EQ(csv_without_wall_times(killed), csv_without_wall_times(full));
   EXPECT_EQ(lines(read_text(killed)).size(), 49u);
+}
+
+TEST(SweepCommand, CtrlCWritesThePointsInFlightAndExits130) {
+  const auto sweep = temp_path("int.json");
+  write_text(sweep, fmt::format(R"({{
+      "scenario": "{}/configs/scenarios/dlrm-8gpu.json", "set": {{"/scenario/steps": 2}},
+      "axes": [{{"name": "batch", "pointer": "/data/batch_size/per_rank", "linear": {{"from": 256, "to": 4096, "count": 40}}, "integer": true}}]}})",
+                                STRAIT_SOURCE_DIR));
+  const auto full = temp_path("full.csv"), stopped = temp_path("stopped.csv");
+  ASSERT_EQ(run_strait({"sweep", sweep, "--threads", "1", "--csv", full}).exit_code, 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    quiet();
+    ::execl(STRAIT_BINARY, STRAIT_BINARY, "sweep", sweep.c_str(), "--threads", "2", "--csv",
+            stopped.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  bool exited = false;
+  while (lines(read_text(stopped)).size() < 3 && !exited) {
+    exited = ::waitpid(pid, &status, WNOHANG) == pid;
+    std::this_thread::yield();
+  }
+  ASSERT_FALSE(exited) << "strait sweep ended before it could be interrupted";
+  ::kill(pid, SIGINT);
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  // Whole rows only, each the same as in the run that went through.
+  const auto rows = lines(read_text(stopped));
+  EXPECT_LT(rows.size(), 41u);
+  EXPECT_EQ(read_text(stopped).back(), '\n');
+  EXPECT_EQ(csv_without_wall_times(stopped),
+            csv_without_wall_times(full).substr(0, csv_without_wall_times(stopped).size()));
+  const auto resumed = run_strait({"sweep", sweep, "--resume", "--csv", stopped});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(csv_without_wall_times(stopped), csv_without_wall_times(full));
 }
 
 TEST(SweepCommand, ABadSweepFileFailsBeforeAnyPointRuns) {
