@@ -8,7 +8,13 @@
 //                    changes nothing; table slices placed by the cost-balancing proposer;
 //   2. analytical    the best `analytical_k` feasible candidates simulated;
 //   3. final mode    the best `top` of those simulated in the final mode (flow by default);
-//                    the scenario's own plan and the TorchRec-style baseline likewise.
+//                    the start point, the scenario's own plan and the TorchRec-style
+//                    baseline always (they are candidates too, so the plan found is never
+//                    slower than them in the final mode);
+//   4. local search  from the best final plan, each step simulated in the final mode: a
+//                    table slice moved or swapped off the group member the simulation finds
+//                    slowest (placement_moves), and the one-dimension neighbours the closed
+//                    form ranks best; until a round finds nothing better or the budget ends.
 // Candidates that do not fit (memory model, with the headroom) or move more cross-DC bytes
 // than allowed are dropped before any simulation. The budget is checked between
 // candidates; when it runs out the best found so far is kept (at least one candidate

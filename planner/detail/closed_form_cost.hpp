@@ -17,7 +17,11 @@
 // SM stealing: unless the schedule uses SM-free communication, every hidden collective
 // second takes s x 1 s of compute, s = the GPU's comm_sm_fraction.
 // Step time = max_r (F_r + B_r + O_r + stolen_r + exposed_r): a synchronous step waits for
-// its slowest rank. Known limits: no contention between collectives, no cross-step overlap
+// its slowest rank. Above 1,024 ranks only representative model-parallel blocks are built
+// (about 1,024 ranks evenly spread, plus the costliest replica's and slow ranks' blocks;
+// representative_blocks in batch.hpp), cross-datacenter bytes scaled from the groups priced
+// to all groups of each kind; a collective repeated on one group is priced once.
+// Known limits: no contention between collectives, no cross-step overlap
 // beyond the rules above; it ranks candidates, the simulation stages price them.
 
 #include "planner/cost_model.hpp"
