@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/quantity.hpp"
 #include "sweep/detail/axis_values.hpp"
 #include "sweep/detail/point_filter.hpp"
 #include "sweep/detail/report_columns.hpp"
@@ -197,7 +198,7 @@ void SpecReader::check_target(const ConfigNode& where, const Edit& target, bool 
 
 void SpecReader::add_name(const ConfigNode& where, const std::string& name) {
   if (name.empty()) where.fail("expected a non-empty name");
-  const auto& reserved = detail::csv_header({});
+  const auto reserved = detail::csv_header({}, true);
   if (std::find(reserved.begin(), reserved.end(), name) != reserved.end())
     where.fail(fmt::format("'{}' is a result column; give the axis another name", name));
   if (!names_.insert(name).second) where.fail(fmt::format("axis name '{}' is used twice", name));
@@ -293,7 +294,7 @@ void SpecReader::check_factor(const ConfigNode& where, const Factor& factor) {
 }
 
 Reading SpecReader::read() {
-  root_.allow_only({"name", "description", "scenario", "set", "axes", "filters"});
+  root_.allow_only({"name", "description", "scenario", "set", "axes", "filters", "plan_search"});
   load_scenario();
   if (auto set = root_.find("set")) {
     if (!set->is_object()) set->fail("expected an object of pointer: value");
@@ -338,6 +339,37 @@ Reading SpecReader::read() {
   return std::move(r_);
 }
 
+// The "plan_search" block; its "when" filter is returned apart (it needs the axis names).
+PlanSearch read_plan_search(const ConfigNode& node) {
+  if (!node.is_object()) node.fail("expected an object {budget, mode, top, constraints, when}");
+  node.allow_only({"budget", "mode", "top", "constraints", "when"});
+  PlanSearch search;
+  if (auto budget = node.find("budget")) {
+    if (budget->json().is_number()) {
+      search.budget_s = budget->as_number();
+    } else {
+      const auto t = parse_duration(budget->as_string());
+      search.budget_s = t ? t->to_s() : 0;
+    }
+    if (!(search.budget_s > 0))
+      budget->fail("expected a positive duration such as \"10s\" or a number of seconds");
+  }
+  if (node.has("mode")) search.mode = node.choice("mode", {"flow", "analytical"});
+  search.top = static_cast<int>(node.integer_or("top", 1));
+  if (search.top < 1) node.at("top").fail("expected an integer >= 1");
+  if (auto constraints = node.find("constraints")) {
+    const auto base = std::filesystem::path(node.file()).parent_path();
+    search.constraints_file = (base / constraints->as_string()).lexically_normal().string();
+    if (!std::filesystem::is_regular_file(search.constraints_file))
+      constraints->fail(
+          fmt::format("constraints file '{}' does not exist", search.constraints_file));
+    if (!load_config(search.constraints_file).is_object())
+      constraints->fail(fmt::format("expected {} to hold a constraints object (planner/README.md)",
+                                    search.constraints_file));
+  }
+  return search;
+}
+
 }  // namespace
 
 SweepSpec SweepSpec::load(const std::string& path) { return from_config(load_config(path)); }
@@ -363,6 +395,12 @@ SweepSpec SweepSpec::from_config(const ConfigNode& node) {
     for (const auto& f : list->elements())
       filters.push_back(detail::PointFilter::from_config(f, spec.axis_names_));
   }
+  std::optional<detail::PointFilter> plan_when;
+  if (auto search = node.find("plan_search")) {
+    spec.plan_search_ = read_plan_search(*search);
+    if (auto when = search->find("when"))
+      plan_when = detail::PointFilter::from_config(*when, spec.axis_names_);
+  }
   // Odometer over the factors, the last one moving fastest.
   std::vector<std::size_t> digit(r.factors.size(), 0);
   for (std::size_t n = 0; n < static_cast<std::size_t>(total); ++n) {
@@ -382,6 +420,7 @@ SweepSpec SweepSpec::from_config(const ConfigNode& node) {
     if (std::all_of(filters.begin(), filters.end(),
                     [&p](const detail::PointFilter& f) { return f.keeps(p.values); })) {
       p.index = spec.points_.size();
+      p.plan_search = spec.plan_search_ && (!plan_when || plan_when->keeps(p.values));
       spec.points_.push_back(std::move(p));
     }
     for (std::size_t i = r.factors.size(); i-- > 0;) {

@@ -17,13 +17,20 @@
 //             {"group": "noise", "latin_hypercube": {"count": 20, "seed": 7},
 //              "axes": [{"name": "sigma", "pointer": "/scenario/hardware/kernel_noise_sigma",
 //                        "from": 0, "to": 0.1}]}],
-//    "filters": [{"axis": "wan_gbps", "op": ">=", "value": 200}]}
+//    "filters": [{"axis": "wan_gbps", "op": ">=", "value": 200}],
+//    "plan_search": {"budget": "10s", "mode": "analytical", "top": 1,
+//                    "constraints": "constraints.json", "when": FILTER}}
+//
+// "plan_search" (optional) runs the planner at each point (or at the points where its
+// "when" filter holds), after the edits, with the point's plan as the baseline; the point
+// then reports the best plan found (sweep.hpp).
 //
 // Every mistake in the file throws ConfigError naming the sweep file and the JSON pointer
 // of the bad key; a pointer must lead into an existing object or array of the base
 // scenario (only its last key may be new).
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +50,16 @@ struct Point {
   std::size_t index = 0;     // position in the sweep's point order (after filters)
   std::vector<Json> values;  // one per axis, in SweepSpec::axis_names order
   std::vector<Edit> edits;   // the sweep's "set" edits first, then the axes', in axis order
+  bool plan_search = false;  // the planner runs at this point (see PlanSearch)
+};
+
+/// The sweep's "plan_search" block: how `strait plan` runs at a point. One planner thread
+/// per point, so a point's result does not depend on how the sweep runs.
+struct PlanSearch {
+  double budget_s = 10;          // search budget per point, seconds
+  std::string mode;              // final-stage mode: "flow", "analytical", "" = the point's
+  int top = 1;                   // plans in the final stage
+  std::string constraints_file;  // path usable from the working directory; "" = none
 };
 
 /// A JSON document of the base scenario and the file it came from (relative paths in it
@@ -68,6 +85,8 @@ class SweepSpec {
   const std::vector<Point>& points() const { return points_; }
   /// The base scenario file's document.
   const Document& scenario() const { return scenario_; }
+  /// The plan search asked for, if any (Point::plan_search says where it runs).
+  const std::optional<PlanSearch>& plan_search() const { return plan_search_; }
   /// Every part file a point may use (the base's and those an axis names), by path.
   const std::map<std::string, Document>& part_files() const { return part_files_; }
 
@@ -75,6 +94,7 @@ class SweepSpec {
   std::string name_, file_, scenario_file_;
   Document scenario_;
   std::map<std::string, Document> part_files_;
+  std::optional<PlanSearch> plan_search_;
   std::vector<std::string> axis_names_;
   std::vector<Point> points_;
 };

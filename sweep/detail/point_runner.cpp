@@ -10,6 +10,7 @@
 #include "sim/run/training_report_json.hpp"
 #include "sim/run/training_run.hpp"
 #include "sim/workload/scenario.hpp"
+#include "sweep/detail/point_planner.hpp"
 #include "sweep/detail/report_columns.hpp"
 
 namespace strait::sweep::detail {
@@ -20,8 +21,8 @@ using sim::workload::TrainingScenario;
 void apply(Json& doc, const Edit& e) { doc[Json::json_pointer(e.pointer)] = e.value; }
 
 // The point's scenario: the base documents with its edits, scenario edits first (they may
-// pick another part file), then the parts'.
-TrainingScenario build_scenario(const SweepSpec& spec, const Point& point) {
+// pick another part file), then the parts'. `plan_document` receives the edited plan file.
+TrainingScenario build_scenario(const SweepSpec& spec, const Point& point, Json& plan_document) {
   Json scenario = spec.scenario().json;
   for (const auto& e : point.edits) {
     if (e.part == "scenario") apply(scenario, e);
@@ -41,11 +42,18 @@ TrainingScenario build_scenario(const SweepSpec& spec, const Point& point) {
     for (const auto& e : point.edits) {
       if (e.part == key) apply(doc.json, e);
     }
+    if (std::string_view(key) == "plan") plan_document = doc.json;
     return ConfigNode(std::move(doc.json), doc.file);
   };
   sim::workload::ScenarioParts parts{part("cluster"), part("model"), part("data"), part("plan")};
   return TrainingScenario::from_config(node, parts);
 }
+
+// A point whose plan search found nothing: its row is an error row.
+class PlanNotFound : public Error {
+ public:
+  using Error::Error;
+};
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -75,11 +83,24 @@ PointOutcome PointRunner::run(std::size_t index) const {
     axes[spec_.axis_names()[k]] = point.values[k];
   }
   Json line = {{"point", index}, {"axes", axes}};
+  const bool with_plan = spec_.plan_search().has_value();
+  std::vector<std::string> plan_fields;
+  if (with_plan) plan_fields = plan_fields_without_search(point.plan_search, nullptr);
   std::string error;
   try {
-    const auto scenario = build_scenario(spec_, point);
+    Json plan_document;
+    auto scenario = build_scenario(spec_, point, plan_document);
     const auto cost =
         cost_model(scenario.profiles_dir.empty() ? default_profiles_dir_ : scenario.profiles_dir);
+    if (point.plan_search) {
+      auto planned = plan_point(*spec_.plan_search(), scenario, plan_document, *cost);
+      plan_fields = std::move(planned.fields);
+      line["plan_search"] = std::move(planned.json);
+      if (!planned.scenario) throw PlanNotFound(planned.error);
+      scenario = std::move(*planned.scenario);
+    } else if (with_plan) {
+      plan_fields = plan_fields_without_search(false, &scenario);
+    }
     const auto report = sim::run::run_training(scenario, *cost, {});
     line["result"] = sim::run::training_report_json(report);
     const auto results = result_fields(line["result"]);
@@ -98,6 +119,7 @@ PointOutcome PointRunner::run(std::size_t index) const {
     fields.resize(1 + point.values.size() + result_columns().size());
     line["error"] = error;
   }
+  fields.insert(fields.end(), plan_fields.begin(), plan_fields.end());
   fields.push_back(fmt::format("{:.6f}", seconds_since(start)));
   fields.push_back(error);
   out.csv_row = csv_line(fields) + "\n";

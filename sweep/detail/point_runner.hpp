@@ -2,9 +2,11 @@
 // PointRunner: one point of a sweep from edits to a finished CSV row and JSON line.
 // Applies the point's edits to copies of the base scenario's documents, builds the
 // scenario (TrainingScenario::from_config with the edited parts, so errors still name the
-// part file and key), simulates it and formats the outcome. A point that fails (a bad
-// value, a plan that does not fit the cluster) becomes a row with its error, never an
-// exception. Safe to call from many threads at once.
+// part file and key), runs the planner when the point asks for it (point_planner.hpp; the
+// best plan found replaces the point's), simulates it and formats the outcome. A point that
+// fails (a bad value, a plan that does not fit the cluster, a plan search that finds
+// nothing) becomes a row with its error, never an exception. Safe to call from many
+// threads at once.
 
 #include <map>
 #include <memory>

@@ -56,14 +56,31 @@ const std::vector<std::string>& result_columns() {
   return kNames;
 }
 
-bool is_wall_time_column(std::string_view name) {
-  return name == "build_wall_s" || name == "sim_wall_s" || name == "wall_s";
+const std::vector<std::string>& plan_columns() {
+  static const std::vector<std::string> kNames = {"plan_searched",
+                                                  "plan_found",
+                                                  "plan_vs_baseline",
+                                                  "plan_baseline_step_ms",
+                                                  "plan_sparse_group_size",
+                                                  "plan_dense",
+                                                  "plan_cp_degree",
+                                                  "plan_pipeline_depth",
+                                                  "plan_tables",
+                                                  "plan_budget_reached",
+                                                  "plan_wall_s"};
+  return kNames;
 }
 
-std::vector<std::string> csv_header(const std::vector<std::string>& axis_names) {
+bool is_wall_time_column(std::string_view name) {
+  return name == "build_wall_s" || name == "sim_wall_s" || name == "wall_s" ||
+         name == "plan_wall_s";
+}
+
+std::vector<std::string> csv_header(const std::vector<std::string>& axis_names, bool plan_search) {
   std::vector<std::string> header = {"point"};
   header.insert(header.end(), axis_names.begin(), axis_names.end());
   header.insert(header.end(), result_columns().begin(), result_columns().end());
+  if (plan_search) header.insert(header.end(), plan_columns().begin(), plan_columns().end());
   header.emplace_back("wall_s");
   header.emplace_back("error");
   return header;

@@ -1,6 +1,7 @@
 #pragma once
 // The CSV columns of a sweep: "point", the axes, then the result columns below (from a
-// point's report JSON, see sim/run/training_report_json.hpp), then "wall_s" and "error".
+// point's report JSON, see sim/run/training_report_json.hpp), the plan columns when the
+// sweep has a "plan_search" block, then "wall_s" and "error".
 // Also the CSV quoting and line splitting the writer and the resume reader share.
 
 #include <string>
@@ -13,10 +14,13 @@ namespace strait::sweep::detail {
 
 /// Result columns in order (between the axes and "wall_s").
 const std::vector<std::string>& result_columns();
+/// Plan columns in order (after the result columns, with a plan search only).
+const std::vector<std::string>& plan_columns();
 /// Columns whose values are wall-clock times (they differ between runs).
 bool is_wall_time_column(std::string_view name);
-/// The header of a sweep with these axes.
-std::vector<std::string> csv_header(const std::vector<std::string>& axis_names);
+/// The header of a sweep with these axes, with or without the plan columns.
+std::vector<std::string> csv_header(const std::vector<std::string>& axis_names,
+                                    bool plan_search = false);
 
 /// The result columns' values of one report (numbers in shortest round-trip form).
 std::vector<std::string> result_fields(const Json& report);

@@ -74,7 +74,7 @@ void write_all(int fd, const std::string& path, const std::string& text) {
 SweepOutput::SweepOutput(const SweepSpec& spec, std::string csv_path, std::string jsonl_path,
                          bool resume)
     : csv_path_(std::move(csv_path)), jsonl_path_(std::move(jsonl_path)) {
-  const auto header = csv_header(spec.axis_names());
+  const auto header = csv_header(spec.axis_names(), spec.plan_search().has_value());
   if (resume && std::filesystem::exists(csv_path_) && std::filesystem::exists(jsonl_path_)) {
     this->resume(spec, header);
   } else {
