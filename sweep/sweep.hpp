@@ -12,8 +12,10 @@
 // (oneTBB) or the ranks of an MPI job (dynamic distribution, rank 0 writes), so the files
 // are byte-identical to a serial run's apart from the wall-time columns. Points run
 // independently and deterministically; a point that fails is a row with its error.
-// Limits: each point is one `strait simulate` of a training scenario (a per-point plan
-// search waits for the planner); an MPI rank runs one point at a time.
+// Each point is one `strait simulate` of a training scenario, preceded by one
+// `strait plan` (one thread) when the sweep's "plan_search" asks for it at that point.
+// Limits: an MPI rank runs one point at a time; a plan search that reaches its budget may
+// choose differently from run to run (plan_budget_reached marks it).
 
 #include <atomic>
 #include <cstddef>
