@@ -60,20 +60,28 @@ detail::PointOutcome decode(const std::string& text) {
           j.at("json").get<std::string>(), j.at("failed").get<bool>()};
 }
 
+// Rank 0: the next worker message (a result, or empty for "ready") into `buffer`; returns
+// the worker's rank.
+int receive_result(std::string& buffer) {
+  MPI_Status status;
+  MPI_Probe(MPI_ANY_SOURCE, kTagResult, MPI_COMM_WORLD, &status);
+  int size = 0;
+  MPI_Get_count(&status, MPI_CHAR, &size);
+  buffer.resize(static_cast<std::size_t>(size));
+  MPI_Recv(buffer.data(), size, MPI_CHAR, status.MPI_SOURCE, kTagResult, MPI_COMM_WORLD,
+           MPI_STATUS_IGNORE);
+  return status.MPI_SOURCE;
+}
+
+// Rank 0: tells `worker` which point to run next (-1: stop).
+void send_work(int worker, long long index) {
+  MPI_Send(&index, 1, MPI_LONG_LONG, worker, kTagWork, MPI_COMM_WORLD);
+}
+
 // Answers every worker's next message with "stop" (used when rank 0 cannot go on).
 void drain(int workers) {
   std::string buffer;
-  while (workers-- > 0) {
-    MPI_Status status;
-    MPI_Probe(MPI_ANY_SOURCE, kTagResult, MPI_COMM_WORLD, &status);
-    int size = 0;
-    MPI_Get_count(&status, MPI_CHAR, &size);
-    buffer.resize(static_cast<std::size_t>(size));
-    MPI_Recv(buffer.data(), size, MPI_CHAR, status.MPI_SOURCE, kTagResult, MPI_COMM_WORLD,
-             MPI_STATUS_IGNORE);
-    const long long stop = -1;
-    MPI_Send(&stop, 1, MPI_LONG_LONG, status.MPI_SOURCE, kTagWork, MPI_COMM_WORLD);
-  }
+  while (workers-- > 0) send_work(receive_result(buffer), -1);
 }
 
 void worker(const detail::PointRunner& runner) {
@@ -139,13 +147,7 @@ class Coordinator {
     std::exception_ptr error;
     std::string buffer;
     while (workers > 0) {
-      MPI_Status status;
-      MPI_Probe(MPI_ANY_SOURCE, kTagResult, MPI_COMM_WORLD, &status);
-      int size = 0;
-      MPI_Get_count(&status, MPI_CHAR, &size);
-      buffer.resize(static_cast<std::size_t>(size));
-      MPI_Recv(buffer.data(), size, MPI_CHAR, status.MPI_SOURCE, kTagResult, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
+      const int source = receive_result(buffer);
       if (!buffer.empty() && !error) {
         try {
           writer_.submit(decode(buffer));
@@ -155,8 +157,8 @@ class Coordinator {
           failed_ = true;
         }
       }
-      long long index = take();
-      MPI_Send(&index, 1, MPI_LONG_LONG, status.MPI_SOURCE, kTagWork, MPI_COMM_WORLD);
+      const long long index = take();
+      send_work(source, index);
       if (index < 0) --workers;
     }
     if (error) std::rethrow_exception(error);
