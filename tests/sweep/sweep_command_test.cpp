@@ -19,9 +19,13 @@
 #include "strait_process.hpp"
 #include "sweep/detail/report_columns.hpp"
 #include "sweep/sweep.hpp"
+#include "sweep_test_support.hpp"
 
 namespace strait::sweep {
 namespace {
+
+using testing::csv_without_wall_times;
+using testing::lines;
 
 using cli::testing::contains;
 using cli::testing::read_text;
@@ -30,29 +34,6 @@ using cli::testing::temp_path;
 using cli::testing::write_text;
 
 constexpr const char* kQuick = "configs/sweeps/dlrm-8gpu-quick.json";
-
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
-std::string csv_without_wall_times(const std::string& path) {
-  const auto rows = lines(read_text(path));
-  if (rows.empty()) return "";
-  const auto header = detail::split_csv_line(rows[0]);
-  std::string out;
-  for (const auto& row : rows) {
-    const auto fields = detail::split_csv_line(row);
-    std::vector<std::string> kept;
-    for (std::size_t i = 0; i < fields.size(); ++i) {
-      if (i >= header.size() || !detail::is_wall_time_column(header[i])) kept.push_back(fields[i]);
-    }
-    out += detail::csv_line(kept) + "\n";
-  }
-  return out;
-}
 
 // In a forked child: stdout and stderr to /dev/null, so the test's output stays readable.
 void quiet() {

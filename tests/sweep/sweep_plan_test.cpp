@@ -13,9 +13,14 @@
 #include "strait_process.hpp"
 #include "sweep/detail/report_columns.hpp"
 #include "sweep/sweep.hpp"
+#include "sweep_test_support.hpp"
 
 namespace strait::sweep {
 namespace {
+
+using testing::csv_without_wall_times;
+using testing::jsonl_without_wall_times;
+using testing::lines;
 
 using cli::testing::read_text;
 using cli::testing::temp_path;
@@ -41,13 +46,6 @@ Files run(const SweepSpec& spec, int threads) {
   return f;
 }
 
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
 // Rows as column name -> value (the header is row 0 of the file).
 std::vector<std::map<std::string, std::string>> rows_of(const std::string& csv) {
   const auto all = lines(read_text(csv));
@@ -59,35 +57,6 @@ std::vector<std::map<std::string, std::string>> rows_of(const std::string& csv) 
     std::map<std::string, std::string> row;
     for (std::size_t k = 0; k < header.size() && k < fields.size(); ++k) row[header[k]] = fields[k];
     out.push_back(std::move(row));
-  }
-  return out;
-}
-
-// The CSV without its wall-time columns (the only ones that differ between runs).
-std::string csv_without_wall_times(const std::string& path) {
-  const auto all = lines(read_text(path));
-  const auto header = detail::split_csv_line(all.at(0));
-  std::string out;
-  for (const auto& line : all) {
-    const auto fields = detail::split_csv_line(line);
-    std::vector<std::string> kept;
-    for (std::size_t i = 0; i < fields.size(); ++i) {
-      if (i >= header.size() || !detail::is_wall_time_column(header[i])) kept.push_back(fields[i]);
-    }
-    out += detail::csv_line(kept) + "\n";
-  }
-  return out;
-}
-
-std::string jsonl_without_wall_times(const std::string& path) {
-  std::string out;
-  for (const auto& line : lines(read_text(path))) {
-    auto j = Json::parse(line);
-    if (j.contains("result")) {
-      j["result"].erase("build_wall_s");
-      j["result"].erase("sim_wall_s");
-    }
-    out += j.dump() + "\n";
   }
   return out;
 }

@@ -13,9 +13,14 @@
 #include "strait_process.hpp"
 #include "sweep/detail/report_columns.hpp"
 #include "sweep/sweep.hpp"
+#include "sweep_test_support.hpp"
 
 namespace strait::sweep {
 namespace {
+
+using testing::csv_without_wall_times;
+using testing::jsonl_without_wall_times;
+using testing::lines;
 
 using cli::testing::read_text;
 using cli::testing::temp_path;
@@ -53,44 +58,6 @@ SweepSummary run(const SweepSpec& spec, const Files& f, int threads, bool resume
   o.stop = stop;
   o.progress = std::move(progress);
   return run_sweep(spec, o);
-}
-
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
-// The CSV without its wall-time columns (the only ones that differ between runs).
-std::string csv_without_wall_times(const std::string& path) {
-  const auto rows = lines(read_text(path));
-  if (rows.empty()) return "";
-  const auto header = detail::split_csv_line(rows[0]);
-  std::string out;
-  for (const auto& row : rows) {
-    const auto fields = detail::split_csv_line(row);
-    std::vector<std::string> kept;
-    for (std::size_t i = 0; i < fields.size(); ++i) {
-      if (i >= header.size() || !detail::is_wall_time_column(header[i])) kept.push_back(fields[i]);
-    }
-    out += detail::csv_line(kept) + "\n";
-  }
-  return out;
-}
-
-// The JSON Lines without the reports' wall times.
-std::string jsonl_without_wall_times(const std::string& path) {
-  std::string out;
-  for (const auto& line : lines(read_text(path))) {
-    auto j = Json::parse(line);
-    if (j.contains("result")) {
-      j["result"].erase("build_wall_s");
-      j["result"].erase("sim_wall_s");
-    }
-    out += j.dump() + "\n";
-  }
-  return out;
 }
 
 std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
