@@ -34,15 +34,37 @@ std::vector<int> balance_greedy(const std::vector<double>& costs, int bins) {
 
 namespace {
 
+// A Karmarkar-Karp tuple slot: its sum and the list of its items (chained through `next`).
+struct KkSlot {
+  double sum = 0;
+  std::int32_t head = -1, tail = -1;
+};
+
+// Stable sort of a tuple's slots by sum.
+void sort_slots(std::vector<KkSlot>& t, bool descending) {
+  std::stable_sort(t.begin(), t.end(), [&](const KkSlot& x, const KkSlot& y) {
+    return descending ? x.sum > y.sum : x.sum < y.sum;
+  });
+}
+
+// Bin of every item: the final tuple's slots, largest first, are bins 0, 1, ...
+std::vector<int> bins_of(std::vector<KkSlot>& last, const std::vector<std::int32_t>& next) {
+  std::vector<int> out(next.size(), 0);
+  sort_slots(last, true);
+  for (std::size_t s = 0; s < last.size(); ++s) {
+    for (auto i = last[s].head; i >= 0; i = next[static_cast<std::size_t>(i)]) {
+      out[static_cast<std::size_t>(i)] = static_cast<int>(s);
+    }
+  }
+  return out;
+}
+
 // Karmarkar-Karp with every tuple stored as all k slots: the reference, used when a cost is
 // not positive (an empty slot and a zero-cost item would then tie in the sorts).
 std::vector<int> karmarkar_karp_dense(const std::vector<double>& costs, int bins) {
   const auto k = static_cast<std::size_t>(bins);
   // A tuple is k slots (sum, head of an item list); items chain through `next`.
-  struct Slot {
-    double sum = 0;
-    std::int32_t head = -1, tail = -1;
-  };
+  using Slot = KkSlot;
   std::vector<std::int32_t> next(costs.size(), -1);
   std::vector<std::vector<Slot>> tuples;
   tuples.reserve(costs.size());
@@ -54,11 +76,6 @@ std::vector<int> karmarkar_karp_dense(const std::vector<double>& costs, int bins
     tuples.push_back(std::move(t));
     heap.emplace(costs[i], -static_cast<std::int32_t>(i));
   }
-  auto sorted = [](std::vector<Slot>& t, bool descending) {
-    std::stable_sort(t.begin(), t.end(), [&](const Slot& x, const Slot& y) {
-      return descending ? x.sum > y.sum : x.sum < y.sum;
-    });
-  };
   while (heap.size() > 1) {
     const auto a = static_cast<std::size_t>(-std::get<1>(heap.top()));
     heap.pop();
@@ -66,8 +83,8 @@ std::vector<int> karmarkar_karp_dense(const std::vector<double>& costs, int bins
     heap.pop();
     auto& ta = tuples[a];
     auto& tb = tuples[b];
-    sorted(ta, true);
-    sorted(tb, false);
+    sort_slots(ta, true);
+    sort_slots(tb, false);
     for (std::size_t s = 0; s < k; ++s) {
       Slot& x = ta[s];
       const Slot& y = tb[s];
@@ -86,16 +103,8 @@ std::vector<int> karmarkar_karp_dense(const std::vector<double>& costs, int bins
         ta.begin(), ta.end(), [](const Slot& x, const Slot& y) { return x.sum < y.sum; });
     heap.emplace(hi->sum - lo->sum, -static_cast<std::int32_t>(a));
   }
-  std::vector<int> out(costs.size(), 0);
-  if (heap.empty()) return out;
-  auto& last = tuples[static_cast<std::size_t>(-std::get<1>(heap.top()))];
-  sorted(last, true);
-  for (std::size_t s = 0; s < k; ++s) {
-    for (auto i = last[s].head; i >= 0; i = next[static_cast<std::size_t>(i)]) {
-      out[static_cast<std::size_t>(i)] = static_cast<int>(s);
-    }
-  }
-  return out;
+  if (heap.empty()) return std::vector<int>(costs.size(), 0);
+  return bins_of(tuples[static_cast<std::size_t>(-std::get<1>(heap.top()))], next);
 }
 
 // The same differencing with each tuple stored as its non-empty slots only, in slot order.
@@ -106,10 +115,7 @@ std::vector<int> karmarkar_karp_dense(const std::vector<double>& costs, int bins
 // (m = non-empty slots), and with no k-slot tuple per item.
 std::vector<int> karmarkar_karp_sparse(const std::vector<double>& costs, int bins) {
   const auto k = static_cast<std::size_t>(bins);
-  struct Slot {
-    double sum = 0;
-    std::int32_t head = -1, tail = -1;
-  };
+  using Slot = KkSlot;
   std::vector<std::int32_t> next(costs.size(), -1);
   std::vector<std::vector<Slot>> tuples(costs.size());
   using Entry = std::tuple<double, std::int32_t>;  // (spread, -tuple) so lower index wins ties
@@ -119,11 +125,6 @@ std::vector<int> karmarkar_karp_sparse(const std::vector<double>& costs, int bin
     tuples[i] = {{costs[i], id, id}};
     heap.emplace(costs[i], -id);
   }
-  auto sorted = [](std::vector<Slot>& t, bool descending) {
-    std::stable_sort(t.begin(), t.end(), [&](const Slot& x, const Slot& y) {
-      return descending ? x.sum > y.sum : x.sum < y.sum;
-    });
-  };
   std::vector<Slot> merged;
   while (heap.size() > 1) {
     const auto a = static_cast<std::size_t>(-std::get<1>(heap.top()));
@@ -132,8 +133,8 @@ std::vector<int> karmarkar_karp_sparse(const std::vector<double>& costs, int bin
     heap.pop();
     auto& ta = tuples[a];
     auto& tb = tuples[b];
-    sorted(ta, true);   // dense slots 0..ma-1, then empties
-    sorted(tb, false);  // empties, then dense slots k-mb..k-1
+    sort_slots(ta, true);   // dense slots 0..ma-1, then empties
+    sort_slots(tb, false);  // empties, then dense slots k-mb..k-1
     const std::size_t ma = ta.size(), mb = tb.size(), first_b = k - mb;
     merged.clear();
     for (std::size_t s = 0; s < ma; ++s) {
@@ -154,16 +155,8 @@ std::vector<int> karmarkar_karp_sparse(const std::vector<double>& costs, int bin
         ta.begin(), ta.end(), [](const Slot& x, const Slot& y) { return x.sum < y.sum; });
     heap.emplace(hi->sum - (ta.size() < k ? 0.0 : lo->sum), -static_cast<std::int32_t>(a));
   }
-  std::vector<int> out(costs.size(), 0);
-  if (heap.empty()) return out;
-  auto& last = tuples[static_cast<std::size_t>(-std::get<1>(heap.top()))];
-  sorted(last, true);
-  for (std::size_t s = 0; s < last.size(); ++s) {
-    for (auto i = last[s].head; i >= 0; i = next[static_cast<std::size_t>(i)]) {
-      out[static_cast<std::size_t>(i)] = static_cast<int>(s);
-    }
-  }
-  return out;
+  if (heap.empty()) return std::vector<int>(costs.size(), 0);
+  return bins_of(tuples[static_cast<std::size_t>(-std::get<1>(heap.top()))], next);
 }
 
 }  // namespace
