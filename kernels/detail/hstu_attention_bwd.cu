@@ -103,10 +103,7 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dq_kernel(const At
   const int n_end = p.causal ? min(sq.extent, m0 + kAttnRows) : sq.extent;
   const int n_tiles = (n_end + BN - 1) / BN;
   auto load_kv = [&](int jt) {
-    T* k_s = kv_s + (jt & 1) * 2 * BN * kS;
-    load_rows<T, D, BN>(k_s, p.k, sq.tok0, jt * BN, sq.len, h, p);
-    load_rows<T, D, BN>(k_s + BN * kS, p.v, sq.tok0, jt * BN, sq.len, h, p);
-    load_timestamps(ts_k_all[jt & 1], p, sq.tok0, jt * BN, BN, sq.len);
+    load_stage<T, D, BN>(kv_s, jt & 1, p.k, p.v, jt * BN, ts_k_all, sq, h, p);
   };
   load_rows<T, D, kAttnRows>(q_s, p.q, sq.tok0, m0, sq.len, h, p);
   load_rows<T, D, kAttnRows>(do_s, p.grad_out, sq.tok0, m0, sq.len, h, p);
@@ -191,11 +188,7 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const 
   const int m_begin = p.causal ? n0 : 0;
   const int m_tiles = (sq.extent - m_begin + BN - 1) / BN;
   auto load_qdo = [&](int it) {
-    T* q_s = qd_s + (it & 1) * 2 * BN * kS;
-    const int m0 = m_begin + it * BN;
-    load_rows<T, D, BN>(q_s, p.q, sq.tok0, m0, sq.len, h, p);
-    load_rows<T, D, BN>(q_s + BN * kS, p.grad_out, sq.tok0, m0, sq.len, h, p);
-    load_timestamps(ts_q_all[it & 1], p, sq.tok0, m0, BN, sq.len);
+    load_stage<T, D, BN>(qd_s, it & 1, p.q, p.grad_out, m_begin + it * BN, ts_q_all, sq, h, p);
   };
   load_rows<T, D, kAttnRows>(k_s, p.k, sq.tok0, n0, sq.len, h, p);
   load_rows<T, D, kAttnRows>(v_s, p.v, sq.tok0, n0, sq.len, h, p);

@@ -224,6 +224,19 @@ __device__ __forceinline__ SeqGeometry seq_geometry(const AttnParams& p, int b) 
   return {tok0, len, p.padded ? p.max_seq_len : len};
 }
 
+// Starts loading rows [row0, row0 + BN) of two tensors (K and V, or Q and dO) into
+// pipeline stage `stage` of `stages` (per stage: a's tile, then b's, each BN x (D + 8)),
+// and their timestamps into ts[stage]. Completes with cp_async_commit/wait.
+template <typename T, int D, int BN>
+__device__ __forceinline__ void load_stage(T* stages, int stage, const void* a, const void* b,
+                                           int row0, std::int64_t (*ts)[BN], const SeqGeometry& sq,
+                                           int h, const AttnParams& p) {
+  T* dst = stages + stage * 2 * BN * (D + 8);
+  load_rows<T, D, BN>(dst, a, sq.tok0, row0, sq.len, h, p);
+  load_rows<T, D, BN>(dst + BN * (D + 8), b, sq.tok0, row0, sq.len, h, p);
+  load_timestamps(ts[stage], p, sq.tok0, row0, BN, sq.len);
+}
+
 /// Runs the Hopper (wgmma) forward and returns true; false where it does not apply (no
 /// sm_90a build, another GPU, head_dim not 64, 128 or 256): the caller runs mma.sync.
 bool launch_forward_sm90(const AttnParams& p, int batch, bool bf16, cudaStream_t stream);

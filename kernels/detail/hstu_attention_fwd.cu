@@ -53,10 +53,7 @@ __global__ void __launch_bounds__(kAttnThreads, 2) hstu_forward_kernel(const Att
   const int n_end = p.causal ? min(sq.extent, m0 + kBM) : sq.extent;
   const int n_tiles = (n_end + BN - 1) / BN;
   auto load_kv = [&](int jt) {
-    T* k_s = kv_s + (jt & 1) * 2 * BN * kS;
-    load_rows<T, D, BN>(k_s, p.k, sq.tok0, jt * BN, sq.len, h, p);
-    load_rows<T, D, BN>(k_s + BN * kS, p.v, sq.tok0, jt * BN, sq.len, h, p);
-    load_timestamps(ts_k[jt & 1], p, sq.tok0, jt * BN, BN, sq.len);
+    load_stage<T, D, BN>(kv_s, jt & 1, p.k, p.v, jt * BN, ts_k, sq, h, p);
   };
   load_rows<T, D, kBM>(q_s, p.q, sq.tok0, m0, sq.len, h, p);
   load_kv(0);
