@@ -48,6 +48,8 @@ const char* table_key_name(KernelKind k) {
       return "mnk_cube_root";
     case KernelKind::kJaggedAttention:
     case KernelKind::kPaddedAttention:
+    case KernelKind::kJaggedAttentionBackward:
+    case KernelKind::kPaddedAttentionBackward:
       return "mean_length";
     case KernelKind::kEmbeddingLookup:
     case KernelKind::kEmbeddingUpdate:
@@ -77,7 +79,11 @@ CalibrationProfile CalibrationProfile::from_config(const ConfigNode& root) {
   kernels.allow_only(names);
   for (int i = 0; i < kKernelKindCount; ++i) {
     const auto kind = static_cast<KernelKind>(i);
-    profile.kernels[static_cast<std::size_t>(i)] = read_kernel(kernels.at(to_string(kind)), kind);
+    // A profile without an attention backward family costs the backward with the forward
+    // family's efficiencies (the profiles written before the split).
+    const KernelKind source = kernels.has(to_string(kind)) ? kind : forward_kind(kind);
+    profile.kernels[static_cast<std::size_t>(i)] =
+        read_kernel(kernels.at(to_string(source)), source);
   }
   return profile;
 }

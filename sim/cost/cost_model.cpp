@@ -41,6 +41,8 @@ double log2_key(const KernelWork& w) {
              3.0;
     case KernelKind::kJaggedAttention:
     case KernelKind::kPaddedAttention:
+    case KernelKind::kJaggedAttentionBackward:
+    case KernelKind::kPaddedAttentionBackward:
       return safe_log2(w.mean_length);
     case KernelKind::kEmbeddingLookup:
     case KernelKind::kEmbeddingUpdate:

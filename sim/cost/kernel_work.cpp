@@ -9,7 +9,7 @@ constexpr std::array<const char*, kPrecisionCount> kPrecisionNames = {"fp32", "t
                                                                       "fp16", "fp8"};
 constexpr std::array<const char*, kKernelKindCount> kKindNames = {
     "gemm",        "jagged_attention", "padded_attention", "embedding_lookup", "embedding_update",
-    "elementwise", "optimizer"};
+    "elementwise", "optimizer", "jagged_attention_backward", "padded_attention_backward"};
 
 }  // namespace
 
@@ -46,8 +46,20 @@ std::optional<KernelKind> parse_kernel_kind(std::string_view text) {
 }
 
 bool uses_tensor_cores(KernelKind k) {
-  return k == KernelKind::kGemm || k == KernelKind::kJaggedAttention ||
-         k == KernelKind::kPaddedAttention;
+  return k == KernelKind::kGemm || forward_kind(k) == KernelKind::kJaggedAttention ||
+         forward_kind(k) == KernelKind::kPaddedAttention;
+}
+
+KernelKind backward_kind(KernelKind k) {
+  if (k == KernelKind::kJaggedAttention) return KernelKind::kJaggedAttentionBackward;
+  if (k == KernelKind::kPaddedAttention) return KernelKind::kPaddedAttentionBackward;
+  return k;
+}
+
+KernelKind forward_kind(KernelKind k) {
+  if (k == KernelKind::kJaggedAttentionBackward) return KernelKind::kJaggedAttention;
+  if (k == KernelKind::kPaddedAttentionBackward) return KernelKind::kPaddedAttention;
+  return k;
 }
 
 }  // namespace strait::sim::cost

@@ -32,17 +32,24 @@ enum class KernelKind {
   kEmbeddingUpdate,  // embedding backward fused with the optimizer
   kElementwise,      // norms, activations, interaction, loss, copies, jagged<->padded
   kOptimizer,        // dense optimizer step (Adam, AdaGrad)
+  kJaggedAttentionBackward,  // its backward (dQ, dK, dV): its own efficiency
+  kPaddedAttentionBackward,
 };
-inline constexpr int kKernelKindCount = 7;
+inline constexpr int kKernelKindCount = 9;
 
 /// "gemm", "jagged_attention", "padded_attention", "embedding_lookup", "embedding_update",
-/// "elementwise", "optimizer" (the names profile files use).
+/// "elementwise", "optimizer", "jagged_attention_backward", "padded_attention_backward"
+/// (the names profile files use).
 const char* to_string(KernelKind k);
 /// The inverse of to_string; nullopt for any other text.
 std::optional<KernelKind> parse_kernel_kind(std::string_view text);
 /// True for the families that run on tensor cores (GEMM, attention): their FLOPs are costed
 /// at the peak of their precision; the others run on CUDA cores, costed at the fp32 peak.
 bool uses_tensor_cores(KernelKind k);
+/// The backward family of a forward attention family (others: itself).
+KernelKind backward_kind(KernelKind k);
+/// The forward family of a backward attention family (others: itself).
+KernelKind forward_kind(KernelKind k);
 
 struct KernelWork {
   KernelKind kind = KernelKind::kElementwise;

@@ -1,18 +1,12 @@
 // launched_by_mpi, and the stand-in for run_sweep_mpi in builds without MPI.
 
-#include <cstdlib>
+#include "sim/core/mpi_launch.hpp"
 
 #include "sweep/sweep.hpp"
 
 namespace strait::sweep {
 
-bool launched_by_mpi() {
-  // Open MPI, MPICH/Hydra and PMIx set one of these in every process they start.
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
-    if (std::getenv(var) != nullptr) return true;
-  }
-  return false;
-}
+bool launched_by_mpi() { return strait::launched_by_mpi(); }
 
 #ifndef STRAIT_HAVE_MPI
 bool mpi_built() { return false; }

@@ -246,7 +246,9 @@ LayerWork DenseStack::work(int i, const BatchShape& s) const {
       w.backward.push_back(kernel_item(n0 + 9, backward_of(norm_out, 2)));
       if (cp && !gather)
         w.backward.push_back(comm_item(n0 + 10, CollectiveOp::kAllToAll, cls, grp, T * h * dv * e));
-      w.backward.push_back(kernel_item(n0 + 11, backward_of(attn, 2.5)));
+      Kernel attn_bwd = backward_of(attn, 2.5);
+      attn_bwd.kind = cost::backward_kind(attn.kind);
+      w.backward.push_back(kernel_item(n0 + 11, attn_bwd));
       if (cp && gather)
         w.backward.push_back(
             comm_item(n0 + 12, CollectiveOp::kReduceScatter, cls, grp, c * T * h * (dqk + dv) * e));

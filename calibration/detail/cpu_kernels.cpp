@@ -1,0 +1,242 @@
+// The CPU kernel backend: Eigen GEMM (single-threaded, fp32), the CPU reference kernels of
+// kernels/ for attention and embeddings, memcpy, and a plain Adam loop. Memory-bound
+// families start every sample with the last-level cache flushed (a buffer twice its size
+// is written), so a sample sees DRAM as a step's first touch of a tensor does.
+
+#include <unistd.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "calibration/detail/backends.hpp"
+#include "kernels/hstu_attention.hpp"
+#include "kernels/tbe.hpp"
+#include "sim/core/rng.hpp"
+
+namespace strait::calibration::detail {
+namespace {
+
+using sim::cost::KernelKind;
+using Clock = std::chrono::steady_clock;
+
+double elapsed_us(Clock::time_point start) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+}
+
+std::vector<float> random_floats(std::size_t n, std::uint64_t seed, float scale = 1.0f) {
+  Rng rng(seed);
+  std::vector<float> v(n);
+  for (float& x : v) x = scale * static_cast<float>(rng.uniform() - 0.5);
+  return v;
+}
+
+std::size_t last_level_cache_bytes() {
+  long size = -1;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  size = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+  return size > 0 ? static_cast<std::size_t>(size) : std::size_t{32} << 20;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown CPU";
+}
+
+class CpuKernelBackend final : public KernelBackend {
+ public:
+  CpuKernelBackend() : flush_(2 * last_level_cache_bytes() / sizeof(float), 1.0f) {}
+
+  std::string device() const override { return cpu_model() + " (1 core per rank)"; }
+
+  std::map<std::string, std::string> versions() const override {
+    return {{"eigen", fmt::format("{}.{}.{}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION,
+                                  EIGEN_MINOR_VERSION)},
+            {"compiler", fmt::format("g++ {}.{}", __GNUC__, __GNUC_MINOR__)}};
+  }
+
+  bool supports(const KernelCase& c) const override {
+    return c.dtype == sim::cost::Precision::kFp32;
+  }
+
+  std::vector<double> time(KernelCase& c, int warmup, int repetitions) override {
+    switch (*c.family.kernel) {
+      case KernelKind::kGemm:
+        return time_gemm(c, warmup, repetitions);
+      case KernelKind::kJaggedAttention:
+      case KernelKind::kPaddedAttention:
+      case KernelKind::kJaggedAttentionBackward:
+      case KernelKind::kPaddedAttentionBackward:
+        return time_attention(c, warmup, repetitions);
+      case KernelKind::kEmbeddingLookup:
+      case KernelKind::kEmbeddingUpdate:
+        return time_embedding(c, warmup, repetitions);
+      case KernelKind::kElementwise:
+        return time_copy(c, warmup, repetitions);
+      case KernelKind::kOptimizer:
+        return time_adam(c, warmup, repetitions);
+    }
+    throw std::logic_error("unknown kernel family");
+  }
+
+ private:
+  // Runs `body` warmup + repetitions times, timing the last `repetitions`.
+  template <typename Body>
+  std::vector<double> run(int warmup, int repetitions, bool flush, Body&& body) {
+    std::vector<double> samples;
+    for (int i = 0; i < warmup + repetitions; ++i) {
+      if (flush) flush_cache();
+      const auto start = Clock::now();
+      body();
+      const double us = elapsed_us(start);
+      if (i >= warmup) samples.push_back(us);
+    }
+    return samples;
+  }
+
+  void flush_cache() {
+    for (std::size_t i = 0; i < flush_.size(); i += 16) flush_[i] += 1.0f;
+    sink_ = sink_ + flush_[flush_.size() / 2];
+  }
+
+  std::vector<double> time_gemm(const KernelCase& c, int warmup, int repetitions) {
+    using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+    const auto m = c.shape.at("m").get<Eigen::Index>(), n = c.shape.at("n").get<Eigen::Index>(),
+               k = c.shape.at("k").get<Eigen::Index>();
+    const Matrix a = Matrix::Random(m, k), b = Matrix::Random(k, n);
+    Matrix out(m, n);
+    auto samples = run(warmup, repetitions, false, [&] { out.noalias() = a * b; });
+    sink_ = sink_ + out(0, 0);
+    return samples;
+  }
+
+  std::vector<double> time_attention(const KernelCase& c, int warmup, int repetitions) {
+    const auto lengths = c.shape.at("lengths").get<std::vector<std::int32_t>>();
+    kernels::HstuAttentionShape s;
+    s.batch = static_cast<int>(lengths.size());
+    s.heads = c.shape.at("heads").get<int>();
+    s.head_dim = c.shape.at("head_dim").get<int>();
+    s.max_seq_len = c.shape.at("max_len").get<int>();
+    s.dtype = kernels::DType::kF32;
+    s.layout = sim::cost::forward_kind(*c.family.kernel) == KernelKind::kPaddedAttention
+                   ? kernels::AttentionLayout::kPadded
+                                                               : kernels::AttentionLayout::kJagged;
+    std::vector<std::int32_t> offsets{0};
+    for (auto l : lengths) offsets.push_back(offsets.back() + l);
+    s.total_tokens = s.layout == kernels::AttentionLayout::kPadded
+                         ? static_cast<std::int64_t>(s.batch) * s.max_seq_len
+                         : offsets.back();
+    s.alpha = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+    const std::size_t n = static_cast<std::size_t>(s.total_tokens) *
+                          static_cast<std::size_t>(s.heads * s.head_dim);
+    const auto q = random_floats(n, 1), k = random_floats(n, 2), v = random_floats(n, 3),
+               dout = random_floats(n, 4);
+    std::vector<float> out(n), dq(n), dk(n), dv(n);
+    if (c.shape.at("pass").get<std::string>() == "forward") {
+      const kernels::HstuAttentionForwardArgs args{q.data(), k.data(),       v.data(), offsets.data(),
+                                                  nullptr,  nullptr,        nullptr,  out.data()};
+      return run(warmup, repetitions, false,
+                 [&] { kernels::hstu_attention_forward(kernels::Device::kCpu, s, args); });
+    }
+    kernels::HstuAttentionBackwardArgs args;
+    args.q = q.data();
+    args.k = k.data();
+    args.v = v.data();
+    args.grad_out = dout.data();
+    args.offsets = offsets.data();
+    args.grad_q = dq.data();
+    args.grad_k = dk.data();
+    args.grad_v = dv.data();
+    return run(warmup, repetitions, false,
+               [&] { kernels::hstu_attention_backward(kernels::Device::kCpu, s, args); });
+  }
+
+  std::vector<double> time_embedding(KernelCase& c, int warmup, int repetitions) {
+    const TbeInputs in = make_tbe_inputs(c, 7);
+    set_unique_fraction(c, in.unique_fraction);
+    kernels::TbeShape s;
+    s.tables = c.shape.at("tables").get<int>();
+    s.batch = c.shape.at("batch").get<int>();
+    s.dim = c.shape.at("dim").get<int>();
+    s.total_rows = in.table_row_offsets.back();
+    s.num_indices = static_cast<std::int64_t>(in.indices.size());
+    s.weights_dtype = kernels::DType::kF32;
+    s.pooling = kernels::PoolingMode::kSum;
+    auto weights = random_floats(static_cast<std::size_t>(s.total_rows * s.dim), 5, 0.1f);
+    std::vector<float> output(static_cast<std::size_t>(s.tables) * s.batch * s.dim);
+    if (c.family.kernel == KernelKind::kEmbeddingLookup) {
+      kernels::TbeForwardArgs args;
+      args.weights = weights.data();
+      args.table_row_offsets = in.table_row_offsets.data();
+      args.indices = in.indices.data();
+      args.offsets = in.offsets.data();
+      args.output = output.data();
+      return run(warmup, repetitions, true,
+                 [&] { kernels::tbe_forward(kernels::Device::kCpu, s, args); });
+    }
+    std::vector<float> momentum(static_cast<std::size_t>(s.total_rows), 0.0f);
+    const auto grad = random_floats(output.size(), 6, 0.01f);
+    kernels::TbeBackwardArgs args;
+    args.weights = weights.data();
+    args.momentum = momentum.data();
+    args.table_row_offsets = in.table_row_offsets.data();
+    args.indices = in.indices.data();
+    args.offsets = in.offsets.data();
+    args.grad_output = grad.data();
+    return run(warmup, repetitions, true,
+               [&] { kernels::tbe_backward(kernels::Device::kCpu, s, args); });
+  }
+
+  std::vector<double> time_copy(const KernelCase& c, int warmup, int repetitions) {
+    // The case's bytes count the read and the write.
+    const auto bytes = static_cast<std::size_t>(c.shape.at("bytes").get<std::int64_t>() / 2);
+    std::vector<char> src(bytes, 1), dst(bytes);
+    auto samples =
+        run(warmup, repetitions, true, [&] { std::memcpy(dst.data(), src.data(), bytes); });
+    sink_ = sink_ + dst[bytes / 2];
+    return samples;
+  }
+
+  std::vector<double> time_adam(const KernelCase& c, int warmup, int repetitions) {
+    const auto n = static_cast<std::size_t>(c.shape.at("params").get<std::int64_t>());
+    auto p = random_floats(n, 8), g = random_floats(n, 9, 0.01f);
+    std::vector<float> m(n, 0.0f), v(n, 0.0f);
+    constexpr float kLr = 1e-3f, kB1 = 0.9f, kB2 = 0.999f, kEps = 1e-8f;
+    int step = 0;
+    return run(warmup, repetitions, true, [&] {
+      ++step;
+      const float c1 = 1.0f - std::pow(kB1, static_cast<float>(step));
+      const float c2 = 1.0f - std::pow(kB2, static_cast<float>(step));
+      for (std::size_t i = 0; i < n; ++i) {
+        m[i] = kB1 * m[i] + (1 - kB1) * g[i];
+        v[i] = kB2 * v[i] + (1 - kB2) * g[i] * g[i];
+        p[i] -= kLr * (m[i] / c1) / (std::sqrt(v[i] / c2) + kEps);
+      }
+    });
+  }
+
+  std::vector<float> flush_;
+  volatile float sink_ = 0;  // keeps results observable so no benchmark is optimised away
+};
+
+}  // namespace
+
+std::unique_ptr<KernelBackend> make_cpu_kernel_backend() {
+  return std::make_unique<CpuKernelBackend>();
+}
+
+}  // namespace strait::calibration::detail

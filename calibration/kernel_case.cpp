@@ -1,0 +1,339 @@
+#include "calibration/kernel_case.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/rng.hpp"
+
+namespace strait::calibration {
+namespace {
+
+using sim::cost::KernelKind;
+using sim::cost::Precision;
+using sim::network::CollectiveOp;
+
+Family kernel_family(KernelKind k) { return Family{k, std::nullopt}; }
+
+KernelCase with_set(KernelCase c, SampleSet set) {
+  c.set = set;
+  return c;
+}
+
+// Row-wise AdaGrad keeps one f32 state per row: read and written once per unique row.
+constexpr double kAdagradStateBytes = 4;
+constexpr double kIdBytes = 8;
+
+void add_gemms(std::vector<KernelCase>& out, const std::vector<std::int64_t>& ms,
+               const std::vector<std::int64_t>& ns, const std::vector<std::int64_t>& ks,
+               Precision p, SampleSet set) {
+  for (auto m : ms)
+    for (auto n : ns)
+      for (auto k : ks) out.push_back(with_set(gemm_case(m, n, k, p), set));
+}
+
+void cpu_cases(std::vector<KernelCase>& out, bool quick) {
+  const auto fit = SampleSet::kFit, val = SampleSet::kValidation;
+  const Precision f32 = Precision::kFp32;
+  // GEMM: the tiny models' MLP and HSTU projections (tokens or samples x 16..512).
+  if (quick) {
+    add_gemms(out, {256}, {64}, {64, 256}, f32, fit);
+    add_gemms(out, {512}, {128}, {128}, f32, val);
+  } else {
+    add_gemms(out, {128, 512, 2048}, {32, 128, 512}, {16, 64, 256}, f32, fit);
+    add_gemms(out, {256, 1024}, {64, 256}, {32, 128}, f32, val);
+  }
+  // HSTU attention: the tiny model's 2 heads x 32 over lognormal histories. The CPU
+  // reference skips padding, so padded cases use samples of one length (no padding): the
+  // work the simulator counts for a padded kernel is then the work the CPU does.
+  using Means = std::vector<double>;
+  const Means fit_means = quick ? Means{64} : Means{32, 64, 128, 256};
+  const Means val_means = quick ? Means{96} : Means{48, 96, 192};
+  std::uint64_t seed = 1;
+  for (bool padded : {false, true}) {
+    for (const auto& [means, set] : {std::pair{fit_means, fit}, std::pair{val_means, val}}) {
+      for (double mean : means) {
+        const int max_len = static_cast<int>(std::min(1024.0, 4 * mean));
+        const auto lengths = padded ? std::vector<int>(16, static_cast<int>(mean))
+                                    : sample_lengths(16, mean, max_len, seed++);
+        for (bool backward : {false, true}) {
+          out.push_back(with_set(attention_case(padded, backward, lengths, 2, 32, f32), set));
+        }
+      }
+    }
+  }
+  // Embeddings: the tiny models' tables (64k..256k rows, dims 16..128), pooled.
+  struct Tbe {
+    int tables, batch, dim, pooling;
+    std::int64_t rows;
+    double skew;
+    SampleSet set;
+  };
+  std::vector<Tbe> tbes;
+  if (quick) {
+    tbes = {{4, 256, 32, 8, 65536, 0, fit}, {4, 256, 64, 8, 65536, 0, fit}, {4, 256, 48, 8, 65536, 0, val}};
+  } else {
+    for (int dim : {16, 32, 64, 128}) tbes.push_back({8, 512, dim, 8, 131072, 0, fit});
+    for (int dim : {16, 64}) tbes.push_back({8, 512, dim, 8, 131072, 1.1, fit});
+    for (int dim : {24, 48, 96}) tbes.push_back({8, 256, dim, 12, 131072, 0, val});
+    tbes.push_back({8, 512, 32, 8, 131072, 1.1, val});
+  }
+  for (const Tbe& t : tbes) {
+    out.push_back(with_set(
+        embedding_lookup_case(t.tables, t.batch, t.dim, t.pooling, t.rows, t.skew, f32), t.set));
+    out.push_back(with_set(
+        embedding_update_case(t.tables, t.batch, t.dim, t.pooling, t.rows, t.skew, f32), t.set));
+  }
+  // Copies and Adam: 16 KiB .. 64 MiB, held out between the grid points.
+  const int top = quick ? 20 : 26;
+  for (int lg = 14; lg <= top; lg += 2) {
+    out.push_back(elementwise_case(std::int64_t{1} << lg));
+    out.push_back(optimizer_case((std::int64_t{1} << lg) / 28));
+  }
+  for (int lg = 15; lg < top; lg += 4) {
+    out.push_back(with_set(elementwise_case(std::int64_t{3} << (lg - 1)), val));
+    out.push_back(with_set(optimizer_case((std::int64_t{3} << (lg - 1)) / 28), val));
+  }
+}
+
+void cuda_cases(std::vector<KernelCase>& out, bool quick) {
+  const auto fit = SampleSet::kFit, val = SampleSet::kValidation;
+  // GEMM: square sizes 256..16384 and the bundled models' projection shapes.
+  const int top = quick ? 2048 : 16384;
+  for (Precision p : {Precision::kBf16, Precision::kFp16, Precision::kFp8}) {
+    for (std::int64_t s = 256; s <= top; s *= 2) out.push_back(gemm_case(s, s, s, p));
+    for (std::int64_t s : {384, 3072}) out.push_back(with_set(gemm_case(s, s, s, p), val));
+  }
+  if (!quick) {
+    add_gemms(out, {32768, 131072}, {1024, 2048}, {256, 512, 1024}, Precision::kBf16, fit);
+    add_gemms(out, {65536}, {1536}, {384, 768}, Precision::kBf16, val);
+  }
+  // HSTU attention: 4 heads x 128 (hstu-large) and 4 x 64 (hstu-medium), lognormal lengths.
+  std::uint64_t seed = 1;
+  for (int head_dim : {64, 128}) {
+    for (double mean : quick ? std::vector<double>{256} : std::vector<double>{128, 256, 512, 1024, 2048, 4096}) {
+      const auto lengths = sample_lengths(32, mean, 8192, seed++);
+      for (bool backward : {false, true}) {
+        out.push_back(attention_case(false, backward, lengths, 4, head_dim, Precision::kBf16));
+        out.push_back(attention_case(true, backward, lengths, 4, head_dim, Precision::kBf16));
+      }
+    }
+    for (double mean : quick ? std::vector<double>{} : std::vector<double>{384, 1536}) {
+      const auto lengths = sample_lengths(32, mean, 8192, seed++);
+      for (bool backward : {false, true}) {
+        out.push_back(with_set(
+            attention_case(false, backward, lengths, 4, head_dim, Precision::kBf16), val));
+      }
+    }
+  }
+  // Embeddings: dims 32..256 in fp32 and fp16, pooling 20, 1M rows per table.
+  for (Precision p : {Precision::kFp32, Precision::kFp16}) {
+    for (int dim : {32, 64, 128, 256}) {
+      out.push_back(embedding_lookup_case(8, 8192, dim, 20, 1 << 20, 0, p));
+      out.push_back(embedding_update_case(8, 8192, dim, 20, 1 << 20, 0, p));
+    }
+    out.push_back(with_set(embedding_lookup_case(8, 4096, 96, 30, 1 << 20, 1.1, p), val));
+    out.push_back(with_set(embedding_update_case(8, 4096, 96, 30, 1 << 20, 1.1, p), val));
+  }
+  // Copies and Adam: 64 KiB .. 4 GiB.
+  for (int lg = 16; lg <= (quick ? 24 : 32); lg += 2) {
+    out.push_back(elementwise_case(std::int64_t{1} << lg));
+    out.push_back(optimizer_case((std::int64_t{1} << lg) / 28));
+  }
+  for (int lg = 19; lg <= (quick ? 23 : 31); lg += 4) {
+    out.push_back(with_set(elementwise_case(std::int64_t{3} << (lg - 1)), val));
+  }
+}
+
+double causal_pairs(double length) { return length * (length + 1) / 2; }
+
+}  // namespace
+
+KernelCase gemm_case(std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {
+  KernelCase c;
+  c.family = kernel_family(KernelKind::kGemm);
+  c.shape = {{"m", m}, {"n", n}, {"k", k}};
+  c.dtype = p;
+  const double dm = static_cast<double>(m), dn = static_cast<double>(n),
+               dk = static_cast<double>(k);
+  c.flops = 2 * dm * dn * dk;
+  c.bytes = (dm * dk + dk * dn + dm * dn) * sim::cost::bytes_per_element(p);
+  return c;
+}
+
+KernelCase attention_case(bool padded, bool backward, const std::vector<int>& lengths, int heads,
+                          int head_dim, Precision p) {
+  KernelCase c;
+  c.family = kernel_family(padded ? KernelKind::kPaddedAttention : KernelKind::kJaggedAttention);
+  c.dtype = p;
+  double tokens = 0, pairs = 0;
+  int max_len = 0;
+  for (int l : lengths) {
+    tokens += l;
+    pairs += causal_pairs(l);
+    max_len = std::max(max_len, l);
+  }
+  const double batch = static_cast<double>(lengths.size());
+  const double mean = tokens / batch;
+  if (padded) pairs = batch * causal_pairs(max_len);
+  const double touched = padded ? batch * max_len : tokens;
+  const double h = heads, d = head_dim, e = sim::cost::bytes_per_element(p);
+  c.flops = 2 * h * (d + d) * pairs;
+  c.bytes = touched * h * (2 * d + 2 * d) * e + touched * h * d * e;
+  if (backward) {
+    c.flops *= 2.5;
+    c.bytes *= 2;
+  }
+  nlohmann::json lens = lengths;
+  // The padded kernel computes every sample at the longest length: its table key.
+  c.shape = {{"pass", backward ? "backward" : "forward"},
+             {"batch", lengths.size()},
+             {"heads", heads},
+             {"head_dim", head_dim},
+             {"max_len", max_len},
+             {"mean_length", padded ? static_cast<double>(max_len) : mean},
+             {"lengths", lens}};
+  return c;
+}
+
+KernelCase embedding_lookup_case(int tables, int batch, int dim, int pooling,
+                                 std::int64_t rows_per_table, double id_skew, Precision p) {
+  KernelCase c;
+  c.family = kernel_family(KernelKind::kEmbeddingLookup);
+  c.dtype = p;
+  c.id_skew = id_skew;
+  c.shape = {{"tables", tables},         {"batch", batch},     {"dim", dim},
+             {"pooling", pooling},       {"rows", rows_per_table}, {"id_skew", id_skew},
+             {"unique_fraction", 1.0}};
+  const double ids = static_cast<double>(tables) * batch * pooling;
+  const double out_rows = static_cast<double>(tables) * batch;
+  const double e = sim::cost::bytes_per_element(p);
+  c.flops = ids * dim;
+  c.bytes = ids * (dim * e + kIdBytes) + out_rows * dim * e;
+  return c;
+}
+
+KernelCase embedding_update_case(int tables, int batch, int dim, int pooling,
+                                 std::int64_t rows_per_table, double id_skew, Precision p) {
+  KernelCase c = embedding_lookup_case(tables, batch, dim, pooling, rows_per_table, id_skew, p);
+  c.family = kernel_family(KernelKind::kEmbeddingUpdate);
+  set_unique_fraction(c, 1.0);  // refined by the backend once the ids are drawn
+  return c;
+}
+
+void set_unique_fraction(KernelCase& c, double unique_fraction) {
+  c.shape["unique_fraction"] = unique_fraction;
+  // A lookup reads every id's row whatever the repeats (the cache model is the profile's
+  // repeat_hit_rate); an update touches each unique row once.
+  if (c.family.kernel != KernelKind::kEmbeddingUpdate) return;
+  const double ids = static_cast<double>(c.shape.at("tables").get<int>()) *
+                     c.shape.at("batch").get<int>() * c.shape.at("pooling").get<int>();
+  const double dim = c.shape.at("dim").get<int>();
+  const double unique = ids * unique_fraction;
+  const double e = sim::cost::bytes_per_element(c.dtype);
+  c.flops = ids * dim + 4 * unique * dim;
+  c.bytes = ids * dim * e + 2 * unique * dim * e + 2 * kAdagradStateBytes * unique;
+}
+
+TbeInputs make_tbe_inputs(const KernelCase& c, std::uint64_t seed) {
+  const int tables = c.shape.at("tables").get<int>(), batch = c.shape.at("batch").get<int>(),
+            pooling = c.shape.at("pooling").get<int>();
+  const auto rows = c.shape.at("rows").get<std::int64_t>();
+  TbeInputs in;
+  for (int t = 0; t <= tables; ++t) in.table_row_offsets.push_back(t * rows);
+  // Zipf by inverse CDF over the rows: P(row r) ~ 1 / (r + 1)^s.
+  std::vector<double> cdf;
+  if (c.id_skew > 0) {
+    cdf.resize(static_cast<std::size_t>(rows));
+    double sum = 0;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      sum += std::pow(static_cast<double>(r + 1), -c.id_skew);
+      cdf[static_cast<std::size_t>(r)] = sum;
+    }
+    for (double& x : cdf) x /= sum;
+  }
+  Rng rng(seed);
+  in.offsets.push_back(0);
+  for (int t = 0; t < tables; ++t) {
+    for (int b = 0; b < batch; ++b) {
+      for (int i = 0; i < pooling; ++i) {
+        std::int64_t row = 0;
+        if (cdf.empty()) {
+          row = static_cast<std::int64_t>(rng.uniform_int(static_cast<std::uint64_t>(rows)));
+        } else {
+          row = std::lower_bound(cdf.begin(), cdf.end(), rng.uniform()) - cdf.begin();
+          row = std::min(row, rows - 1);
+        }
+        in.indices.push_back(row);
+      }
+      in.offsets.push_back(static_cast<std::int64_t>(in.indices.size()));
+    }
+  }
+  std::vector<std::int64_t> keys(in.indices.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = static_cast<std::int64_t>(i / static_cast<std::size_t>(batch * pooling)) * rows +
+              in.indices[i];
+  }
+  std::sort(keys.begin(), keys.end());
+  const auto distinct = std::unique(keys.begin(), keys.end()) - keys.begin();
+  in.unique_fraction = static_cast<double>(distinct) / static_cast<double>(keys.size());
+  return in;
+}
+
+KernelCase elementwise_case(std::int64_t bytes) {
+  KernelCase c;
+  c.family = kernel_family(KernelKind::kElementwise);
+  c.dtype = Precision::kFp32;
+  c.shape = {{"op", "copy"}, {"bytes", bytes}};
+  c.bytes = static_cast<double>(bytes);
+  return c;
+}
+
+KernelCase optimizer_case(std::int64_t params) {
+  KernelCase c;
+  c.family = kernel_family(KernelKind::kOptimizer);
+  c.dtype = Precision::kFp32;
+  c.shape = {{"op", "adam"}, {"params", params}};
+  const double n = static_cast<double>(params);
+  c.flops = 10 * n;
+  c.bytes = n * (3 * 4 + 2 * 8);
+  return c;
+}
+
+std::vector<int> sample_lengths(int batch, double mean, int max_len, std::uint64_t seed) {
+  Rng rng(seed);
+  constexpr double kSigma = 0.6;
+  const double mu = std::log(mean) - kSigma * kSigma / 2;
+  std::vector<int> out(static_cast<std::size_t>(batch));
+  for (int& l : out) {
+    l = std::clamp(static_cast<int>(std::lround(rng.lognormal(mu, kSigma))), 1, max_len);
+  }
+  return out;
+}
+
+std::vector<KernelCase> kernel_cases(const std::string& backend, bool quick) {
+  std::vector<KernelCase> out;
+  if (backend == "cuda") {
+    cuda_cases(out, quick);
+  } else {
+    cpu_cases(out, quick);
+  }
+  return out;
+}
+
+std::vector<CollectiveCase> collective_cases(std::int64_t max_bytes, bool quick) {
+  std::vector<CollectiveCase> out;
+  const CollectiveOp ops[] = {CollectiveOp::kAllReduce, CollectiveOp::kAllGather,
+                              CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll,
+                              CollectiveOp::kAllToAllV, CollectiveOp::kSendRecv};
+  const std::int64_t top = quick ? std::min<std::int64_t>(max_bytes, 1 << 20) : max_bytes;
+  for (CollectiveOp op : ops) {
+    // 8 B .. top by 4x (fit), and the sizes 2x above each fit size below top (held out).
+    for (std::int64_t s = 8; s <= top; s *= 4) {
+      out.push_back({op, s, SampleSet::kFit});
+      if (s * 2 <= top && (!quick || s >= 1024)) out.push_back({op, s * 2, SampleSet::kValidation});
+    }
+  }
+  return out;
+}
+
+}  // namespace strait::calibration

@@ -1,0 +1,84 @@
+#pragma once
+// KernelCase and CollectiveCase: what the benchmark suite measures, and the work each
+// kernel does counted exactly as the simulator counts it.
+//
+// Work formulas (the same as sim/workload's dense_stack.cpp and sparse_traffic.cpp, so a
+// fitted efficiency means the same thing to the cost model as to the benchmark):
+//   gemm:               flops 2mnk, bytes (mk + kn + mn) * e
+//   attention forward:  flops 2 h (dqk + dv) * pairs (causal valid pairs, sum L(L+1)/2;
+//                       padded: B * Lmax(Lmax+1)/2), bytes touched * h * (2 dqk + 3 dv) * e
+//                       (touched = tokens, padded: B * Lmax); backward: 2.5x flops, 2x bytes
+//   embedding lookup:   flops ids * d, bytes ids * (d e + 8) + out_rows * d * e
+//   embedding update:   flops ids d + 4 u d, bytes ids d e + 2 u d e + 2 * 4u (row-wise
+//                       AdaGrad: one f32 state per unique row u)
+//   elementwise (copy): bytes read + written; optimizer (Adam, fp32): flops 10 p,
+//                       bytes p * (3 * 4 + 2 * 8)
+// (e: bytes per element of the dtype; h heads, dqk = dv = head_dim.)
+// The grid covers the bundled models' shapes on each backend: the tiny CPU models
+// (configs/models/*-tiny.json) for "cpu", the full-size ones for "cuda"; a held-out set of
+// other shapes (`SampleSet::kValidation`) lies between and beside the grid points.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "calibration/measurement.hpp"
+
+namespace strait::calibration {
+
+struct KernelCase {
+  Family family;
+  nlohmann::json shape;  // as in Measurement::shape
+  sim::cost::Precision dtype = sim::cost::Precision::kFp32;
+  SampleSet set = SampleSet::kFit;
+  double flops = 0;
+  double bytes = 0;
+  /// Embedding cases: ids drawn uniformly (0) or Zipf with this exponent.
+  double id_skew = 0;
+};
+
+struct CollectiveCase {
+  sim::network::CollectiveOp op = sim::network::CollectiveOp::kAllReduce;
+  std::int64_t bytes = 0;  // nccl-tests size convention
+  SampleSet set = SampleSet::kFit;
+};
+
+/// Cases for `backend` ("cpu" or "cuda"). `quick` keeps a few shapes per family (tests).
+std::vector<KernelCase> kernel_cases(const std::string& backend, bool quick);
+/// Collective sizes 8 B .. `max_bytes` by factors of 4 (fit) with held-out sizes between
+/// (validation), for all-reduce, all-gather, reduce-scatter, all-to-all, all-to-all-v
+/// and send/recv.
+std::vector<CollectiveCase> collective_cases(std::int64_t max_bytes, bool quick);
+
+// The work formulas above, one per family (`e` = bytes per element of `p`).
+KernelCase gemm_case(std::int64_t m, std::int64_t n, std::int64_t k, sim::cost::Precision p);
+/// Jagged or padded HSTU attention over `lengths` (tokens per sample), one pass.
+KernelCase attention_case(bool padded, bool backward, const std::vector<int>& lengths, int heads,
+                          int head_dim, sim::cost::Precision p);
+KernelCase embedding_lookup_case(int tables, int batch, int dim, int pooling,
+                                 std::int64_t rows_per_table, double id_skew,
+                                 sim::cost::Precision p);
+/// `unique_fraction` of the ids are distinct rows (measured by the backend; 1 = estimate).
+KernelCase embedding_update_case(int tables, int batch, int dim, int pooling,
+                                 std::int64_t rows_per_table, double id_skew,
+                                 sim::cost::Precision p);
+KernelCase elementwise_case(std::int64_t bytes);
+KernelCase optimizer_case(std::int64_t params);
+
+/// Inputs of an embedding case, as kernels/tbe.hpp takes them: ids uniform over each
+/// table's rows, or Zipf(id_skew) (rank 1 = row 0), deterministic for `seed`.
+struct TbeInputs {
+  std::vector<std::int64_t> table_row_offsets;  // [tables + 1]
+  std::vector<std::int64_t> indices;            // [tables * batch * pooling]
+  std::vector<std::int64_t> offsets;            // [tables * batch + 1]
+  double unique_fraction = 1;                   // distinct (table, row) pairs / ids
+};
+TbeInputs make_tbe_inputs(const KernelCase& c, std::uint64_t seed);
+/// Records an embedding case's measured unique fraction; an update's work follows it.
+void set_unique_fraction(KernelCase& c, double unique_fraction);
+
+/// Sequence lengths of `batch` samples from a lognormal with `mean` (capped at `max_len`),
+/// deterministic for `seed`.
+std::vector<int> sample_lengths(int batch, double mean, int max_len, std::uint64_t seed);
+
+}  // namespace strait::calibration

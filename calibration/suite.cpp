@@ -1,0 +1,153 @@
+#include "calibration/suite.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "calibration/detail/backends.hpp"
+#include "calibration/detail/communicator.hpp"
+#include "sim/core/error.hpp"
+
+namespace strait::calibration {
+namespace {
+
+using detail::Communicator;
+
+// Repetitions: enough for ~kTargetSeconds of samples per case, within [kMin, kMax].
+constexpr double kTargetSeconds = 0.15;
+constexpr int kMinRepetitions = 3;
+constexpr int kMaxRepetitions = 25;
+constexpr int kWarmup = 1;
+
+int repetitions_for(double warmup_us) {
+  const double n = kTargetSeconds * 1e6 / std::max(warmup_us, 1.0);
+  return std::clamp(static_cast<int>(n), kMinRepetitions, kMaxRepetitions);
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+bool wanted(const SuiteOptions& options, const Family& family) {
+  if (options.families.empty()) return true;
+  return std::find(options.families.begin(), options.families.end(), family.name()) !=
+         options.families.end();
+}
+
+Measurement record(const Family& family, const nlohmann::json& shape,
+                   sim::cost::Precision dtype, SampleSet set, const std::vector<double>& samples,
+                   int warmup, const std::string& device,
+                   const std::map<std::string, std::string>& versions, const std::string& date) {
+  const Summary s = summarize(samples);
+  Measurement m;
+  m.family = family;
+  m.shape = shape;
+  m.dtype = dtype;
+  m.set = set;
+  m.repetitions = static_cast<int>(samples.size());
+  m.warmup = warmup;
+  m.median_us = s.median_us;
+  m.spread = s.spread;
+  m.device = device;
+  m.versions = versions;
+  m.date = date;
+  return m;
+}
+
+void run_kernels(const SuiteOptions& options, Communicator& comm, detail::KernelBackend& backend,
+                 MeasurementSet& out) {
+  const std::string date = utc_now(), device = backend.device();
+  const auto versions = backend.versions();
+  std::vector<KernelCase> cases;
+  for (KernelCase& c : kernel_cases(options.backend, options.quick)) {
+    if (wanted(options, c.family) && backend.supports(c)) cases.push_back(std::move(c));
+  }
+  int done = 0;
+  for (KernelCase& c : cases) {
+    // Every rank times the case at once; warm-up decides the repetitions (the same on
+    // every rank: the slowest rank's warm-up).
+    comm.barrier();
+    std::vector<double> warm{backend.time(c, 0, kWarmup).front()};
+    comm.max_all(warm);
+    const int reps = repetitions_for(warm.front());
+    const std::vector<double> samples = comm.gather_all(backend.time(c, 0, reps));
+    Measurement m = record(c.family, c.shape, c.dtype, c.set, samples, kWarmup, device, versions, date);
+    m.flops = c.flops;
+    m.bytes = c.bytes;
+    if (comm.rank() == 0) out.records.push_back(std::move(m));
+    if (options.progress && comm.rank() == 0) {
+      options.progress(++done, static_cast<int>(cases.size()), out.records.back().label());
+    }
+  }
+}
+
+void run_collectives(const SuiteOptions& options, Communicator& comm,
+                     detail::CollectiveBackend& backend, MeasurementSet& out) {
+  const std::string date = utc_now(), device = backend.device();
+  const auto versions = backend.versions();
+  std::vector<CollectiveCase> cases;
+  for (const CollectiveCase& c : collective_cases(options.max_collective_bytes, options.quick)) {
+    if (wanted(options, Family{std::nullopt, c.op})) cases.push_back(c);
+  }
+  const int n = comm.size();
+  int done = 0;
+  for (const CollectiveCase& c : cases) {
+    bool ok = false;
+    const double warm = backend.time(c, 0, kWarmup, &ok).front();
+    const std::vector<double> samples = backend.time(c, 0, repetitions_for(warm), &ok);
+    if (!ok) {
+      throw Error(fmt::format("calibrate: {} of {} bytes on {} ranks gave a wrong result",
+                              sim::network::to_string(c.op), c.bytes, n));
+    }
+    const Family family{std::nullopt, c.op};
+    Measurement m = record(family, {{"ranks", n}, {"bytes", c.bytes}}, sim::cost::Precision::kFp32,
+                           c.set, samples, kWarmup, device, versions, date);
+    m.bytes = static_cast<double>(c.bytes);
+    m.algbw_gbps = m.bytes / (m.median_us * 1e3);
+    m.busbw_gbps = m.algbw_gbps * sim::network::busbw_factor(c.op, n);
+    m.check = "ok";
+    if (comm.rank() == 0) out.records.push_back(std::move(m));
+    if (options.progress && comm.rank() == 0) {
+      options.progress(++done, static_cast<int>(cases.size()), out.records.back().label());
+    }
+  }
+}
+
+}  // namespace
+
+MeasurementSet run_suite(const SuiteOptions& options) {
+  if (options.backend != "cpu" && options.backend != "cuda") {
+    throw Error(fmt::format("calibrate: unknown backend \"{}\" (expected cpu or cuda)",
+                            options.backend));
+  }
+  Communicator& comm = Communicator::world();
+  MeasurementSet out;
+  out.backend = options.backend;
+  const bool cuda = options.backend == "cuda";
+  // Backends are made before anything runs, so a missing GPU stops the job at once.
+  auto kernels = cuda ? detail::make_cuda_kernel_backend(comm.local_rank())
+                      : detail::make_cpu_kernel_backend();
+  std::unique_ptr<detail::CollectiveBackend> collectives;
+  if (options.collectives && comm.size() > 1) {
+    if (cuda) {
+      collectives = detail::make_nccl_collectives(comm, comm.local_rank());
+    } else {
+#ifdef STRAIT_HAVE_MPI
+      collectives = detail::make_mpi_collectives(comm);
+#endif
+    }
+  }
+  run_kernels(options, comm, *kernels, out);
+  if (collectives) run_collectives(options, comm, *collectives, out);
+  comm.barrier();
+  return out;
+}
+
+}  // namespace strait::calibration
