@@ -37,7 +37,10 @@ Time from_microseconds(double us) { return Time::from_ps(std::llround(us * 1e6))
 }  // namespace
 
 void read_kineto_trace(const std::string& path, Timeline& into, const KinetoReadOptions& options) {
-  const ConfigNode root = load_config(path);
+  read_kineto_trace(load_config(path), into, options);
+}
+
+void read_kineto_trace(const ConfigNode& root, Timeline& into, const KinetoReadOptions& options) {
   ConfigNode events = root;
   if (root.is_object()) {
     events = root.at("traceEvents");
@@ -89,6 +92,8 @@ void read_kineto_trace(const std::string& path, Timeline& into, const KinetoRead
           args.emplace_back(key, value.get<double>());
         } else if (value.is_string()) {
           args.emplace_back(key, std::string_view(texts.emplace_back(value.get<std::string>())));
+        } else if (options.keep_structured_args && (value.is_array() || value.is_object())) {
+          args.emplace_back(key, std::string_view(texts.emplace_back(value.dump())));
         }
       }
     }

@@ -49,6 +49,42 @@ TEST(KinetoReader, ReadsCompleteEventsOnNamedTracksRebasedToTheFirstSpan) {
   EXPECT_EQ(std::get<std::int64_t>(args[1].value), 7);
 }
 
+// With keep_structured_args the array args come back as their compact JSON text, after
+// the scalars in key order ("Input Dims" < "Input type" < "correlation" < "grid").
+TEST(KinetoReader, KeepsArrayArgsAsJsonTextWhenAsked) {
+  const std::string path = write_text("structured.json", R"({"traceEvents": [
+      {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 2,
+       "args": {"Input Dims": [[512, 256], [256, 128]], "Input type": ["float", "float"],
+                "correlation": 3, "grid": {"x": 1}, "flag": true}}]})");
+  const Timeline t = read_kineto_trace(path, {.keep_structured_args = true});
+  ASSERT_EQ(t.spans().size(), 1u);
+  const auto args = t.args(t.spans()[0]);
+  ASSERT_EQ(args.size(), 4u);  // the boolean is still skipped
+  EXPECT_EQ(t.name_of(args[0].key), "Input Dims");
+  EXPECT_EQ(t.name_of(std::get<InternedString>(args[0].value).id), "[[512,256],[256,128]]");
+  EXPECT_EQ(t.name_of(std::get<InternedString>(args[1].value).id), R"(["float","float"])");
+  EXPECT_EQ(std::get<std::int64_t>(args[2].value), 3);
+  EXPECT_EQ(t.name_of(std::get<InternedString>(args[3].value).id), R"({"x":1})");
+}
+
+// A parsed document reads like its file, and its errors name the document's file.
+TEST(KinetoReader, ReadsAnAlreadyParsedDocument) {
+  const ConfigNode document(Json::parse(R"({"schemaVersion": 1, "traceEvents": [
+      {"ph": "X", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 1.5}]})"),
+                            "inline.json");
+  Timeline t;
+  read_kineto_trace(document, t);
+  ASSERT_EQ(t.spans().size(), 1u);
+  EXPECT_EQ(t.spans()[0].end - t.spans()[0].start, Time::from_ps(1'500'000));
+  try {
+    read_kineto_trace(ConfigNode(Json::parse(R"({"traceEvents": 1})"), "inline.json"), t);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.file(), "inline.json");
+    EXPECT_EQ(e.pointer(), "/traceEvents");
+  }
+}
+
 TEST(KinetoReader, RoundTripsATraceStraitWrote) {
   Timeline original;
   original.set_rank_name(1, "rank 1 (dc0/host0/gpu1)");
