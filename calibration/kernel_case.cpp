@@ -299,6 +299,20 @@ KernelCase optimizer_case(std::int64_t params) {
   return c;
 }
 
+std::vector<std::int64_t> all_to_allv_matrix(int n, std::int64_t bytes) {
+  const auto un = static_cast<std::size_t>(n);
+  const double total = static_cast<double>(un * (un + 1) / 2);
+  const auto elems = static_cast<double>(std::max<std::int64_t>(bytes / 4, 1));
+  std::vector<std::int64_t> out(un * un);
+  for (std::size_t i = 0; i < un; ++i) {
+    for (std::size_t j = 0; j < un; ++j) {
+      const auto share = static_cast<std::int64_t>(elems * static_cast<double>(std::min(i, j) + 1) / total);
+      out[i * un + j] = 4 * std::max<std::int64_t>(share, 1);
+    }
+  }
+  return out;
+}
+
 std::vector<int> sample_lengths(int batch, double mean, int max_len, std::uint64_t seed) {
   Rng rng(seed);
   constexpr double kSigma = 0.6;

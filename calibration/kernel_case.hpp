@@ -77,6 +77,11 @@ TbeInputs make_tbe_inputs(const KernelCase& c, std::uint64_t seed);
 /// Records an embedding case's measured unique fraction; an update's work follows it.
 void set_unique_fraction(KernelCase& c, double unique_fraction);
 
+/// Bytes rank i sends to rank j in an all-to-all-v case of `bytes` per rank (row-major
+/// [i * n + j]): peer j gets a share proportional to min(i, j) + 1, at least 4 bytes, so
+/// sizes differ per pair but each pair's two directions match.
+std::vector<std::int64_t> all_to_allv_matrix(int n, std::int64_t bytes);
+
 /// Sequence lengths of `batch` samples from a lognormal with `mean` (capped at `max_len`),
 /// deterministic for `seed`.
 std::vector<int> sample_lengths(int batch, double mean, int max_len, std::uint64_t seed);

@@ -85,21 +85,13 @@ class MpiCollectives final : public CollectiveBackend {
         send = recv = block_ * un;
         break;
       case CollectiveOp::kAllToAllV: {
-        // Peer j gets a share proportional to j + 1 of the send buffer; symmetric sizes
-        // (what r sends to j equals what j sends to r) keep receive counts known locally.
-        const double total = static_cast<double>(un * (un + 1) / 2);
-        for (std::size_t j = 0; j < un; ++j) {
-          const auto share = [&](std::size_t a, std::size_t b) {
-            return std::max<std::size_t>(
-                static_cast<std::size_t>(static_cast<double>(elems) *
-                                         static_cast<double>(std::min(a, b) + 1) / total),
-                1);
-          };
-          send_counts_[j] = static_cast<int>(share(static_cast<std::size_t>(me), j));
-          recv_counts_[j] = static_cast<int>(share(j, static_cast<std::size_t>(me)));
-        }
+        // Symmetric sizes (what r sends to j equals what j sends to r): receive counts are
+        // known locally.
+        matrix_ = all_to_allv_matrix(n, c.bytes);
         send = recv = 0;
         for (std::size_t j = 0; j < un; ++j) {
+          send_counts_[j] = static_cast<int>(matrix_[static_cast<std::size_t>(me) * un + j] / 4);
+          recv_counts_[j] = static_cast<int>(matrix_[j * un + static_cast<std::size_t>(me)] / 4);
           send += static_cast<std::size_t>(send_counts_[j]);
           recv += static_cast<std::size_t>(recv_counts_[j]);
         }
@@ -179,15 +171,11 @@ class MpiCollectives final : public CollectiveBackend {
             ++from;
           }
           // Peer `from` sent its block for this rank, which starts at its own displacement
-          // for `me`: the sum of its shares for ranks below `me`.
+          // for `me`: the sum of its sizes for the ranks below `me`.
           std::size_t offset = 0;
-          const double total = static_cast<double>(n) * (n + 1) / 2;
-          const auto elems = static_cast<double>(std::max<std::int64_t>(c.bytes / 4, 1));
           for (int j = 0; j < me; ++j) {
-            offset += std::max<std::size_t>(
-                static_cast<std::size_t>(
-                    elems * static_cast<double>(std::min<std::size_t>(from, static_cast<std::size_t>(j)) + 1) / total),
-                1);
+            offset += static_cast<std::size_t>(
+                matrix_[from * static_cast<std::size_t>(n) + static_cast<std::size_t>(j)] / 4);
           }
           return input_value(static_cast<int>(from),
                              offset + (i - static_cast<std::size_t>(recv_displs_[from])));
@@ -211,6 +199,7 @@ class MpiCollectives final : public CollectiveBackend {
   std::vector<float> send_, recv_;
   std::vector<int> send_counts_, recv_counts_, send_displs_, recv_displs_;
   std::size_t block_ = 1;
+  std::vector<std::int64_t> matrix_;  // all-to-all-v bytes [i * n + j]
 };
 
 }  // namespace

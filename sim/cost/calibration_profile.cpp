@@ -30,8 +30,12 @@ KernelEfficiency read_kernel(const ConfigNode& node, KernelKind kind) {
 }
 
 Provenance read_provenance(const ConfigNode& node) {
-  node.allow_only({"status", "summary", "sources"});
+  node.allow_only({"status", "summary", "sources", "machine", "date", "versions", "validation",
+                   "records"});
   Provenance p;
+  for (const char* key : {"machine", "date", "versions", "validation", "records"}) {
+    if (node.has(key)) p.fit[key] = node.at(key).json();
+  }
   p.status = node.choice("status", {"estimated", "measured", "fitted"});
   p.summary = node.string("summary");
   const ConfigNode sources = node.at("sources");
@@ -62,7 +66,7 @@ const char* table_key_name(KernelKind k) {
 }
 
 CalibrationProfile CalibrationProfile::from_config(const ConfigNode& root) {
-  root.allow_only({"gpu_type", "provenance", "device", "kernels"});
+  root.allow_only({"gpu_type", "provenance", "device", "kernels", "collectives"});
   CalibrationProfile profile;
   profile.file = root.file();
   const ConfigNode gpu_type = root.at("gpu_type");
@@ -85,7 +89,32 @@ CalibrationProfile CalibrationProfile::from_config(const ConfigNode& root) {
     profile.kernels[static_cast<std::size_t>(i)] =
         read_kernel(kernels.at(to_string(source)), source);
   }
+  if (auto collectives = root.find("collectives")) {
+    profile.collectives = CollectiveFactors::from_config(*collectives);
+  }
   return profile;
+}
+
+Json to_json(const CalibrationProfile& profile) {
+  Json provenance = {{"status", profile.provenance.status},
+                     {"summary", profile.provenance.summary},
+                     {"sources", profile.provenance.sources}};
+  for (const auto& [key, value] : profile.provenance.fit.items()) provenance[key] = value;
+  Json kernels = Json::object();
+  for (int i = 0; i < kKernelKindCount; ++i) {
+    const auto kind = static_cast<KernelKind>(i);
+    const KernelEfficiency& e = profile.kernel(kind);
+    Json k = {{"compute_efficiency", to_json(e.compute, table_key_name(kind))},
+              {"memory_efficiency", to_json(e.memory, table_key_name(kind))}};
+    if (is_embedding(kind)) k["repeat_hit_rate"] = e.repeat_hit_rate;
+    kernels[to_string(kind)] = k;
+  }
+  Json out = {{"gpu_type", profile.device.gpu_type},
+              {"provenance", provenance},
+              {"device", to_json(profile.device)},
+              {"kernels", kernels}};
+  if (profile.collectives.present) out["collectives"] = to_json(profile.collectives);
+  return out;
 }
 
 CalibrationProfile load_profile(const std::string& path) {

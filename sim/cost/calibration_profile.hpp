@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sim/core/config_node.hpp"
+#include "sim/cost/collective_factors.hpp"
 #include "sim/cost/device_spec.hpp"
 #include "sim/cost/efficiency_table.hpp"
 #include "sim/cost/kernel_work.hpp"
@@ -37,10 +38,13 @@ struct KernelEfficiency {
 
 /// Where a profile's numbers come from ("estimated" from datasheets and published
 /// figures, or "fitted" from measurements by `strait calibrate`).
+/// Fitted profiles also carry "machine", "date", "versions", "validation" (held-out errors
+/// per family) and "records" (measured vs fitted per shape), kept verbatim in `fit`.
 struct Provenance {
   std::string status;  // "estimated" | "measured" | "fitted"
   std::string summary;
   std::vector<std::string> sources;  // at least one
+  Json fit = Json::object();         // the optional keys above, as read
 };
 
 /// The name of the table key of a kernel family ("mnk_cube_root", "mean_length", ...).
@@ -51,6 +55,7 @@ struct CalibrationProfile {
   DeviceSpec device;
   Provenance provenance;
   std::array<KernelEfficiency, kKernelKindCount> kernels;
+  CollectiveFactors collectives;  // optional section: fitted communication factors
 
   const KernelEfficiency& kernel(KernelKind k) const {
     return kernels[static_cast<std::size_t>(k)];
@@ -63,5 +68,8 @@ struct CalibrationProfile {
 
 /// Loads one profile file (IoError if unreadable, ConfigError if invalid).
 CalibrationProfile load_profile(const std::string& path);
+/// The profile as its file reads (every family, backward attention included; the
+/// "collectives" section when present). from_config(to_json(p)) equals p.
+Json to_json(const CalibrationProfile& profile);
 
 }  // namespace strait::sim::cost

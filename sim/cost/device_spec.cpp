@@ -41,4 +41,22 @@ DeviceSpec DeviceSpec::from_config(const ConfigNode& node, std::string gpu_type)
   return spec;
 }
 
+Json to_json(const DeviceSpec& spec) {
+  Json peaks = Json::object();
+  for (int i = 0; i < kPrecisionCount; ++i) {
+    const auto p = static_cast<Precision>(i);
+    if (auto peak = spec.peak(p)) peaks[to_string(p)] = *peak / 1e12;
+  }
+  Json out = {{"peak_tflops", peaks},
+              {"hbm_bandwidth", fmt::format("{:.6g} GB/s", spec.hbm_bandwidth / 1e9)},
+              {"hbm_capacity", fmt::format("{} MiB", spec.hbm_capacity / kMiB)},
+              {"sm_count", spec.sm_count},
+              {"launch_overhead", fmt::format("{:.6g} us", spec.launch_overhead.to_s() * 1e6)},
+              {"nccl_sms", spec.nccl_sms}};
+  if (spec.memory_reserved > 0) {
+    out["memory_reserved"] = fmt::format("{} MiB", spec.memory_reserved / kMiB);
+  }
+  return out;
+}
+
 }  // namespace strait::sim::cost

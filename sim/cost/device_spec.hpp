@@ -45,4 +45,7 @@ struct DeviceSpec {
   static DeviceSpec from_config(const ConfigNode& node, std::string gpu_type);
 };
 
+/// The "device" object of a profile file (quantities as strings with units).
+Json to_json(const DeviceSpec& spec);
+
 }  // namespace strait::sim::cost

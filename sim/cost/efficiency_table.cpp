@@ -84,4 +84,11 @@ double EfficiencyTable::at_log2(double log2_key) const {
   return points_[hi - 1].efficiency + t * (points_[hi].efficiency - points_[hi - 1].efficiency);
 }
 
+Json to_json(const EfficiencyTable& table, const std::string& key_name) {
+  if (table.points().size() == 1) return table.points().front().efficiency;
+  Json points = Json::array();
+  for (const auto& p : table.points()) points.push_back({p.key, p.efficiency});
+  return {{"key", key_name}, {"points", points}};
+}
+
 }  // namespace strait::sim::cost

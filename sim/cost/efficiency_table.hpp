@@ -48,4 +48,7 @@ class EfficiencyTable {
   std::vector<double> log2_keys_;
 };
 
+/// A one-point table as a number, else {"key": key_name, "points": [[key, efficiency], ...]}.
+Json to_json(const EfficiencyTable& table, const std::string& key_name);
+
 }  // namespace strait::sim::cost

@@ -7,6 +7,7 @@
 // nccl-tests' factors (all-reduce 2(n-1)/n; all-gather, reduce-scatter, all-to-all
 // (n-1)/n; broadcast, reduce, send/recv 1), so a simulated table reads like a real one.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,6 +28,17 @@ enum class CollectiveOp {
   kReduce,
   kSendRecv,
 };
+inline constexpr int kCollectiveOpCount = 8;
+
+/// Fitted factors of one operation (a calibration profile's "collectives.ops", written by
+/// `strait calibrate fit`): the collective starts `base_latency` after it is issued (the
+/// library's software cost) and its transfers carry bytes / bandwidth_scale (its achieved
+/// bandwidth relative to the link model: protocol overhead below 1, fewer copies above).
+struct OpCalibration {
+  Time base_latency = Time::zero();
+  double bandwidth_scale = 1.0;  // > 0
+};
+using CollectiveCalibration = std::array<OpCalibration, kCollectiveOpCount>;
 
 enum class Algorithm {
   kAuto,  // chosen like NCCL does (see choose_algorithm)

@@ -1,5 +1,7 @@
 #include "sim/network/network.hpp"
 
+#include <cmath>
+
 #include "sim/core/error.hpp"
 
 #include "sim/network/analytical_network.hpp"
@@ -55,11 +57,29 @@ Algorithm Network::resolve_algorithm(const CollectiveSpec& spec) {
   return best;
 }
 
+void apply_calibration(Schedule& schedule, const OpCalibration& c) {
+  if (c.bandwidth_scale == 1.0) return;
+  for (Phase& phase : schedule.phases) {
+    for (Transfer& t : phase.transfers) {
+      t.bytes = static_cast<Bytes>(std::llround(static_cast<double>(t.bytes) / c.bandwidth_scale));
+    }
+  }
+}
+
 void Network::start_collective(const CollectiveSpec& spec, std::function<void()> on_done) {
   CollectiveSpec resolved = spec;
   resolved.algorithm = resolve_algorithm(spec);
-  start_schedule(build_schedule(resolved, cluster_, options_.schedule), spec.priority, spec.weight,
-                 std::move(on_done));
+  Schedule schedule = build_schedule(resolved, cluster_, options_.schedule);
+  const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
+  apply_calibration(schedule, c);
+  if (c.base_latency > Time::zero()) {
+    sim_.after(c.base_latency, [this, schedule = std::move(schedule), priority = spec.priority,
+                                weight = spec.weight, on_done = std::move(on_done)]() mutable {
+      start_schedule(std::move(schedule), priority, weight, std::move(on_done));
+    });
+    return;
+  }
+  start_schedule(std::move(schedule), spec.priority, spec.weight, std::move(on_done));
 }
 
 TrafficStats Network::tagged(int tag) const {
@@ -97,13 +117,17 @@ CollectiveResult simulate_collective(const topology::Cluster& cluster, const Col
   CollectiveSpec resolved = spec;
   resolved.algorithm = network->resolve_algorithm(spec);
   Schedule schedule = build_schedule(resolved, cluster, options.schedule);
+  const OpCalibration& c = options.calibration[static_cast<std::size_t>(spec.op)];
+  apply_calibration(schedule, c);
   CollectiveResult result;
   result.algorithm = schedule.algorithm;
   result.channels = schedule.channels;
   result.chunks = schedule.chunks;
   Time finished = Time::zero();
-  network->start_schedule(std::move(schedule), spec.priority, spec.weight,
-                          [&] { finished = sim.now(); });
+  sim.after(c.base_latency, [&, schedule = std::move(schedule)]() mutable {
+    network->start_schedule(std::move(schedule), spec.priority, spec.weight,
+                            [&] { finished = sim.now(); });
+  });
   sim.run();
   result.time = finished;
   result.events = sim.events();

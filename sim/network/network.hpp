@@ -46,7 +46,11 @@ struct NetworkOptions {
   ScheduleOptions schedule;
   topology::EcmpPolicy ecmp = topology::EcmpPolicy::kDestinationModK;
   std::function<void(const TransferRecord&)> on_transfer;  // flow mode only; empty = off
+  CollectiveCalibration calibration{};  // per-operation fitted factors; default: none
 };
+
+/// `schedule` with every transfer's bytes divided by `c.bandwidth_scale` (rounded).
+void apply_calibration(Schedule& schedule, const OpCalibration& c);
 
 class Network {
  public:

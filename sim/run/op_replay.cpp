@@ -1,5 +1,7 @@
 #include "sim/run/op_replay.hpp"
 
+#include "sim/run/calibrated_cluster.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <unordered_map>
@@ -55,6 +57,7 @@ class Replayer {
       : graph_(graph), cluster_(cluster), cost_(cost), options_(options) {
     network::NetworkOptions net;
     net.mode = options.mode;
+    net.calibration = collective_calibration(cluster, cost);
     net_ = network::make_network(sim_, cluster, net);
     compute_stream_ = kNone;
     for (std::size_t s = 0; s < graph.streams.size(); ++s) {
@@ -447,6 +450,11 @@ class Replayer {
 ReplayResult replay(const workload::OpGraph& graph, const topology::Cluster& cluster,
                     const cost::CostModel& cost, const ReplayOptions& options) {
   if (graph.ranks.empty()) throw Error("op graph: no ranks");
+  if (has_link_factors(cluster, cost)) {
+    const topology::Cluster calibrated = calibrated_cluster(cluster, cost);
+    Replayer replayer(graph, calibrated, cost, options);
+    return replayer.run();
+  }
   Replayer replayer(graph, cluster, cost, options);
   return replayer.run();
 }

@@ -114,6 +114,11 @@ class Cluster {
   /// Adds a host with its name and NIC layout; `host.gpus` must be empty (add_gpu fills it).
   int add_host(Host host);
   void add_explicit_route(NodeIndex src, NodeIndex dst, std::vector<LinkIndex> links);
+  /// Replaces a link's bandwidth (> 0) and latency (calibration of a loaded cluster).
+  void set_link_parameters(LinkIndex i, BytesPerSec bandwidth, Time latency) {
+    links_[i].bandwidth = bandwidth;
+    links_[i].latency = latency;
+  }
   /// Builds adjacency; call after the last add_*.
   void finalize();
 
