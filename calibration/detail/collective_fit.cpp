@@ -21,8 +21,6 @@ using sim::topology::Link;
 
 // Bandwidth factor that makes transfer time negligible (the latency part alone).
 constexpr double kHugeBandwidth = 1e9;
-// The achieved bandwidth of an operation stays within a factor 8 of its link model.
-constexpr double kMaxScale = 8.0;
 
 Cluster with_links(const Cluster& cluster, const std::function<void(Link&)>& change) {
   Cluster out = cluster;
@@ -76,70 +74,36 @@ bool on_path(const std::vector<sim::topology::LinkClass>& classes, sim::topology
   return std::find(classes.begin(), classes.end(), c) != classes.end();
 }
 
-// Weighted (relative-error) non-negative least squares of t = A x.
-Eigen::VectorXd relative_nnls(Eigen::MatrixXd a, Eigen::VectorXd t) {
-  for (Eigen::Index i = 0; i < a.rows(); ++i) {
-    a.row(i) /= t(i);
-    t(i) = 1;
-  }
-  return nonnegative_least_squares(a, t, std::vector<bool>(static_cast<std::size_t>(a.cols()), true));
+// Sizes up to this are latency-bound on every fabric strait models: they fix latencies.
+constexpr double kSmallBytes = 4096;
+// Observations whose bandwidth part is below this share of the time do not shape tables.
+constexpr double kMinBandwidthShare = 0.05;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-void fit_link_classes(const std::vector<const Measurement*>& sendrecv, const Cluster& cluster,
-                      sim::cost::CollectiveFactors& factors) {
-  const auto classes = path_classes(cluster);
-  // Per record: time at nominal bandwidth without latency (x), and the latency part per
-  // microsecond of link latency on the path classes (y): t = y L + x / e.
-  const Cluster no_latency = with_links(cluster, [&](Link& l) {
-    if (on_path(classes, l.link_class)) l.latency = Time::zero();
-  });
+// Per record: the model's bandwidth part at nominal bandwidth (x, no latency) and its
+// latency part per microsecond of link latency on `classes` (y, no bandwidth limit).
+struct ModelParts {
+  std::vector<double> x, y;
+};
+
+ModelParts model_parts(const std::vector<const Measurement*>& records, const Cluster& cluster,
+                       const std::vector<sim::topology::LinkClass>& classes) {
+  const Cluster no_latency = with_links(cluster, [&](Link& l) { l.latency = Time::zero(); });
   const Cluster unit_latency = with_links(cluster, [&](Link& l) {
     l.bandwidth *= kHugeBandwidth;
-    if (on_path(classes, l.link_class)) l.latency = Time::from_us(1);
+    l.latency = on_path(classes, l.link_class) ? Time::from_us(1) : Time::zero();
   });
-  Eigen::MatrixXd a(static_cast<Eigen::Index>(sendrecv.size()), 2);
-  Eigen::VectorXd t(a.rows());
-  for (Eigen::Index i = 0; i < a.rows(); ++i) {
-    const Measurement& m = *sendrecv[static_cast<std::size_t>(i)];
-    a(i, 0) = simulate_us(m, unit_latency);
-    a(i, 1) = simulate_us(m, no_latency);
-    t(i) = m.median_us;
+  ModelParts parts;
+  for (const Measurement* m : records) {
+    parts.x.push_back(simulate_us(*m, no_latency));
+    parts.y.push_back(simulate_us(*m, unit_latency));
   }
-  const Eigen::VectorXd x = relative_nnls(a, t);
-  double latency_us = x(0);
-  double efficiency = x(1) > 0 ? 1.0 / x(1) : 1.0;
-  if (efficiency > 1) {
-    // Faster than the cluster file's bandwidth: keep the file's, refit the latency alone.
-    efficiency = 1;
-    Eigen::MatrixXd a1 = a.col(0);
-    const Eigen::VectorXd rest = t - a.col(1);
-    latency_us = std::max(0.0, relative_nnls(a1, rest.cwiseMax(1e-9))(0));
-  }
-  for (sim::topology::LinkClass c : classes) {
-    factors.link_classes[static_cast<std::size_t>(c)] =
-        sim::cost::LinkClassFactors{efficiency, Time::from_s(latency_us * 1e-6)};
-  }
-}
-
-sim::network::OpCalibration fit_op(const std::vector<const Measurement*>& records,
-                                   const Cluster& calibrated) {
-  const Cluster latency_only =
-      with_links(calibrated, [](Link& l) { l.bandwidth *= kHugeBandwidth; });
-  const Cluster bandwidth_only = with_links(calibrated, [](Link& l) { l.latency = Time::zero(); });
-  // t - T_lat = a + T_bw / s.
-  Eigen::MatrixXd a(static_cast<Eigen::Index>(records.size()), 2);
-  Eigen::VectorXd t(a.rows());
-  for (Eigen::Index i = 0; i < a.rows(); ++i) {
-    const Measurement& m = *records[static_cast<std::size_t>(i)];
-    a(i, 0) = 1;
-    a(i, 1) = simulate_us(m, bandwidth_only);
-    t(i) = std::max(m.median_us - simulate_us(m, latency_only), 1e-3);
-  }
-  const Eigen::VectorXd x = relative_nnls(a, t);
-  sim::network::OpCalibration c;
-  c.base_latency = Time::from_s(x(0) * 1e-6);
-  c.bandwidth_scale = std::clamp(x(1) > 0 ? 1.0 / x(1) : kMaxScale, 1.0 / kMaxScale, kMaxScale);
-  return c;
+  return parts;
 }
 
 }  // namespace
@@ -150,19 +114,69 @@ void fit_collectives(const std::vector<const Measurement*>& fit_records, const C
   factors.present = true;
   std::map<CollectiveOp, std::vector<const Measurement*>> by_op;
   for (const Measurement* m : fit_records) by_op[*m->family.collective].push_back(m);
-  if (by_op.count(CollectiveOp::kSendRecv)) {
-    fit_link_classes(by_op[CollectiveOp::kSendRecv], cluster, factors);
-  }
-  Cluster calibrated = with_links(cluster, [&](Link& l) {
-    if (const auto& f = factors.link_classes[static_cast<std::size_t>(l.link_class)]) {
-      l.bandwidth *= f->bandwidth_efficiency;
-      l.latency = f->latency;
-    }
-  });
+  const auto classes = path_classes(cluster);
+  std::map<CollectiveOp, ModelParts> parts;
+  for (const auto& [op, records] : by_op) parts[op] = model_parts(records, cluster, classes);
+
+  // 1. Link latency: small send/recv messages are latency alone (t = y L); without
+  //    send/recv records, the small messages of every operation (their start-up then 0).
+  std::vector<double> per_unit;
   for (const auto& [op, records] : by_op) {
-    // Send/recv defines the link classes; its own factors stay neutral.
-    if (op == CollectiveOp::kSendRecv && by_op.size() > 1) continue;
-    factors.ops[static_cast<std::size_t>(op)] = fit_op(records, calibrated);
+    if (by_op.count(CollectiveOp::kSendRecv) && op != CollectiveOp::kSendRecv) continue;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      if (records[i]->bytes <= kSmallBytes && parts[op].y[i] > 0) {
+        per_unit.push_back(records[i]->median_us / parts[op].y[i]);
+      }
+    }
+  }
+  const double latency_us = per_unit.empty() ? 0.0 : median(per_unit);
+  // 2. Start-up latency per operation: what small messages take beyond the link latency.
+  std::map<CollectiveOp, double> base_us;
+  for (const auto& [op, records] : by_op) {
+    std::vector<double> extra;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      if (records[i]->bytes <= kSmallBytes) {
+        extra.push_back(records[i]->median_us - parts[op].y[i] * latency_us);
+      }
+    }
+    base_us[op] = extra.empty() || op == CollectiveOp::kSendRecv ? 0.0 : std::max(0.0, median(extra));
+  }
+  // 3. Achieved bandwidth per record, relative to the nominal links: s = x / (t - a - y L).
+  //    The link class efficiency is the best any operation achieves; each operation's
+  //    table is its fraction of that, by size.
+  std::map<CollectiveOp, std::vector<ObservedEfficiency>> observed;
+  double best = 0;
+  for (const auto& [op, records] : by_op) {
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const double t = records[i]->median_us;
+      const double bandwidth_us = t - base_us[op] - parts[op].y[i] * latency_us;
+      const double share = bandwidth_us / t;
+      if (share < kMinBandwidthShare || parts[op].x[i] <= 0) continue;
+      const double s = parts[op].x[i] / bandwidth_us;
+      // Keyed on the size the network looks the table up with (calibration_bytes).
+      const double key = sim::network::calibration_bytes(spec_of(*records[i], cluster));
+      observed[op].push_back({key, s, share});
+      if (share > 0.5) best = std::max(best, s);
+    }
+  }
+  const double efficiency = best > 0 ? std::min(best, 1.0) : 1.0;
+  for (sim::topology::LinkClass c : classes) {
+    factors.link_classes[static_cast<std::size_t>(c)] =
+        sim::cost::LinkClassFactors{efficiency, Time::from_s(latency_us * 1e-6)};
+  }
+  for (const auto& [op, records] : by_op) {
+    sim::network::OpCalibration c;
+    c.base_latency = Time::from_s(base_us[op] * 1e-6);
+    auto& obs = observed[op];
+    for (auto& o : obs) o.efficiency /= efficiency;
+    if (!obs.empty()) {
+      const auto table = fit_table(obs, false, 24);
+      for (const auto& p : table.points()) {
+        c.log2_bytes.push_back(std::log2(p.key));
+        c.scales.push_back(p.efficiency);
+      }
+    }
+    factors.ops[static_cast<std::size_t>(op)] = c;
   }
 }
 

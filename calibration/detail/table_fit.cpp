@@ -124,9 +124,9 @@ sim::cost::EfficiencyTable fit_table(const std::vector<ObservedEfficiency>& obse
   Eigen::MatrixXd interp(m, k);
   Eigen::VectorXd b(m);
   for (Eigen::Index i = 0; i < m; ++i) {
-    const double e = observed[static_cast<std::size_t>(i)].efficiency;
-    interp.row(i) = interpolation_row(knots, logs[static_cast<std::size_t>(i)]) / e;
-    b(i) = 1.0;
+    const auto& o = observed[static_cast<std::size_t>(i)];
+    interp.row(i) = interpolation_row(knots, logs[static_cast<std::size_t>(i)]) * (o.weight / o.efficiency);
+    b(i) = o.weight;
   }
   Eigen::VectorXd values;
   if (monotone) {

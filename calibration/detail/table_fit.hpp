@@ -22,6 +22,7 @@ Eigen::VectorXd nonnegative_least_squares(const Eigen::MatrixXd& a, const Eigen:
 struct ObservedEfficiency {
   double key = 0;         // > 0
   double efficiency = 0;  // > 0 (may exceed 1 before clamping)
+  double weight = 1;      // > 0: how much the observation's relative error counts
 };
 
 /// Knots at the distinct keys (at most `max_knots`, else log-spaced quantiles); values by

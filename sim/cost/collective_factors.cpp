@@ -1,5 +1,6 @@
 #include "sim/cost/collective_factors.hpp"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,11 @@ CollectiveFactors CollectiveFactors::from_config(const ConfigNode& node) {
       entry.allow_only({"base_latency", "bandwidth_scale"});
       network::OpCalibration c;
       c.base_latency = entry.duration("base_latency");
-      c.bandwidth_scale = entry.positive_number("bandwidth_scale");
+      const auto scale = EfficiencyTable::from_config(entry.at("bandwidth_scale"), "bytes");
+      for (const auto& point : scale.points()) {
+        c.log2_bytes.push_back(std::log2(point.key));
+        c.scales.push_back(point.efficiency);
+      }
       f.ops[static_cast<std::size_t>(*op)] = c;
     }
   }
@@ -65,9 +70,15 @@ Json to_json(const CollectiveFactors& f) {
   }
   for (int o = 0; o < network::kCollectiveOpCount; ++o) {
     const auto& c = f.ops[static_cast<std::size_t>(o)];
-    if (c.base_latency == Time::zero() && c.bandwidth_scale == 1.0) continue;
+    if (c.neutral()) continue;
+    std::vector<EfficiencyTable::Point> points;
+    for (std::size_t i = 0; i < c.scales.size(); ++i) {
+      points.push_back({std::exp2(c.log2_bytes[i]), c.scales[i]});
+    }
     ops[network::to_string(static_cast<network::CollectiveOp>(o))] = {
-        {"base_latency", microseconds(c.base_latency)}, {"bandwidth_scale", c.bandwidth_scale}};
+        {"base_latency", microseconds(c.base_latency)},
+        {"bandwidth_scale",
+         points.empty() ? Json(1.0) : to_json(EfficiencyTable(points), "bytes")}};
   }
   return {{"link_classes", classes}, {"ops", ops}};
 }

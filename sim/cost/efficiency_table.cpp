@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/log2_interpolation.hpp"
+
 namespace strait::sim::cost {
 namespace {
 
@@ -26,6 +28,7 @@ EfficiencyTable::EfficiencyTable(std::vector<Point> points) : points_(std::move(
       throw std::invalid_argument("efficiencies must be in (0, 1]");
     }
     log2_keys_.push_back(std::log2(p.key));
+    values_.push_back(p.efficiency);
   }
 }
 
@@ -76,12 +79,7 @@ double EfficiencyTable::at(double key) const {
 
 double EfficiencyTable::at_log2(double log2_key) const {
   if (points_.empty()) throw std::logic_error("EfficiencyTable used before being built");
-  if (!(log2_key > log2_keys_.front())) return points_.front().efficiency;
-  if (log2_key >= log2_keys_.back()) return points_.back().efficiency;
-  std::size_t hi = 1;
-  while (log2_keys_[hi] < log2_key) ++hi;  // tables have a handful of points
-  const double t = (log2_key - log2_keys_[hi - 1]) / (log2_keys_[hi] - log2_keys_[hi - 1]);
-  return points_[hi - 1].efficiency + t * (points_[hi].efficiency - points_[hi - 1].efficiency);
+  return interpolate_log2(log2_keys_, values_, log2_key);
 }
 
 Json to_json(const EfficiencyTable& table, const std::string& key_name) {

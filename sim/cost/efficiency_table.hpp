@@ -46,6 +46,7 @@ class EfficiencyTable {
  private:
   std::vector<Point> points_;
   std::vector<double> log2_keys_;
+  std::vector<double> values_;  // the efficiencies, beside their keys
 };
 
 /// A one-point table as a number, else {"key": key_name, "points": [[key, efficiency], ...]}.

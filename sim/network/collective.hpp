@@ -32,11 +32,18 @@ inline constexpr int kCollectiveOpCount = 8;
 
 /// Fitted factors of one operation (a calibration profile's "collectives.ops", written by
 /// `strait calibrate fit`): the collective starts `base_latency` after it is issued (the
-/// library's software cost) and its transfers carry bytes / bandwidth_scale (its achieved
-/// bandwidth relative to the link model: protocol overhead below 1, fewer copies above).
+/// library's software cost) and its transfers carry bytes / scale(S), where scale(S) in
+/// (0, 1] is the achieved fraction of the link model's bandwidth at message size S
+/// (protocols and algorithms change with size, as NCCL's LL/LL128/Simple or MPI's eager
+/// and rendezvous paths do), interpolated in log2(S) between points, clamped at the ends.
 struct OpCalibration {
   Time base_latency = Time::zero();
-  double bandwidth_scale = 1.0;  // > 0
+  std::vector<double> log2_bytes;  // strictly increasing; empty: scale 1 at every size
+  std::vector<double> scales;      // in (0, 1], beside log2_bytes
+
+  /// scale(S) for a collective of `bytes` (nccl-tests size convention).
+  double scale_at(double bytes) const;
+  bool neutral() const { return base_latency == Time::zero() && log2_bytes.empty(); }
 };
 using CollectiveCalibration = std::array<OpCalibration, kCollectiveOpCount>;
 

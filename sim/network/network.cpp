@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "sim/core/error.hpp"
+#include "sim/core/log2_interpolation.hpp"
 
 #include "sim/network/analytical_network.hpp"
 #include "sim/network/flow_network.hpp"
@@ -57,11 +58,26 @@ Algorithm Network::resolve_algorithm(const CollectiveSpec& spec) {
   return best;
 }
 
-void apply_calibration(Schedule& schedule, const OpCalibration& c) {
-  if (c.bandwidth_scale == 1.0) return;
+double OpCalibration::scale_at(double bytes) const {
+  if (log2_bytes.empty()) return 1.0;
+  return interpolate_log2(log2_bytes, scales, bytes > 0 ? std::log2(bytes) : -INFINITY);
+}
+
+double calibration_bytes(const CollectiveSpec& spec) {
+  if (spec.op != CollectiveOp::kAllToAllV || spec.send_matrix.empty() || spec.gpus.empty()) {
+    return static_cast<double>(spec.bytes);
+  }
+  double total = 0;
+  for (Bytes b : spec.send_matrix) total += static_cast<double>(b);
+  return total / static_cast<double>(spec.gpus.size());
+}
+
+void apply_calibration(Schedule& schedule, const OpCalibration& c, double bytes) {
+  const double scale = c.scale_at(bytes);
+  if (scale == 1.0) return;
   for (Phase& phase : schedule.phases) {
     for (Transfer& t : phase.transfers) {
-      t.bytes = static_cast<Bytes>(std::llround(static_cast<double>(t.bytes) / c.bandwidth_scale));
+      t.bytes = static_cast<Bytes>(std::llround(static_cast<double>(t.bytes) / scale));
     }
   }
 }
@@ -71,7 +87,7 @@ void Network::start_collective(const CollectiveSpec& spec, std::function<void()>
   resolved.algorithm = resolve_algorithm(spec);
   Schedule schedule = build_schedule(resolved, cluster_, options_.schedule);
   const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
-  apply_calibration(schedule, c);
+  apply_calibration(schedule, c, calibration_bytes(spec));
   if (c.base_latency > Time::zero()) {
     sim_.after(c.base_latency, [this, schedule = std::move(schedule), priority = spec.priority,
                                 weight = spec.weight, on_done = std::move(on_done)]() mutable {
@@ -118,7 +134,7 @@ CollectiveResult simulate_collective(const topology::Cluster& cluster, const Col
   resolved.algorithm = network->resolve_algorithm(spec);
   Schedule schedule = build_schedule(resolved, cluster, options.schedule);
   const OpCalibration& c = options.calibration[static_cast<std::size_t>(spec.op)];
-  apply_calibration(schedule, c);
+  apply_calibration(schedule, c, calibration_bytes(spec));
   CollectiveResult result;
   result.algorithm = schedule.algorithm;
   result.channels = schedule.channels;

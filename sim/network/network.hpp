@@ -49,8 +49,12 @@ struct NetworkOptions {
   CollectiveCalibration calibration{};  // per-operation fitted factors; default: none
 };
 
-/// `schedule` with every transfer's bytes divided by `c.bandwidth_scale` (rounded).
-void apply_calibration(Schedule& schedule, const OpCalibration& c);
+/// `schedule` with every transfer's bytes divided by c.scale_at(bytes) (rounded), `bytes`
+/// being the collective's size.
+void apply_calibration(Schedule& schedule, const OpCalibration& c, double bytes);
+/// The size a collective's calibration is keyed on: `bytes`, or for all-to-all-v the mean
+/// bytes a rank sends.
+double calibration_bytes(const CollectiveSpec& spec);
 
 class Network {
  public:
