@@ -174,5 +174,51 @@ TEST(ProfileSet, AMissingDirectoryIsAnIoError) {
   EXPECT_THROW(load_profile_dir(kProfileDir + "/no-such-dir"), IoError);
 }
 
+// A profile without attention backward families costs the backward with the forward
+// tables; one with them keeps its own.
+TEST(CalibrationProfile, AttentionBackwardDefaultsToTheForwardTable) {
+  const CalibrationProfile p = parse(valid_profile());
+  EXPECT_DOUBLE_EQ(p.kernel(KernelKind::kJaggedAttentionBackward).compute.at(512), 0.4);
+  Json j = valid_profile();
+  j["kernels"]["jagged_attention_backward"] = {{"compute_efficiency", 0.1},
+                                               {"memory_efficiency", 0.8}};
+  EXPECT_DOUBLE_EQ(parse(j).kernel(KernelKind::kJaggedAttentionBackward).compute.at(512), 0.1);
+  EXPECT_DOUBLE_EQ(parse(j).kernel(KernelKind::kJaggedAttention).compute.at(512), 0.4);
+}
+
+// The "collectives" section: link classes and per-op tables, read, checked and written back.
+TEST(CalibrationProfile, CollectivesSectionRoundTrips) {
+  Json j = valid_profile();
+  j["collectives"] = Json::parse(R"({
+    "link_classes": {"nvlink": {"bandwidth_efficiency": 0.5, "latency": "1.5 us"}},
+    "ops": {"all_reduce": {"base_latency": "3 us",
+                           "bandwidth_scale": {"key": "bytes", "points": [[1024, 0.25], [4096, 0.75]]}}}
+  })");
+  const CalibrationProfile p = parse(j);
+  ASSERT_TRUE(p.collectives.present);
+  const auto& nvlink = p.collectives.link_classes[0];
+  ASSERT_TRUE(nvlink.has_value());
+  EXPECT_DOUBLE_EQ(nvlink->bandwidth_efficiency, 0.5);
+  EXPECT_EQ(nvlink->latency, Time::from_ns(1500));
+  const auto& ar = p.collectives.ops[0];
+  EXPECT_EQ(ar.base_latency, Time::from_us(3));
+  EXPECT_DOUBLE_EQ(ar.scale_at(2048), 0.5);  // halfway in log2 between 1024 and 4096
+  const CalibrationProfile back = parse(to_json(p));
+  EXPECT_EQ(back.collectives.link_classes[0]->latency, nvlink->latency);
+  EXPECT_DOUBLE_EQ(back.collectives.ops[0].scale_at(2048), 0.5);
+  EXPECT_EQ(to_json(back), to_json(p));
+}
+
+TEST(CalibrationProfile, CollectivesSectionErrorsNameTheKey) {
+  Json j = valid_profile();
+  j["collectives"] = {{"ops", {{"all_reduse", {{"base_latency", "1 us"}, {"bandwidth_scale", 1}}}}}};
+  EXPECT_NE(message_of(j).find("/collectives/ops/all_reduse: unknown collective"), std::string::npos)
+      << message_of(j);
+  j["collectives"] = {{"link_classes", {{"nvlink", {{"bandwidth_efficiency", 1.5}, {"latency", "1 us"}}}}}};
+  EXPECT_EQ(message_of(j),
+            "test.json: /collectives/link_classes/nvlink/bandwidth_efficiency: expected a fraction "
+            "in (0, 1], got 1.5");
+}
+
 }  // namespace
 }  // namespace strait::sim::cost
