@@ -4,7 +4,7 @@
 // reduce-scatter's input, all-gather's output, all-to-all(v)'s per-rank send buffer, the
 // buffer of broadcast, reduce and send/recv. Reductions sum f32 (S / 4 elements); the other
 // collectives move bytes. all-to-all sends S / n bytes to every rank (itself included);
-// all-to-all-v sends peer j a share of S proportional to j + 1; send/recv goes from rank 0
+// all-to-all-v sends the suite's uneven matrix (all_to_allv_matrix); send/recv goes from rank 0
 // to rank 1 while the others idle.
 // A sample is a barrier, then the collective between two events on the rank's stream; its
 // time is the slowest rank's. After the samples, the output is cleared, the collective runs
@@ -89,18 +89,6 @@ struct Exchange {
   std::vector<Block> sends, recvs;  // all-to-all(v), send/recv
 };
 
-// all-to-all-v: peer j's share of `bytes`, proportional to j + 1, the rounding on the last.
-std::vector<std::size_t> uneven_shares(std::size_t bytes, int n) {
-  const std::size_t total = static_cast<std::size_t>(n) * static_cast<std::size_t>(n + 1) / 2;
-  std::vector<std::size_t> shares(static_cast<std::size_t>(n));
-  std::size_t given = 0;
-  for (int j = 0; j < n; ++j) {
-    shares[static_cast<std::size_t>(j)] = bytes * static_cast<std::size_t>(j + 1) / total;
-    given += shares[static_cast<std::size_t>(j)];
-  }
-  shares.back() += bytes - given;
-  return shares;
-}
 
 Exchange plan_exchange(CollectiveOp op, std::size_t bytes, int rank, int n) {
   Exchange x;
@@ -127,17 +115,21 @@ Exchange plan_exchange(CollectiveOp op, std::size_t bytes, int rank, int n) {
       break;
     case CollectiveOp::kAllToAll:
     case CollectiveOp::kAllToAllV: {
-      const std::vector<std::size_t> shares = op == CollectiveOp::kAllToAll
-                                                  ? std::vector<std::size_t>(un, bytes / un)
-                                                  : uneven_shares(bytes, n);
-      // Rank r sends shares[p] to p and receives shares[r] from every peer.
-      const std::size_t mine = shares[static_cast<std::size_t>(rank)];
+      // all-to-all: S / n to every peer; all-to-all-v: the suite's matrix (kernel_case.hpp),
+      // the same sizes the MPI backend sends and the fit simulates.
+      const auto matrix = op == CollectiveOp::kAllToAllV
+                              ? all_to_allv_matrix(n, static_cast<std::int64_t>(bytes))
+                              : std::vector<std::int64_t>(un * un, static_cast<std::int64_t>(bytes / un));
+      const auto r = static_cast<std::size_t>(rank);
       for (int p = 0; p < n; ++p) {
-        x.sends.push_back({p, x.send_bytes, shares[static_cast<std::size_t>(p)]});
-        x.send_bytes += shares[static_cast<std::size_t>(p)];
-        x.recvs.push_back({p, static_cast<std::size_t>(p) * mine, mine});
+        const auto up = static_cast<std::size_t>(p);
+        const auto out = static_cast<std::size_t>(matrix[r * un + up]);
+        const auto in = static_cast<std::size_t>(matrix[up * un + r]);
+        x.sends.push_back({p, x.send_bytes, out});
+        x.send_bytes += out;
+        x.recvs.push_back({p, x.recv_bytes, in});
+        x.recv_bytes += in;
       }
-      x.recv_bytes = mine * un;
       break;
     }
     case CollectiveOp::kSendRecv:
