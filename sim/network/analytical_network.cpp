@@ -13,8 +13,13 @@ void AnalyticalNetwork::start_collective(const CollectiveSpec& spec,
   const bool all_to_all = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV;
   if (all_to_all && levels_.applicable() && resolve_algorithm(spec) == Algorithm::kDirect) {
     validate_collective(spec, cluster_);
+    // The closed form takes the calibrated sizes for its time; traffic stays the payload.
+    const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
+    const double scale = c.scale_at(calibration_bytes(spec));
     TrafficStats delta;
-    sim_.after(levels_.all_to_all(spec, &delta), std::move(on_done));
+    const Time t = levels_.all_to_all(scale == 1.0 ? spec : scaled_spec(spec, scale), &delta);
+    for (double& b : delta.link_bytes) b *= scale;
+    sim_.after(c.base_latency + t, std::move(on_done));
     add_traffic(delta, spec.traffic_tag);
     return;
   }
@@ -25,6 +30,7 @@ void AnalyticalNetwork::start_schedule(Schedule schedule, int /*priority*/, doub
                                        std::function<void()> on_done) {
   TrafficStats delta;
   sim_.after(estimate(schedule, &delta), std::move(on_done));
+  for (double& b : delta.link_bytes) b *= schedule.payload_fraction;
   add_traffic(delta, schedule.traffic_tag);
 }
 

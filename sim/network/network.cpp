@@ -72,9 +72,21 @@ double calibration_bytes(const CollectiveSpec& spec) {
   return total / static_cast<double>(spec.gpus.size());
 }
 
+CollectiveSpec scaled_spec(const CollectiveSpec& spec, double scale) {
+  CollectiveSpec out = spec;
+  const auto scaled = [scale](Bytes b) {
+    return static_cast<Bytes>(std::llround(static_cast<double>(b) / scale));
+  };
+  out.bytes = scaled(spec.bytes);
+  for (Bytes& b : out.send_bytes) b = scaled(b);
+  for (Bytes& b : out.send_matrix) b = scaled(b);
+  return out;
+}
+
 void apply_calibration(Schedule& schedule, const OpCalibration& c, double bytes) {
   const double scale = c.scale_at(bytes);
   if (scale == 1.0) return;
+  schedule.payload_fraction = scale;
   for (Phase& phase : schedule.phases) {
     for (Transfer& t : phase.transfers) {
       t.bytes = static_cast<Bytes>(std::llround(static_cast<double>(t.bytes) / scale));

@@ -50,11 +50,13 @@ struct NetworkOptions {
 };
 
 /// `schedule` with every transfer's bytes divided by c.scale_at(bytes) (rounded), `bytes`
-/// being the collective's size.
+/// being the collective's size; its payload_fraction keeps traffic counts at the payload.
 void apply_calibration(Schedule& schedule, const OpCalibration& c, double bytes);
 /// The size a collective's calibration is keyed on: `bytes`, or for all-to-all-v the mean
 /// bytes a rank sends.
 double calibration_bytes(const CollectiveSpec& spec);
+/// `spec` with every size divided by `scale` (what a calibrated collective takes time for).
+CollectiveSpec scaled_spec(const CollectiveSpec& spec, double scale);
 
 class Network {
  public:

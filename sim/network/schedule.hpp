@@ -40,6 +40,9 @@ struct Schedule {
   int chunks = 1;
   int channels = 1;
   int traffic_tag = -1;  // from the spec
+  /// Payload share of each transfer's bytes: a calibrated schedule carries bytes / scale so
+  /// that it takes the measured time (apply_calibration); traffic counts only the payload.
+  double payload_fraction = 1.0;
 
   int expanded_phase_count() const;
   /// Bytes moved by all transfers of all phases (each chunk counted once).

@@ -61,6 +61,39 @@ TEST(CollectiveCalibration, ScaleIsInterpolatedInLog2OfTheSize) {
   EXPECT_NEAR(sendrecv_us(Bytes{1} << 23, c, NetworkMode::kAnalytical), high, 1e-5);
 }
 
+// Traffic counts the payload, not the bytes a calibrated transfer is timed for: a 1 MB
+// send/recv crosses 2 NVLink links (2 MB of link traffic) whatever the scale, and a direct
+// all-to-all of 1 MB per rank on 4 GPUs moves 4 x 3/4 MB over 2 links each (6 MB), in both
+// modes, while the scale 0.5 doubles the bandwidth part of its time.
+TEST(CollectiveCalibration, TrafficStaysThePayloadInBothModes) {
+  Fabric f;
+  f.nvlink = 100e9;
+  const auto cluster = make_cluster(1, 1, 4, f);
+  OpCalibration half;
+  half.log2_bytes = {0};
+  half.scales = {0.5};
+  for (auto mode : {NetworkMode::kAnalytical, NetworkMode::kFlow}) {
+    NetworkOptions options;
+    options.mode = mode;
+    for (auto& c : options.calibration) c = half;
+    CollectiveSpec s;
+    s.op = CollectiveOp::kSendRecv;
+    s.bytes = 1'000'000;
+    s.gpus = {0, 1};
+    EXPECT_NEAR(simulate_collective(cluster, s, options).traffic.bytes(topology::LinkClass::kNvlink),
+                2e6, 1) << to_string(mode);
+    CollectiveSpec a;
+    a.op = CollectiveOp::kAllToAll;
+    a.algorithm = Algorithm::kDirect;
+    a.bytes = 1'000'000;
+    a.gpus = {0, 1, 2, 3};
+    const auto r = simulate_collective(cluster, a, options);
+    EXPECT_NEAR(r.traffic.bytes(topology::LinkClass::kNvlink), 6e6, 4) << to_string(mode);
+    // 750 KB leave each GPU over its 100 GB/s link at half speed: 15 us.
+    EXPECT_NEAR(r.time.to_us(), 15.0, 1e-3) << to_string(mode);
+  }
+}
+
 TEST(CollectiveCalibration, AllToAllVIsKeyedOnTheMeanBytesARankSends) {
   CollectiveSpec spec;
   spec.op = CollectiveOp::kAllToAllV;

@@ -220,7 +220,7 @@ void FlowCollective::start_bundle(Plan& plan, std::size_t pattern, int phase, in
   } else {
     route_bundle(plan, bundle, pattern, scratch_routes_);
   }
-  network_.add_traffic(routes->traffic, 1.0 / lanes_, bundle.transfers_count,
+  network_.add_traffic(routes->traffic, schedule_.payload_fraction / lanes_, bundle.transfers_count,
                        schedule_.traffic_tag);
   const std::uint64_t tag = pack(phase, lane, b);
   network_.start_flow(routes->uses, bundle.bytes / lanes_, routes->latency, priority_, weight_,
