@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -66,15 +67,14 @@ void fill_unmeasured(const std::set<KernelKind>& fitted, bool has_base,
       profile.kernels[static_cast<std::size_t>(i)] = profile.kernel(fwd);
       continue;
     }
-    throw Error(fmt::format(
-        "calibrate fit: no measurements of {} and no --base profile to take it from",
-        sim::cost::to_string(kind)));
+    throw Error(
+        fmt::format("calibrate fit: no measurements of {} and no --base profile to take it from",
+                    sim::cost::to_string(kind)));
   }
 }
 
 std::string family_of(const Measurement& m) {
-  return m.family.is_collective() ? m.family.name()
-                                  : sim::cost::to_string(detail::kind_of(m));
+  return m.family.is_collective() ? m.family.name() : sim::cost::to_string(detail::kind_of(m));
 }
 
 std::vector<FamilyFit> summarise(std::vector<RecordFit>& records) {
@@ -92,8 +92,8 @@ std::vector<FamilyFit> summarise(std::vector<RecordFit>& records) {
   }
   for (RecordFit& r : records) {
     FamilyFit& f = by_family[r.family];
-    r.extrapolated = f.fit_records == 0 || r.key < f.key_min * (1 - 1e-9) ||
-                     r.key > f.key_max * (1 + 1e-9);
+    r.extrapolated =
+        f.fit_records == 0 || r.key < f.key_min * (1 - 1e-9) || r.key > f.key_max * (1 + 1e-9);
     if (r.measurement.set == SampleSet::kValidation) {
       ++f.validation_records;
       sums[r.family].second += std::abs(r.error);
@@ -109,7 +109,15 @@ std::vector<FamilyFit> summarise(std::vector<RecordFit>& records) {
   return out;
 }
 
-void write_provenance(const MeasurementSet& set, const FitOptions& options, FitResult& fit) {
+// File names only: a profile is shared, the paths of the machine that fitted it are not.
+std::string file_name(const std::string& path) {
+  return path.empty() ? "" : std::filesystem::path(path).filename().string();
+}
+
+void write_provenance(const MeasurementSet& set, FitOptions options, FitResult& fit) {
+  options.measurements_file = file_name(options.measurements_file);
+  options.base_profile = file_name(options.base_profile);
+  options.cluster_file = file_name(options.cluster_file);
   auto& p = fit.profile.provenance;
   p.status = "fitted";
   const Measurement& first = set.records.front();
@@ -130,9 +138,10 @@ void write_provenance(const MeasurementSet& set, const FitOptions& options, FitR
       fit.profile.collectives.present ? " and collective factors" : "",
       options.base_profile.empty() ? ", device peaks the best measured rates"
                                    : fmt::format(", other values from {}", options.base_profile));
-  p.sources = {fmt::format("measurements: {} ({} records, {})",
-                           options.measurements_file.empty() ? "(in memory)" : options.measurements_file,
-                           set.records.size(), *dates.begin())};
+  p.sources = {
+      fmt::format("measurements: {} ({} records, {})",
+                  options.measurements_file.empty() ? "(in memory)" : options.measurements_file,
+                  set.records.size(), *dates.begin())};
   for (const auto& d : devices) p.sources.push_back("device: " + d);
   if (!options.cluster_file.empty() && fit.profile.collectives.present) {
     p.sources.push_back("collective model: cluster " + options.cluster_file);
@@ -158,8 +167,11 @@ void write_provenance(const MeasurementSet& set, const FitOptions& options, FitR
                        {"error", r.error},
                        {"extrapolated", r.extrapolated}});
   }
-  p.fit = {{"machine", *devices.begin()}, {"date", *dates.rbegin()}, {"versions", versions},
-           {"validation", validation},    {"records", records}};
+  p.fit = {{"machine", *devices.begin()},
+           {"date", *dates.rbegin()},
+           {"versions", versions},
+           {"validation", validation},
+           {"records", records}};
 }
 
 }  // namespace
@@ -184,7 +196,8 @@ FitResult fit_profile(const MeasurementSet& set, const FitOptions& options) {
   for (const Measurement& m : set.records) has_collectives |= m.family.is_collective();
   if (has_collectives) {
     if (options.cluster_file.empty()) {
-      throw Error("calibrate fit: collectives were measured; give the cluster they ran on (--cluster)");
+      throw Error(
+          "calibrate fit: collectives were measured; give the cluster they ran on (--cluster)");
     }
     cluster = sim::topology::Cluster::load(options.cluster_file);
     for (const auto& g : cluster->gpus()) {
@@ -213,12 +226,10 @@ FitResult fit_profile(const MeasurementSet& set, const FitOptions& options) {
     r.measurement = m;
     r.family = family_of(m);
     r.key = m.table_key();
-    r.predicted_us = m.family.is_collective()
-                         ? detail::predict_collective_us(m, *calibrated, ops)
-                         : sim::cost::CostModel::cost(detail::work_of(m), fit.profile)
-                                   .duration()
-                                   .to_s() *
-                               1e6;
+    r.predicted_us =
+        m.family.is_collective()
+            ? detail::predict_collective_us(m, *calibrated, ops)
+            : sim::cost::CostModel::cost(detail::work_of(m), fit.profile).duration().to_s() * 1e6;
     r.error = r.predicted_us / m.median_us - 1;
     fit.records.push_back(std::move(r));
   }

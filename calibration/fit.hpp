@@ -13,11 +13,13 @@
 //   4. embeddings: repeat_hit_rate h from records with repeated ids (unique fraction
 //      < 0.95), by least squares with the uniform records' table, then the table again.
 // Collectives (sim/network on the cluster the ranks ran on):
-//   5. link classes on the path between ranks 0 and 1: latency L and bandwidth efficiency e
-//      from send/recv, t = hops * L + bytes / (e B) (non-negative least squares);
-//   6. per operation: base latency a and bandwidth scale s, t = a + T_lat + T_bw / s,
-//      T_lat and T_bw being strait's own collective model split into its latency and
-//      bandwidth parts with the fitted link classes.
+//   5. link classes on the path between ranks 0 and 1: latency L, the smallest that any
+//      operation's small messages (<= 4 KiB, t = a + y L) imply; per operation its
+//      start-up a >= 0, the median rest of its small messages;
+//   6. per record the achieved bandwidth s = T_bw / (t - a - y L) against strait's own
+//      collective model (T_bw: its bandwidth part at the cluster's nominal links); the link
+//      class efficiency is the best s any operation reaches, and per operation a table of
+//      s relative to it over message size (weighted by the bandwidth share of the time).
 // Every prediction (fit and held out) is what strait simulates with the written profile:
 // CostModel::cost for kernels, simulate_collective on the calibrated cluster for
 // collectives, so the reported errors are the simulator's.
@@ -32,9 +34,9 @@ namespace strait::calibration {
 
 struct FitOptions {
   std::string measurements_file;  // named in the provenance
-  std::string gpu_type;      // "" = the base profile's, else "CPU" for cpu measurements
-  std::string base_profile;  // "" = none: peaks from the data (CPU); else kept from it
-  std::string cluster_file;  // the cluster the collectives ran on (ranks = its first GPUs)
+  std::string gpu_type;           // "" = the base profile's, else "CPU" for cpu measurements
+  std::string base_profile;       // "" = none: peaks from the data (CPU); else kept from it
+  std::string cluster_file;       // the cluster the collectives ran on (ranks = its first GPUs)
 };
 
 struct RecordFit {

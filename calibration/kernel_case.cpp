@@ -1,6 +1,7 @@
 #include "calibration/kernel_case.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "sim/core/rng.hpp"
@@ -61,7 +62,8 @@ void cpu_cases(std::vector<KernelCase>& out, bool quick) {
       }
     }
   }
-  // Embeddings: the tiny models' tables (64k..256k rows, dims 16..128), pooled.
+  // Embeddings: 8 tables of 64k rows (the tiny models' shards: 20k-200k rows, 32-171 MB
+  // per rank), dims 16..128, pooled.
   struct Tbe {
     int tables, batch, dim, pooling;
     std::int64_t rows;
@@ -70,12 +72,19 @@ void cpu_cases(std::vector<KernelCase>& out, bool quick) {
   };
   std::vector<Tbe> tbes;
   if (quick) {
-    tbes = {{4, 256, 32, 8, 65536, 0, fit}, {4, 256, 64, 8, 65536, 0, fit}, {4, 256, 48, 8, 65536, 0, val}};
+    tbes = {{4, 256, 32, 8, 65536, 0, fit},
+            {4, 256, 64, 8, 65536, 0, fit},
+            {4, 256, 48, 8, 65536, 0, val}};
   } else {
-    for (int dim : {16, 32, 64, 128}) tbes.push_back({8, 512, dim, 8, 131072, 0, fit});
-    for (int dim : {16, 64}) tbes.push_back({8, 512, dim, 8, 131072, 1.1, fit});
-    for (int dim : {24, 48, 96}) tbes.push_back({8, 256, dim, 12, 131072, 0, val});
-    tbes.push_back({8, 512, 32, 8, 131072, 1.1, val});
+    // Row sizes of 1 to 8 cache lines: a CPU lookup is bound by row fetches, whose cost
+    // steps with the lines a row spans, so the fit covers each; the held-out shapes change
+    // batch, pooling, table count and skew at those row sizes.
+    for (int dim : {16, 32, 48, 64, 96, 128}) tbes.push_back({8, 512, dim, 8, 65536, 0, fit});
+    for (int dim : {16, 64}) tbes.push_back({8, 512, dim, 8, 65536, 1.1, fit});
+    tbes.push_back({8, 256, 32, 12, 65536, 0, val});
+    tbes.push_back({8, 256, 96, 12, 65536, 0, val});
+    tbes.push_back({4, 1024, 64, 6, 65536, 0, val});
+    tbes.push_back({8, 512, 48, 8, 65536, 1.1, val});
   }
   for (const Tbe& t : tbes) {
     out.push_back(with_set(
@@ -110,7 +119,8 @@ void cuda_cases(std::vector<KernelCase>& out, bool quick) {
   // HSTU attention: 4 heads x 128 (hstu-large) and 4 x 64 (hstu-medium), lognormal lengths.
   std::uint64_t seed = 1;
   for (int head_dim : {64, 128}) {
-    for (double mean : quick ? std::vector<double>{256} : std::vector<double>{128, 256, 512, 1024, 2048, 4096}) {
+    for (double mean :
+         quick ? std::vector<double>{256} : std::vector<double>{128, 256, 512, 1024, 2048, 4096}) {
       const auto lengths = sample_lengths(32, mean, 8192, seed++);
       for (bool backward : {false, true}) {
         out.push_back(attention_case(false, backward, lengths, 4, head_dim, Precision::kBf16));
@@ -120,8 +130,8 @@ void cuda_cases(std::vector<KernelCase>& out, bool quick) {
     for (double mean : quick ? std::vector<double>{} : std::vector<double>{384, 1536}) {
       const auto lengths = sample_lengths(32, mean, 8192, seed++);
       for (bool backward : {false, true}) {
-        out.push_back(with_set(
-            attention_case(false, backward, lengths, 4, head_dim, Precision::kBf16), val));
+        out.push_back(
+            with_set(attention_case(false, backward, lengths, 4, head_dim, Precision::kBf16), val));
       }
     }
   }
@@ -201,8 +211,8 @@ KernelCase embedding_lookup_case(int tables, int batch, int dim, int pooling,
   c.family = kernel_family(KernelKind::kEmbeddingLookup);
   c.dtype = p;
   c.id_skew = id_skew;
-  c.shape = {{"tables", tables},         {"batch", batch},     {"dim", dim},
-             {"pooling", pooling},       {"rows", rows_per_table}, {"id_skew", id_skew},
+  c.shape = {{"tables", tables},      {"batch", batch},         {"dim", dim},
+             {"pooling", pooling},    {"rows", rows_per_table}, {"id_skew", id_skew},
              {"unique_fraction", 1.0}};
   const double ids = static_cast<double>(tables) * batch * pooling;
   const double out_rows = static_cast<double>(tables) * batch;
@@ -306,7 +316,8 @@ std::vector<std::int64_t> all_to_allv_matrix(int n, std::int64_t bytes) {
   std::vector<std::int64_t> out(un * un);
   for (std::size_t i = 0; i < un; ++i) {
     for (std::size_t j = 0; j < un; ++j) {
-      const auto share = static_cast<std::int64_t>(elems * static_cast<double>(std::min(i, j) + 1) / total);
+      const auto share =
+          static_cast<std::int64_t>(elems * static_cast<double>(std::min(i, j) + 1) / total);
       out[i * un + j] = 4 * std::max<std::int64_t>(share, 1);
     }
   }
@@ -336,15 +347,19 @@ std::vector<KernelCase> kernel_cases(const std::string& backend, bool quick) {
 
 std::vector<CollectiveCase> collective_cases(std::int64_t max_bytes, bool quick) {
   std::vector<CollectiveCase> out;
-  const CollectiveOp ops[] = {CollectiveOp::kAllReduce, CollectiveOp::kAllGather,
+  const CollectiveOp ops[] = {CollectiveOp::kAllReduce,     CollectiveOp::kAllGather,
                               CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll,
-                              CollectiveOp::kAllToAllV, CollectiveOp::kSendRecv};
+                              CollectiveOp::kAllToAllV,     CollectiveOp::kSendRecv};
   const std::int64_t top = quick ? std::min<std::int64_t>(max_bytes, 1 << 20) : max_bytes;
   for (CollectiveOp op : ops) {
-    // 8 B .. top by 4x (fit), and the sizes 2x above each fit size below top (held out).
-    for (std::int64_t s = 8; s <= top; s *= 4) {
+    // 8 B .. top by 2x (fit), as nccl-tests steps, and 1.5x every other fit size (held
+    // out): between fit sizes, where the library may change protocol.
+    for (std::int64_t s = 8; s <= top; s *= 2) {
       out.push_back({op, s, SampleSet::kFit});
-      if (s * 2 <= top && (!quick || s >= 1024)) out.push_back({op, s * 2, SampleSet::kValidation});
+      const bool held = (std::countr_zero(static_cast<std::uint64_t>(s)) % 2) == 1;
+      if (held && s * 2 <= top && (!quick || s >= 1024)) {
+        out.push_back({op, s + s / 2, SampleSet::kValidation});
+      }
     }
   }
   return out;

@@ -45,9 +45,9 @@ struct CollectiveCase {
 
 /// Cases for `backend` ("cpu" or "cuda"). `quick` keeps a few shapes per family (tests).
 std::vector<KernelCase> kernel_cases(const std::string& backend, bool quick);
-/// Collective sizes 8 B .. `max_bytes` by factors of 4 (fit) with held-out sizes between
-/// (validation), for all-reduce, all-gather, reduce-scatter, all-to-all, all-to-all-v
-/// and send/recv.
+/// Collective sizes 8 B .. `max_bytes` by factors of 2 (fit) with held-out sizes 1.5x
+/// every other fit size (validation), for all-reduce, all-gather, reduce-scatter,
+/// all-to-all, all-to-all-v and send/recv.
 std::vector<CollectiveCase> collective_cases(std::int64_t max_bytes, bool quick);
 
 // The work formulas above, one per family (`e` = bytes per element of `p`).

@@ -15,10 +15,10 @@ namespace {
 using sim::cost::KernelKind;
 using sim::network::CollectiveOp;
 
-constexpr CollectiveOp kCollectives[] = {
-    CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
-    CollectiveOp::kAllToAll,  CollectiveOp::kAllToAllV, CollectiveOp::kBroadcast,
-    CollectiveOp::kReduce,    CollectiveOp::kSendRecv};
+constexpr CollectiveOp kCollectives[] = {CollectiveOp::kAllReduce,     CollectiveOp::kAllGather,
+                                         CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll,
+                                         CollectiveOp::kAllToAllV,     CollectiveOp::kBroadcast,
+                                         CollectiveOp::kReduce,        CollectiveOp::kSendRecv};
 
 double positive_time(const ConfigNode& node, std::string_view key) {
   const ConfigNode v = node.at(key);
@@ -36,8 +36,8 @@ double non_negative(const ConfigNode& node, std::string_view key) {
 
 Measurement read_record(const ConfigNode& r) {
   r.allow_only({"family", "shape", "dtype", "set", "flops", "bytes", "repetitions", "warmup",
-                "median_us", "spread", "device", "versions", "date", "algbw_gbps",
-                "busbw_gbps", "check"});
+                "median_us", "spread", "device", "versions", "date", "algbw_gbps", "busbw_gbps",
+                "check"});
   Measurement m;
   const ConfigNode family = r.at("family");
   const auto parsed = Family::parse(family.as_string());
@@ -53,8 +53,8 @@ Measurement read_record(const ConfigNode& r) {
   const auto p = sim::cost::parse_precision(dtype.as_string());
   if (!p) dtype.fail("expected one of fp32, tf32, bf16, fp16, fp8");
   m.dtype = *p;
-  m.set = r.choice("set", {"fit", "validation"}) == "fit" ? SampleSet::kFit
-                                                           : SampleSet::kValidation;
+  m.set =
+      r.choice("set", {"fit", "validation"}) == "fit" ? SampleSet::kFit : SampleSet::kValidation;
   m.flops = non_negative(r, "flops");
   m.bytes = non_negative(r, "bytes");
   m.repetitions = static_cast<int>(r.positive_integer("repetitions"));
@@ -174,22 +174,21 @@ MeasurementSet load_measurements(const std::string& path) {
 }
 
 nlohmann::json to_json(const Measurement& m) {
-  nlohmann::json j = {{"family", m.family.name()},
-                      {"shape", m.shape},
-                      {"dtype", sim::cost::to_string(m.dtype)},
-                      {"set", m.set == SampleSet::kFit ? "fit" : "validation"},
-                      {"flops", m.flops},
-                      {"bytes", m.bytes},
-                      {"repetitions", m.repetitions},
-                      {"warmup", m.warmup},
-                      {"median_us", m.median_us},
-                      {"spread",
-                       {{"min_us", m.spread.min_us},
-                        {"max_us", m.spread.max_us},
-                        {"iqr_us", m.spread.iqr_us}}},
-                      {"device", m.device},
-                      {"versions", m.versions},
-                      {"date", m.date}};
+  nlohmann::json j = {
+      {"family", m.family.name()},
+      {"shape", m.shape},
+      {"dtype", sim::cost::to_string(m.dtype)},
+      {"set", m.set == SampleSet::kFit ? "fit" : "validation"},
+      {"flops", m.flops},
+      {"bytes", m.bytes},
+      {"repetitions", m.repetitions},
+      {"warmup", m.warmup},
+      {"median_us", m.median_us},
+      {"spread",
+       {{"min_us", m.spread.min_us}, {"max_us", m.spread.max_us}, {"iqr_us", m.spread.iqr_us}}},
+      {"device", m.device},
+      {"versions", m.versions},
+      {"date", m.date}};
   if (m.family.is_collective()) {
     j["algbw_gbps"] = m.algbw_gbps;
     j["busbw_gbps"] = m.busbw_gbps;

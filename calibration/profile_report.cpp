@@ -15,8 +15,8 @@ namespace {
 std::string percent(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
 
 std::string family_header() {
-  return fmt::format("  {:<26} {:>4} {:>5} {:>21} {:>8} {:>9} {:>9}\n", "family", "fit",
-                     "held", "fitted key range", "fit MAPE", "held MAPE", "held worst");
+  return fmt::format("  {:<26} {:>4} {:>5} {:>21} {:>8} {:>9} {:>9}\n", "family", "fit", "held",
+                     "fitted key range", "fit MAPE", "held MAPE", "held worst");
 }
 
 std::string family_line(const std::string& family, int fit, int held, double lo, double hi,
@@ -30,16 +30,36 @@ std::string family_line(const std::string& family, int fit, int held, double lo,
 
 std::string format_fit_summary(const FitResult& fit) {
   const auto& d = fit.profile.device;
-  std::string out = fmt::format(
-      "profile {}: peak fp32 {:.4g} TFLOP/s, memory {:.4g} GB/s, launch {:.3g} us\n",
-      d.gpu_type, d.peak(sim::cost::Precision::kFp32).value_or(0) / 1e12, d.hbm_bandwidth / 1e9,
-      d.launch_overhead.to_us());
+  std::string out =
+      fmt::format("profile {}: peak fp32 {:.4g} TFLOP/s, memory {:.4g} GB/s, launch {:.3g} us\n",
+                  d.gpu_type, d.peak(sim::cost::Precision::kFp32).value_or(0) / 1e12,
+                  d.hbm_bandwidth / 1e9, d.launch_overhead.to_us());
   out += family_header();
   for (const FamilyFit& f : fit.families) {
     out += family_line(f.family, f.fit_records, f.validation_records, f.key_min, f.key_max,
                        f.fit_mape, f.validation_mape, f.validation_worst);
   }
-  return out;
+  // Held-out MAPE over groups of families: the kernel kinds as users name them.
+  std::map<std::string, std::pair<double, int>> groups;
+  for (const RecordFit& r : fit.records) {
+    if (r.measurement.set != SampleSet::kValidation) continue;
+    auto& g = groups[family_group(r.family)];
+    g.first += std::abs(r.error);
+    ++g.second;
+  }
+  out += "  held-out MAPE by group:";
+  for (const auto& [name, g] : groups) {
+    out += fmt::format("  {} {}", name, percent(g.first / g.second));
+  }
+  return out + "\n";
+}
+
+std::string family_group(const std::string& family) {
+  if (family == "gemm") return "gemm";
+  if (family.find("attention") != std::string::npos) return "attention";
+  if (family.find("embedding") != std::string::npos) return "embedding";
+  if (family == "elementwise" || family == "optimizer") return "elementwise";
+  return "collectives";
 }
 
 std::string format_profile_report(const std::string& profile_path, bool all) {
@@ -49,10 +69,11 @@ std::string format_profile_report(const std::string& profile_path, bool all) {
   if (!provenance.has("validation") || !provenance.has("records")) {
     provenance.fail(
         "expected a profile fitted by strait calibrate fit (with \"validation\" and "
-        "\"records\"); this one is " + profile.provenance.status);
+        "\"records\"); this one is " +
+        profile.provenance.status);
   }
-  std::string out = fmt::format("{} ({}): {}\n", profile.device.gpu_type,
-                                profile.provenance.status, profile.provenance.summary);
+  std::string out = fmt::format("{} ({}): {}\n", profile.device.gpu_type, profile.provenance.status,
+                                profile.provenance.summary);
   out += "\nper family (errors are the simulator's prediction vs the measured median)\n";
   out += family_header();
   for (const ConfigNode& f : provenance.at("validation").elements()) {
@@ -67,7 +88,8 @@ std::string format_profile_report(const std::string& profile_path, bool all) {
   for (const ConfigNode& r : provenance.at("records").elements()) {
     by_family[r.string("family")].push_back(r);
   }
-  out += all ? "\nevery measured shape\n" : "\nworst three shapes per family, and every extrapolated one\n";
+  out += all ? "\nevery measured shape\n"
+             : "\nworst three shapes per family, and every extrapolated one\n";
   out += fmt::format("  {:<8} {:>12} {:>12} {:>8}  {}\n", "set", "measured us", "fitted us",
                      "error", "shape");
   for (auto& [family, rows] : by_family) {
@@ -78,10 +100,10 @@ std::string format_profile_report(const std::string& profile_path, bool all) {
       const ConfigNode& r = rows[i];
       const bool extrapolated = r.at("extrapolated").as_bool();
       if (!all && i >= 3 && !extrapolated) continue;
-      out += fmt::format("  {:<8} {:>12.4g} {:>12.4g} {:>8}  {}{}\n", r.string("set"),
-                         r.number("measured_us"), r.number("predicted_us"),
-                         percent(r.number("error")), r.string("shape"),
-                         extrapolated ? "  (extrapolated)" : "");
+      out +=
+          fmt::format("  {:<8} {:>12.4g} {:>12.4g} {:>8}  {}{}\n", r.string("set"),
+                      r.number("measured_us"), r.number("predicted_us"), percent(r.number("error")),
+                      r.string("shape"), extrapolated ? "  (extrapolated)" : "");
     }
   }
   return out;

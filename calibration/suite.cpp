@@ -41,10 +41,10 @@ bool wanted(const SuiteOptions& options, const Family& family) {
          options.families.end();
 }
 
-Measurement record(const Family& family, const nlohmann::json& shape,
-                   sim::cost::Precision dtype, SampleSet set, const std::vector<double>& samples,
-                   int warmup, const std::string& device,
-                   const std::map<std::string, std::string>& versions, const std::string& date) {
+Measurement record(const Family& family, const nlohmann::json& shape, sim::cost::Precision dtype,
+                   SampleSet set, const std::vector<double>& samples, int warmup,
+                   const std::string& device, const std::map<std::string, std::string>& versions,
+                   const std::string& date) {
   const Summary s = summarize(samples);
   Measurement m;
   m.family = family;
@@ -78,7 +78,8 @@ void run_kernels(const SuiteOptions& options, Communicator& comm, detail::Kernel
     comm.max_all(warm);
     const int reps = repetitions_for(warm.front());
     const std::vector<double> samples = comm.gather_all(backend.time(c, 0, reps));
-    Measurement m = record(c.family, c.shape, c.dtype, c.set, samples, kWarmup, device, versions, date);
+    Measurement m =
+        record(c.family, c.shape, c.dtype, c.set, samples, kWarmup, device, versions, date);
     m.flops = c.flops;
     m.bytes = c.bytes;
     if (comm.rank() == 0) out.records.push_back(std::move(m));
@@ -124,8 +125,8 @@ void run_collectives(const SuiteOptions& options, Communicator& comm,
 
 MeasurementSet run_suite(const SuiteOptions& options) {
   if (options.backend != "cpu" && options.backend != "cuda") {
-    throw Error(fmt::format("calibrate: unknown backend \"{}\" (expected cpu or cuda)",
-                            options.backend));
+    throw Error(
+        fmt::format("calibrate: unknown backend \"{}\" (expected cpu or cuda)", options.backend));
   }
   Communicator& comm = Communicator::world();
   MeasurementSet out;

@@ -10,7 +10,8 @@ const std::vector<Command>& commands() {
        run_plan},
       {"graph", "the op graph of one rank of a training scenario, as JSON", run_graph},
       {"sweep", "what-if sweeps: many scenario variants to CSV, on cores or MPI ranks", run_sweep},
-      {"calibrate", "measure kernels and collectives, fit profiles: run | fit | report | import-kineto",
+      {"calibrate",
+       "measure kernels and collectives, fit profiles: run | fit | report | import-kineto",
        run_calibrate},
   };
   return kCommands;

@@ -1,11 +1,13 @@
 #include "calibration/detail/collective_fit.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 
-#include <Eigen/Dense>
 #include <fmt/format.h>
+#include <Eigen/Dense>
 
 #include "calibration/detail/table_fit.hpp"
 #include "calibration/kernel_case.hpp"
@@ -118,18 +120,21 @@ void fit_collectives(const std::vector<const Measurement*>& fit_records, const C
   std::map<CollectiveOp, ModelParts> parts;
   for (const auto& [op, records] : by_op) parts[op] = model_parts(records, cluster, classes);
 
-  // 1. Link latency: small send/recv messages are latency alone (t = y L); without
-  //    send/recv records, the small messages of every operation (their start-up then 0).
-  std::vector<double> per_unit;
+  // 1. Link latency: small messages are latency alone (t = a + y L). L is the smallest
+  //    any operation implies (the median of t / y over its small messages), so that every
+  //    operation's start-up a is >= 0: a library's small all-reduce may take fewer steps
+  //    than the modelled algorithm, and the difference then goes into the others' a.
+  double latency_us = std::numeric_limits<double>::infinity();
   for (const auto& [op, records] : by_op) {
-    if (by_op.count(CollectiveOp::kSendRecv) && op != CollectiveOp::kSendRecv) continue;
+    std::vector<double> per_unit;
     for (std::size_t i = 0; i < records.size(); ++i) {
       if (records[i]->bytes <= kSmallBytes && parts[op].y[i] > 0) {
         per_unit.push_back(records[i]->median_us / parts[op].y[i]);
       }
     }
+    if (!per_unit.empty()) latency_us = std::min(latency_us, median(per_unit));
   }
-  const double latency_us = per_unit.empty() ? 0.0 : median(per_unit);
+  if (!std::isfinite(latency_us)) latency_us = 0;
   // 2. Start-up latency per operation: what small messages take beyond the link latency.
   std::map<CollectiveOp, double> base_us;
   for (const auto& [op, records] : by_op) {
@@ -139,7 +144,7 @@ void fit_collectives(const std::vector<const Measurement*>& fit_records, const C
         extra.push_back(records[i]->median_us - parts[op].y[i] * latency_us);
       }
     }
-    base_us[op] = extra.empty() || op == CollectiveOp::kSendRecv ? 0.0 : std::max(0.0, median(extra));
+    base_us[op] = extra.empty() ? 0.0 : std::max(0.0, median(extra));
   }
   // 3. Achieved bandwidth per record, relative to the nominal links: s = x / (t - a - y L).
   //    The link class efficiency is the best any operation achieves; each operation's

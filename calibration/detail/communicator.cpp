@@ -66,8 +66,8 @@ void Communicator::barrier() {
 void Communicator::max_all(std::vector<double>& values) {
 #ifdef STRAIT_HAVE_MPI
   if (mpi_comm_ != nullptr) {
-    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE,
-                  MPI_MAX, g_world);
+    MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_MAX,
+                  g_world);
   }
 #else
   (void)values;

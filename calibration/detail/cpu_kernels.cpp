@@ -3,14 +3,17 @@
 // families start every sample with the last-level cache flushed (a buffer twice its size
 // is written), so a sample sees DRAM as a step's first touch of a tensor does.
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -36,6 +39,25 @@ std::vector<float> random_floats(std::size_t n, std::uint64_t seed, float scale 
   for (float& x : v) x = scale * static_cast<float>(rng.uniform() - 0.5);
   return v;
 }
+
+// An f32 array on transparent huge pages where the kernel grants them (madvise): random row
+// reads over tables of hundreds of MiB are bound by TLB misses on 4 KiB pages, and whether
+// an allocation happened to get huge pages made lookups vary by 30-50% from run to run.
+// Production embedding tables live on huge pages; the executor allocates them the same way.
+struct HugePageFloats {
+  explicit HugePageFloats(std::size_t n) : size(n) {
+    constexpr std::size_t kHuge = std::size_t{2} << 20;
+    const std::size_t bytes = (n * sizeof(float) + kHuge - 1) / kHuge * kHuge;
+    data = static_cast<float*>(std::aligned_alloc(kHuge, bytes));
+    if (data == nullptr) throw std::bad_alloc();
+    madvise(data, bytes, MADV_HUGEPAGE);
+  }
+  ~HugePageFloats() { std::free(data); }
+  HugePageFloats(const HugePageFloats&) = delete;
+  HugePageFloats& operator=(const HugePageFloats&) = delete;
+  float* data = nullptr;
+  std::size_t size = 0;
+};
 
 std::size_t last_level_cache_bytes() {
   long size = -1;
@@ -134,21 +156,21 @@ class CpuKernelBackend final : public KernelBackend {
     s.dtype = kernels::DType::kF32;
     s.layout = sim::cost::forward_kind(*c.family.kernel) == KernelKind::kPaddedAttention
                    ? kernels::AttentionLayout::kPadded
-                                                               : kernels::AttentionLayout::kJagged;
+                   : kernels::AttentionLayout::kJagged;
     std::vector<std::int32_t> offsets{0};
     for (auto l : lengths) offsets.push_back(offsets.back() + l);
     s.total_tokens = s.layout == kernels::AttentionLayout::kPadded
                          ? static_cast<std::int64_t>(s.batch) * s.max_seq_len
                          : offsets.back();
     s.alpha = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
-    const std::size_t n = static_cast<std::size_t>(s.total_tokens) *
-                          static_cast<std::size_t>(s.heads * s.head_dim);
+    const std::size_t n =
+        static_cast<std::size_t>(s.total_tokens) * static_cast<std::size_t>(s.heads * s.head_dim);
     const auto q = random_floats(n, 1), k = random_floats(n, 2), v = random_floats(n, 3),
                dout = random_floats(n, 4);
     std::vector<float> out(n), dq(n), dk(n), dv(n);
     if (c.shape.at("pass").get<std::string>() == "forward") {
-      const kernels::HstuAttentionForwardArgs args{q.data(), k.data(),       v.data(), offsets.data(),
-                                                  nullptr,  nullptr,        nullptr,  out.data()};
+      const kernels::HstuAttentionForwardArgs args{q.data(), k.data(), v.data(), offsets.data(),
+                                                   nullptr,  nullptr,  nullptr,  out.data()};
       return run(warmup, repetitions, false,
                  [&] { kernels::hstu_attention_forward(kernels::Device::kCpu, s, args); });
     }
@@ -176,11 +198,15 @@ class CpuKernelBackend final : public KernelBackend {
     s.num_indices = static_cast<std::int64_t>(in.indices.size());
     s.weights_dtype = kernels::DType::kF32;
     s.pooling = kernels::PoolingMode::kSum;
-    auto weights = random_floats(static_cast<std::size_t>(s.total_rows * s.dim), 5, 0.1f);
+    HugePageFloats weights(static_cast<std::size_t>(s.total_rows * s.dim));
+    {
+      const auto init = random_floats(weights.size, 5, 0.1f);
+      std::copy(init.begin(), init.end(), weights.data);
+    }
     std::vector<float> output(static_cast<std::size_t>(s.tables) * s.batch * s.dim);
     if (c.family.kernel == KernelKind::kEmbeddingLookup) {
       kernels::TbeForwardArgs args;
-      args.weights = weights.data();
+      args.weights = weights.data;
       args.table_row_offsets = in.table_row_offsets.data();
       args.indices = in.indices.data();
       args.offsets = in.offsets.data();
@@ -191,7 +217,7 @@ class CpuKernelBackend final : public KernelBackend {
     std::vector<float> momentum(static_cast<std::size_t>(s.total_rows), 0.0f);
     const auto grad = random_floats(output.size(), 6, 0.01f);
     kernels::TbeBackwardArgs args;
-    args.weights = weights.data();
+    args.weights = weights.data;
     args.momentum = momentum.data();
     args.table_row_offsets = in.table_row_offsets.data();
     args.indices = in.indices.data();

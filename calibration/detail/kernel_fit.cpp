@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 
-#include <Eigen/Dense>
 #include <fmt/format.h>
+#include <Eigen/Dense>
 
 #include "calibration/detail/table_fit.hpp"
 #include "sim/core/error.hpp"
@@ -108,9 +108,10 @@ double observed_efficiency(const Measurement& m, KernelKind kind, const sim::cos
     const Precision p = sim::cost::uses_tensor_cores(kind) ? m.dtype : Precision::kFp32;
     const auto peak = d.peak(p);
     if (!peak) {
-      throw Error(fmt::format("calibrate fit: {} was measured in {}, which the profile's device "
-                              "has no peak for",
-                              m.label(), sim::cost::to_string(p)));
+      throw Error(
+          fmt::format("calibrate fit: {} was measured in {}, which the profile's device "
+                      "has no peak for",
+                      m.label(), sim::cost::to_string(p)));
     }
     return m.flops / (*peak * s);
   }
@@ -119,14 +120,14 @@ double observed_efficiency(const Measurement& m, KernelKind kind, const sim::cos
   return bytes / (d.hbm_bandwidth * s);
 }
 
-sim::cost::EfficiencyTable table_for(const std::vector<const Measurement*>& records, KernelKind kind,
-                                     const sim::cost::CalibrationProfile& profile,
+sim::cost::EfficiencyTable table_for(const std::vector<const Measurement*>& records,
+                                     KernelKind kind, const sim::cost::CalibrationProfile& profile,
                                      double repeat_hit_rate) {
   std::vector<ObservedEfficiency> observed;
   for (const Measurement* m : records) {
-    observed.push_back({m->table_key(), observed_efficiency(*m, kind, profile.device,
-                                                            profile.device.launch_overhead,
-                                                            repeat_hit_rate)});
+    observed.push_back(
+        {m->table_key(), observed_efficiency(*m, kind, profile.device,
+                                             profile.device.launch_overhead, repeat_hit_rate)});
   }
   return fit_table(observed, monotone(kind));
 }
@@ -199,7 +200,8 @@ std::vector<KernelKind> fit_kernels(const std::vector<const Measurement*>& fit_r
       }
       if (!uniform.empty()) {
         const auto t = table_for(uniform, kind, profile, 0);
-        if (const double fitted_h = fit_repeat_hit_rate(records, t, profile.device); fitted_h >= 0) {
+        if (const double fitted_h = fit_repeat_hit_rate(records, t, profile.device);
+            fitted_h >= 0) {
           h = fitted_h;
         }
       }

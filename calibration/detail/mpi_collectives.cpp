@@ -151,9 +151,8 @@ class MpiCollectives final : public CollectiveBackend {
       switch (c.op) {
         case CollectiveOp::kAllReduce:
         case CollectiveOp::kReduceScatter: {
-          const std::size_t src = c.op == CollectiveOp::kAllReduce
-                                      ? i
-                                      : static_cast<std::size_t>(me) * block_ + i;
+          const std::size_t src =
+              c.op == CollectiveOp::kAllReduce ? i : static_cast<std::size_t>(me) * block_ + i;
           float sum = 0;
           for (int r = 0; r < n; ++r) sum += input_value(r, src);
           return sum;
@@ -162,7 +161,8 @@ class MpiCollectives final : public CollectiveBackend {
           return input_value(static_cast<int>(i / block_), i % block_);
         case CollectiveOp::kAllToAll: {
           const std::size_t from = i / block_;
-          return input_value(static_cast<int>(from), static_cast<std::size_t>(me) * block_ + i % block_);
+          return input_value(static_cast<int>(from),
+                             static_cast<std::size_t>(me) * block_ + i % block_);
         }
         case CollectiveOp::kAllToAllV: {
           std::size_t from = 0;

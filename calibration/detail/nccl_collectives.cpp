@@ -89,7 +89,6 @@ struct Exchange {
   std::vector<Block> sends, recvs;  // all-to-all(v), send/recv
 };
 
-
 Exchange plan_exchange(CollectiveOp op, std::size_t bytes, int rank, int n) {
   Exchange x;
   x.op = op;
@@ -117,9 +116,10 @@ Exchange plan_exchange(CollectiveOp op, std::size_t bytes, int rank, int n) {
     case CollectiveOp::kAllToAllV: {
       // all-to-all: S / n to every peer; all-to-all-v: the suite's matrix (kernel_case.hpp),
       // the same sizes the MPI backend sends and the fit simulates.
-      const auto matrix = op == CollectiveOp::kAllToAllV
-                              ? all_to_allv_matrix(n, static_cast<std::int64_t>(bytes))
-                              : std::vector<std::int64_t>(un * un, static_cast<std::int64_t>(bytes / un));
+      const auto matrix =
+          op == CollectiveOp::kAllToAllV
+              ? all_to_allv_matrix(n, static_cast<std::int64_t>(bytes))
+              : std::vector<std::int64_t>(un * un, static_cast<std::int64_t>(bytes / un));
       const auto r = static_cast<std::size_t>(rank);
       for (int p = 0; p < n; ++p) {
         const auto up = static_cast<std::size_t>(p);

@@ -37,8 +37,8 @@ Eigen::RowVectorXd interpolation_row(const std::vector<double>& knots, double x)
     row(static_cast<Eigen::Index>(knots.size() - 1)) = 1;
     return row;
   }
-  const auto hi = static_cast<Eigen::Index>(std::upper_bound(knots.begin(), knots.end(), x) -
-                                            knots.begin());
+  const auto hi =
+      static_cast<Eigen::Index>(std::upper_bound(knots.begin(), knots.end(), x) - knots.begin());
   const double t = (x - knots[static_cast<std::size_t>(hi - 1)]) /
                    (knots[static_cast<std::size_t>(hi)] - knots[static_cast<std::size_t>(hi - 1)]);
   row(hi - 1) = 1 - t;
@@ -54,7 +54,8 @@ Eigen::VectorXd nonnegative_least_squares(const Eigen::MatrixXd& a, const Eigen:
   // Passive set P: variables solved freely; the rest are held at zero. Free variables are
   // always passive.
   std::vector<bool> passive(static_cast<std::size_t>(n));
-  for (Eigen::Index j = 0; j < n; ++j) passive[static_cast<std::size_t>(j)] = !constrained[static_cast<std::size_t>(j)];
+  for (Eigen::Index j = 0; j < n; ++j)
+    passive[static_cast<std::size_t>(j)] = !constrained[static_cast<std::size_t>(j)];
   Eigen::VectorXd x = Eigen::VectorXd::Zero(n);
   const auto solve_passive = [&]() {
     std::vector<Eigen::Index> cols;
@@ -64,7 +65,8 @@ Eigen::VectorXd nonnegative_least_squares(const Eigen::MatrixXd& a, const Eigen:
     Eigen::VectorXd z = Eigen::VectorXd::Zero(n);
     if (cols.empty()) return z;
     Eigen::MatrixXd sub(a.rows(), static_cast<Eigen::Index>(cols.size()));
-    for (std::size_t i = 0; i < cols.size(); ++i) sub.col(static_cast<Eigen::Index>(i)) = a.col(cols[i]);
+    for (std::size_t i = 0; i < cols.size(); ++i)
+      sub.col(static_cast<Eigen::Index>(i)) = a.col(cols[i]);
     const Eigen::VectorXd s = sub.colPivHouseholderQr().solve(b);
     for (std::size_t i = 0; i < cols.size(); ++i) z(cols[i]) = s(static_cast<Eigen::Index>(i));
     return z;
@@ -125,7 +127,8 @@ sim::cost::EfficiencyTable fit_table(const std::vector<ObservedEfficiency>& obse
   Eigen::VectorXd b(m);
   for (Eigen::Index i = 0; i < m; ++i) {
     const auto& o = observed[static_cast<std::size_t>(i)];
-    interp.row(i) = interpolation_row(knots, logs[static_cast<std::size_t>(i)]) * (o.weight / o.efficiency);
+    interp.row(i) =
+        interpolation_row(knots, logs[static_cast<std::size_t>(i)]) * (o.weight / o.efficiency);
     b(i) = o.weight;
   }
   Eigen::VectorXd values;
@@ -133,8 +136,8 @@ sim::cost::EfficiencyTable fit_table(const std::vector<ObservedEfficiency>& obse
     // values = T d with d_0 >= 0 the first knot's value and d_j >= 0 the rises after it.
     Eigen::MatrixXd t = Eigen::MatrixXd::Zero(k, k);
     for (Eigen::Index r = 0; r < k; ++r) t.row(r).head(r + 1).setOnes();
-    const Eigen::VectorXd d =
-        nonnegative_least_squares(interp * t, b, std::vector<bool>(static_cast<std::size_t>(k), true));
+    const Eigen::VectorXd d = nonnegative_least_squares(
+        interp * t, b, std::vector<bool>(static_cast<std::size_t>(k), true));
     values = t * d;
   } else {
     values = interp.colPivHouseholderQr().solve(b);

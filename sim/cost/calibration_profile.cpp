@@ -30,8 +30,8 @@ KernelEfficiency read_kernel(const ConfigNode& node, KernelKind kind) {
 }
 
 Provenance read_provenance(const ConfigNode& node) {
-  node.allow_only({"status", "summary", "sources", "machine", "date", "versions", "validation",
-                   "records"});
+  node.allow_only(
+      {"status", "summary", "sources", "machine", "date", "versions", "validation", "records"});
   Provenance p;
   for (const char* key : {"machine", "date", "versions", "validation", "records"}) {
     if (node.has(key)) p.fit[key] = node.at(key).json();

@@ -7,9 +7,15 @@ namespace {
 
 constexpr std::array<const char*, kPrecisionCount> kPrecisionNames = {"fp32", "tf32", "bf16",
                                                                       "fp16", "fp8"};
-constexpr std::array<const char*, kKernelKindCount> kKindNames = {
-    "gemm",        "jagged_attention", "padded_attention", "embedding_lookup", "embedding_update",
-    "elementwise", "optimizer", "jagged_attention_backward", "padded_attention_backward"};
+constexpr std::array<const char*, kKernelKindCount> kKindNames = {"gemm",
+                                                                  "jagged_attention",
+                                                                  "padded_attention",
+                                                                  "embedding_lookup",
+                                                                  "embedding_update",
+                                                                  "elementwise",
+                                                                  "optimizer",
+                                                                  "jagged_attention_backward",
+                                                                  "padded_attention_backward"};
 
 }  // namespace
 

@@ -25,13 +25,13 @@ int bytes_per_element(Precision p);
 
 /// Kernel families the cost model knows; each has its own efficiency table.
 enum class KernelKind {
-  kGemm,             // dense matmul (MLP, HSTU linear layers, DCN, MoE experts)
-  kJaggedAttention,  // HSTU attention on the jagged layout
-  kPaddedAttention,  // the same on [batch, max_len] padding
-  kEmbeddingLookup,  // table-batched embedding forward
-  kEmbeddingUpdate,  // embedding backward fused with the optimizer
-  kElementwise,      // norms, activations, interaction, loss, copies, jagged<->padded
-  kOptimizer,        // dense optimizer step (Adam, AdaGrad)
+  kGemm,                     // dense matmul (MLP, HSTU linear layers, DCN, MoE experts)
+  kJaggedAttention,          // HSTU attention on the jagged layout
+  kPaddedAttention,          // the same on [batch, max_len] padding
+  kEmbeddingLookup,          // table-batched embedding forward
+  kEmbeddingUpdate,          // embedding backward fused with the optimizer
+  kElementwise,              // norms, activations, interaction, loss, copies, jagged<->padded
+  kOptimizer,                // dense optimizer step (Adam, AdaGrad)
   kJaggedAttentionBackward,  // its backward (dQ, dK, dV): its own efficiency
   kPaddedAttentionBackward,
 };

@@ -18,8 +18,7 @@ std::optional<std::string> single_type(const topology::Cluster& cluster) {
 
 // The profile whose factors govern link `l`, or nullptr.
 const cost::CalibrationProfile* link_profile(const topology::Cluster& cluster,
-                                             const cost::CostModel& cost,
-                                             const topology::Link& l,
+                                             const cost::CostModel& cost, const topology::Link& l,
                                              const std::optional<std::string>& only_type) {
   int host = cluster.nodes()[l.src].host;
   if (host < 0) host = cluster.nodes()[l.dst].host;
@@ -45,7 +44,8 @@ bool has_link_factors(const topology::Cluster& cluster, const cost::CostModel& c
   return false;
 }
 
-topology::Cluster calibrated_cluster(const topology::Cluster& cluster, const cost::CostModel& cost) {
+topology::Cluster calibrated_cluster(const topology::Cluster& cluster,
+                                     const cost::CostModel& cost) {
   topology::Cluster out = cluster;
   const auto only_type = single_type(cluster);
   for (std::size_t i = 0; i < cluster.links().size(); ++i) {

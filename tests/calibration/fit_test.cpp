@@ -220,9 +220,9 @@ void expect_recovered(const FitResult& fit, const Synthetic& s) {
     EXPECT_NEAR(got, want, kTolerance * want) << m.label();
     ++checked;
   }
-  // 27 GEMM + 16 attention (4 means x 2 layouts x 2 passes) + 12 embedding (6 shapes x
+  // 27 GEMM + 16 attention (4 means x 2 layouts x 2 passes) + 16 embedding (8 shapes x
   // lookup and update) + 7 copies + 7 Adam steps.
-  EXPECT_EQ(checked, 69);
+  EXPECT_EQ(checked, 73);
   EXPECT_NEAR(fit.profile.kernel(KernelKind::kEmbeddingLookup).repeat_hit_rate, kLookupHitRate,
               0.01);
   EXPECT_NEAR(fit.profile.kernel(KernelKind::kEmbeddingUpdate).repeat_hit_rate, kUpdateHitRate,

@@ -211,10 +211,13 @@ TEST(CalibrationProfile, CollectivesSectionRoundTrips) {
 
 TEST(CalibrationProfile, CollectivesSectionErrorsNameTheKey) {
   Json j = valid_profile();
-  j["collectives"] = {{"ops", {{"all_reduse", {{"base_latency", "1 us"}, {"bandwidth_scale", 1}}}}}};
-  EXPECT_NE(message_of(j).find("/collectives/ops/all_reduse: unknown collective"), std::string::npos)
+  j["collectives"] = {
+      {"ops", {{"all_reduse", {{"base_latency", "1 us"}, {"bandwidth_scale", 1}}}}}};
+  EXPECT_NE(message_of(j).find("/collectives/ops/all_reduse: unknown collective"),
+            std::string::npos)
       << message_of(j);
-  j["collectives"] = {{"link_classes", {{"nvlink", {{"bandwidth_efficiency", 1.5}, {"latency", "1 us"}}}}}};
+  j["collectives"] = {
+      {"link_classes", {{"nvlink", {{"bandwidth_efficiency", 1.5}, {"latency", "1 us"}}}}}};
   EXPECT_EQ(message_of(j),
             "test.json: /collectives/link_classes/nvlink/bandwidth_efficiency: expected a fraction "
             "in (0, 1], got 1.5");

@@ -80,8 +80,10 @@ TEST(CollectiveCalibration, TrafficStaysThePayloadInBothModes) {
     s.op = CollectiveOp::kSendRecv;
     s.bytes = 1'000'000;
     s.gpus = {0, 1};
-    EXPECT_NEAR(simulate_collective(cluster, s, options).traffic.bytes(topology::LinkClass::kNvlink),
-                2e6, 1) << to_string(mode);
+    EXPECT_NEAR(
+        simulate_collective(cluster, s, options).traffic.bytes(topology::LinkClass::kNvlink), 2e6,
+        1)
+        << to_string(mode);
     CollectiveSpec a;
     a.op = CollectiveOp::kAllToAll;
     a.algorithm = Algorithm::kDirect;
