@@ -47,13 +47,14 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
   TrainingReport report;
   report.scenario = scenario.name;
   report.cluster = scenario.cluster.name();
-  report.gpus = scenario.cluster.gpu_count();
   report.datacenters = static_cast<int>(scenario.cluster.datacenters().size());
   report.mode = options.mode.value_or(scenario.mode);
   report.steps = scenario.steps;
 
   const auto build_start = std::chrono::steady_clock::now();
   const auto graph = workload::build_op_graph(scenario);
+  // The job's GPUs: a plan may use only the first N of the cluster's.
+  report.gpus = static_cast<int>(graph.ranks.size());
   report.memory = workload::memory_per_rank(scenario);
   report.build_wall_s = seconds_since(build_start);
 

@@ -30,7 +30,7 @@ struct Straggler {
 struct TrainingReport {
   std::string scenario;
   std::string cluster;
-  int gpus = 0;
+  int gpus = 0;  // GPUs the job runs on (the plan's ranks; may be fewer than the cluster's)
   int datacenters = 0;
   network::NetworkMode mode = network::NetworkMode::kFlow;
   int steps = 0;
