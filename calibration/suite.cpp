@@ -11,6 +11,28 @@
 #include "sim/core/error.hpp"
 
 namespace strait::calibration {
+
+std::vector<double> detail::KernelBackend::time(KernelCase& c, int warmup, int repetitions) {
+  prepare(c);
+  switch (*c.family.kernel) {
+    case sim::cost::KernelKind::kGemm:
+      return time_gemm(c, warmup, repetitions);
+    case sim::cost::KernelKind::kJaggedAttention:
+    case sim::cost::KernelKind::kPaddedAttention:
+    case sim::cost::KernelKind::kJaggedAttentionBackward:
+    case sim::cost::KernelKind::kPaddedAttentionBackward:
+      return time_attention(c, warmup, repetitions);
+    case sim::cost::KernelKind::kEmbeddingLookup:
+    case sim::cost::KernelKind::kEmbeddingUpdate:
+      return time_embedding(c, warmup, repetitions);
+    case sim::cost::KernelKind::kElementwise:
+      return time_copy(c, warmup, repetitions);
+    case sim::cost::KernelKind::kOptimizer:
+      return time_adam(c, warmup, repetitions);
+  }
+  throw Error("calibrate: unknown kernel family");
+}
+
 namespace {
 
 using detail::Communicator;

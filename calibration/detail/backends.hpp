@@ -23,9 +23,19 @@ class KernelBackend {
   /// False for cases this device cannot run (fp8 without hardware support); skipped.
   virtual bool supports(const KernelCase& c) const = 0;
   /// Runs `c` `warmup` times untimed, then `repetitions` timed samples (microseconds
-  /// each). May refine the case's work where it depends on the data (the unique rows of
-  /// an embedding update).
-  virtual std::vector<double> time(KernelCase& c, int warmup, int repetitions) = 0;
+  /// each), through the family's method below. May refine the case's work where it
+  /// depends on the data (the unique rows of an embedding update).
+  std::vector<double> time(KernelCase& c, int warmup, int repetitions);
+
+ protected:
+  /// Called before every case (select the device, check the case); default: nothing.
+  virtual void prepare(const KernelCase& c) { (void)c; }
+  virtual std::vector<double> time_gemm(const KernelCase& c, int warmup, int repetitions) = 0;
+  /// Jagged or padded, forward or backward (shape "pass").
+  virtual std::vector<double> time_attention(const KernelCase& c, int warmup, int repetitions) = 0;
+  virtual std::vector<double> time_embedding(KernelCase& c, int warmup, int repetitions) = 0;
+  virtual std::vector<double> time_copy(const KernelCase& c, int warmup, int repetitions) = 0;
+  virtual std::vector<double> time_adam(const KernelCase& c, int warmup, int repetitions) = 0;
 };
 
 class CollectiveBackend {

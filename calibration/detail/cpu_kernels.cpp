@@ -95,26 +95,6 @@ class CpuKernelBackend final : public KernelBackend {
     return c.dtype == sim::cost::Precision::kFp32;
   }
 
-  std::vector<double> time(KernelCase& c, int warmup, int repetitions) override {
-    switch (*c.family.kernel) {
-      case KernelKind::kGemm:
-        return time_gemm(c, warmup, repetitions);
-      case KernelKind::kJaggedAttention:
-      case KernelKind::kPaddedAttention:
-      case KernelKind::kJaggedAttentionBackward:
-      case KernelKind::kPaddedAttentionBackward:
-        return time_attention(c, warmup, repetitions);
-      case KernelKind::kEmbeddingLookup:
-      case KernelKind::kEmbeddingUpdate:
-        return time_embedding(c, warmup, repetitions);
-      case KernelKind::kElementwise:
-        return time_copy(c, warmup, repetitions);
-      case KernelKind::kOptimizer:
-        return time_adam(c, warmup, repetitions);
-    }
-    throw std::logic_error("unknown kernel family");
-  }
-
  private:
   // Runs `body` warmup + repetitions times, timing the last `repetitions`.
   template <typename Body>
@@ -135,7 +115,7 @@ class CpuKernelBackend final : public KernelBackend {
     sink_ = sink_ + flush_[flush_.size() / 2];
   }
 
-  std::vector<double> time_gemm(const KernelCase& c, int warmup, int repetitions) {
+  std::vector<double> time_gemm(const KernelCase& c, int warmup, int repetitions) override {
     using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     const auto m = c.shape.at("m").get<Eigen::Index>(), n = c.shape.at("n").get<Eigen::Index>(),
                k = c.shape.at("k").get<Eigen::Index>();
@@ -146,7 +126,7 @@ class CpuKernelBackend final : public KernelBackend {
     return samples;
   }
 
-  std::vector<double> time_attention(const KernelCase& c, int warmup, int repetitions) {
+  std::vector<double> time_attention(const KernelCase& c, int warmup, int repetitions) override {
     const auto lengths = c.shape.at("lengths").get<std::vector<std::int32_t>>();
     kernels::HstuAttentionShape s;
     s.batch = static_cast<int>(lengths.size());
@@ -187,7 +167,7 @@ class CpuKernelBackend final : public KernelBackend {
                [&] { kernels::hstu_attention_backward(kernels::Device::kCpu, s, args); });
   }
 
-  std::vector<double> time_embedding(KernelCase& c, int warmup, int repetitions) {
+  std::vector<double> time_embedding(KernelCase& c, int warmup, int repetitions) override {
     const TbeInputs in = make_tbe_inputs(c, 7);
     set_unique_fraction(c, in.unique_fraction);
     kernels::TbeShape s;
@@ -227,7 +207,7 @@ class CpuKernelBackend final : public KernelBackend {
                [&] { kernels::tbe_backward(kernels::Device::kCpu, s, args); });
   }
 
-  std::vector<double> time_copy(const KernelCase& c, int warmup, int repetitions) {
+  std::vector<double> time_copy(const KernelCase& c, int warmup, int repetitions) override {
     // The case's bytes count the read and the write.
     const auto bytes = static_cast<std::size_t>(c.shape.at("bytes").get<std::int64_t>() / 2);
     std::vector<char> src(bytes, 1), dst(bytes);
@@ -237,7 +217,7 @@ class CpuKernelBackend final : public KernelBackend {
     return samples;
   }
 
-  std::vector<double> time_adam(const KernelCase& c, int warmup, int repetitions) {
+  std::vector<double> time_adam(const KernelCase& c, int warmup, int repetitions) override {
     const auto n = static_cast<std::size_t>(c.shape.at("params").get<std::int64_t>());
     auto p = random_floats(n, 8), g = random_floats(n, 9, 0.01f);
     std::vector<float> m(n, 0.0f), v(n, 0.0f);

@@ -258,17 +258,17 @@ class CudaKernelBackend final : public KernelBackend {
   std::string device() const override { return description_; }
   std::map<std::string, std::string> versions() const override { return versions_; }
   bool supports(const KernelCase& c) const override;
-  std::vector<double> time(KernelCase& c, int warmup, int repetitions) override;
+  void prepare(const KernelCase& c) override;
 
  private:
   void release() noexcept;
   template <class Launch>
   std::vector<double> sample(const Launch& launch, int warmup, int repetitions, bool cold_l2);
-  std::vector<double> time_gemm(const KernelCase& c, int warmup, int repetitions);
-  std::vector<double> time_attention(const KernelCase& c, int warmup, int repetitions);
-  std::vector<double> time_embedding(KernelCase& c, int warmup, int repetitions);
-  std::vector<double> time_copy(const KernelCase& c, int warmup, int repetitions);
-  std::vector<double> time_adam(const KernelCase& c, int warmup, int repetitions);
+  std::vector<double> time_gemm(const KernelCase& c, int warmup, int repetitions) override;
+  std::vector<double> time_attention(const KernelCase& c, int warmup, int repetitions) override;
+  std::vector<double> time_embedding(KernelCase& c, int warmup, int repetitions) override;
+  std::vector<double> time_copy(const KernelCase& c, int warmup, int repetitions) override;
+  std::vector<double> time_adam(const KernelCase& c, int warmup, int repetitions) override;
   // Device memory a case allocates besides the backend's own buffers (bytes).
   double case_bytes(const KernelCase& c) const;
   DeviceBuffer random_buffer(std::size_t bytes, Element e);
@@ -398,27 +398,10 @@ double CudaKernelBackend::case_bytes(const KernelCase& c) const {
   return 0;
 }
 
-std::vector<double> CudaKernelBackend::time(KernelCase& c, int warmup, int repetitions) {
+void CudaKernelBackend::prepare(const KernelCase& c) {
   if (!supports(c))
     throw Error(fmt::format("cuda backend: {} cannot run {}", description_, case_name(c)));
   STRAIT_CUDA_CHECK(cudaSetDevice(device_));
-  switch (*c.family.kernel) {
-    case KernelKind::kGemm:
-      return time_gemm(c, warmup, repetitions);
-    case KernelKind::kJaggedAttention:
-    case KernelKind::kPaddedAttention:
-    case KernelKind::kJaggedAttentionBackward:
-    case KernelKind::kPaddedAttentionBackward:
-      return time_attention(c, warmup, repetitions);
-    case KernelKind::kEmbeddingLookup:
-    case KernelKind::kEmbeddingUpdate:
-      return time_embedding(c, warmup, repetitions);
-    case KernelKind::kElementwise:
-      return time_copy(c, warmup, repetitions);
-    case KernelKind::kOptimizer:
-      return time_adam(c, warmup, repetitions);
-  }
-  throw Error(fmt::format("cuda backend: no kernel for {}", case_name(c)));
 }
 
 // Warm-up launches untimed; then per sample: the gate, the L2 flush where asked, and the
