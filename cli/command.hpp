@@ -19,6 +19,7 @@ int run_graph(const std::vector<std::string>& args);
 int run_plan(const std::vector<std::string>& args);
 int run_sweep(const std::vector<std::string>& args);
 int run_calibrate(const std::vector<std::string>& args);
+int run_exec(const std::vector<std::string>& args);
 
 /// All subcommands, in the order `strait --help` lists them.
 const std::vector<Command>& commands();

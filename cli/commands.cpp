@@ -13,6 +13,8 @@ const std::vector<Command>& commands() {
       {"calibrate",
        "measure kernels and collectives, fit profiles: run | fit | report | import-kineto",
        run_calibrate},
+      {"exec", "run a scenario's op graph for real (mpirun -np RANKS; CPU): --out, --trace",
+       run_exec},
   };
   return kCommands;
 }

@@ -3,7 +3,6 @@
 // families start every sample with the last-level cache flushed (a buffer twice its size
 // is written), so a sample sees DRAM as a step's first touch of a tensor does.
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <Eigen/Core>
@@ -13,11 +12,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <new>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "calibration/cpu_buffers.hpp"
 #include "calibration/detail/backends.hpp"
 #include "kernels/hstu_attention.hpp"
 #include "kernels/tbe.hpp"
@@ -32,32 +31,6 @@ using Clock = std::chrono::steady_clock;
 double elapsed_us(Clock::time_point start) {
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
 }
-
-std::vector<float> random_floats(std::size_t n, std::uint64_t seed, float scale = 1.0f) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (float& x : v) x = scale * static_cast<float>(rng.uniform() - 0.5);
-  return v;
-}
-
-// An f32 array on transparent huge pages where the kernel grants them (madvise): random row
-// reads over tables of hundreds of MiB are bound by TLB misses on 4 KiB pages, and whether
-// an allocation happened to get huge pages made lookups vary by 30-50% from run to run.
-// Production embedding tables live on huge pages; the executor allocates them the same way.
-struct HugePageFloats {
-  explicit HugePageFloats(std::size_t n) : size(n) {
-    constexpr std::size_t kHuge = std::size_t{2} << 20;
-    const std::size_t bytes = (n * sizeof(float) + kHuge - 1) / kHuge * kHuge;
-    data = static_cast<float*>(std::aligned_alloc(kHuge, bytes));
-    if (data == nullptr) throw std::bad_alloc();
-    madvise(data, bytes, MADV_HUGEPAGE);
-  }
-  ~HugePageFloats() { std::free(data); }
-  HugePageFloats(const HugePageFloats&) = delete;
-  HugePageFloats& operator=(const HugePageFloats&) = delete;
-  float* data = nullptr;
-  std::size_t size = 0;
-};
 
 std::size_t last_level_cache_bytes() {
   long size = -1;
@@ -221,18 +194,9 @@ class CpuKernelBackend final : public KernelBackend {
     const auto n = static_cast<std::size_t>(c.shape.at("params").get<std::int64_t>());
     auto p = random_floats(n, 8), g = random_floats(n, 9, 0.01f);
     std::vector<float> m(n, 0.0f), v(n, 0.0f);
-    constexpr float kLr = 1e-3f, kB1 = 0.9f, kB2 = 0.999f, kEps = 1e-8f;
     int step = 0;
-    return run(warmup, repetitions, true, [&] {
-      ++step;
-      const float c1 = 1.0f - std::pow(kB1, static_cast<float>(step));
-      const float c2 = 1.0f - std::pow(kB2, static_cast<float>(step));
-      for (std::size_t i = 0; i < n; ++i) {
-        m[i] = kB1 * m[i] + (1 - kB1) * g[i];
-        v[i] = kB2 * v[i] + (1 - kB2) * g[i] * g[i];
-        p[i] -= kLr * (m[i] / c1) / (std::sqrt(v[i] / c2) + kEps);
-      }
-    });
+    return run(warmup, repetitions, true,
+               [&] { adam_step(p.data(), g.data(), m.data(), v.data(), n, ++step); });
   }
 
   std::vector<float> flush_;

@@ -1,0 +1,112 @@
+// strait exec SCENARIO: runs the scenario's op graph for real, one MPI process per rank
+// (CPU backend), and reports measured step times; --out and --trace write the result in
+// the shape of `strait simulate --json` and a Chrome/Perfetto trace in its layout.
+
+#include <malloc.h>
+
+#include <iostream>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "cli/command.hpp"
+#include "cli/options.hpp"
+#include "executor/cpu_executor.hpp"
+#include "sim/core/atomic_file.hpp"
+#include "sim/core/error.hpp"
+#include "sim/workload/op_graph_builder.hpp"
+#include "sim/workload/scenario.hpp"
+#include "traces/chrome_trace_writer.hpp"
+
+namespace strait::cli {
+namespace {
+
+// As `strait calibrate run` does: freed memory stays in the process, so MPI's reduction
+// buffers and the executor's collective buffers are reused rather than re-faulted.
+void keep_freed_memory() {
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, -1);
+}
+
+// Rows of each embedding table the executor allocates: this rank's share of the model's
+// rows (the shards it holds, on average), at least 64k as calibration measured.
+std::int64_t table_rows(const sim::workload::TrainingScenario& scenario, int ranks) {
+  std::int64_t rows = 0;
+  for (const auto& t : scenario.model.tables) rows += t.rows;
+  return std::max<std::int64_t>(std::int64_t{1} << 16, rows / std::max(1, ranks));
+}
+
+void check_cpu_cluster(const sim::workload::TrainingScenario& scenario,
+                       const sim::workload::OpGraph& graph) {
+  for (const auto& r : graph.ranks) {
+    const auto& type = scenario.cluster.gpu(r.gpu).type;
+    if (type != "CPU") {
+      throw UsageError(fmt::format(
+          "exec: rank {} runs on a '{}' GPU; only the CPU backend exists yet (a cluster whose "
+          "gpu_type is \"CPU\", e.g. configs/clusters/localhost-cpu.json)",
+          r.rank, type));
+    }
+  }
+}
+
+void print_summary(const nlohmann::json& result) {
+  std::cout << fmt::format(
+      "strait exec: scenario '{}', {} ranks, {} steps measured (cpu backend)\n\n",
+      result["scenario"].get<std::string>(), result["gpus"].get<int>(), result["steps"].get<int>());
+  std::cout << fmt::format("  step time      mean {:.3f} ms, p50 {:.3f} ms, p99 {:.3f} ms\n",
+                           result["step_time_ms"].get<double>(),
+                           result["step_time_p50_ms"].get<double>(),
+                           result["step_time_p99_ms"].get<double>());
+  std::cout << "  steps (ms)    ";
+  for (const auto& s : result["step_times_ms"])
+    std::cout << fmt::format(" {:.3f}", s.get<double>());
+  std::cout << "\n  average rank per step (ms):";
+  for (const auto& [key, value] : result["breakdown_ms"].items()) {
+    if (value.get<double>() > 0) std::cout << fmt::format("  {} {:.3f}", key, value.get<double>());
+  }
+  std::cout << "\n";
+}
+
+}  // namespace
+
+int run_exec(const std::vector<std::string>& args) {
+  po::options_description desc("options");
+  desc.add_options()("scenario", po::value<std::string>()->required(),
+                     "scenario file (configs/scenarios/*-cpu.json)")(
+      "out", po::value<std::string>(), "write the measured result as JSON to this file")(
+      "trace", po::value<std::string>(), "write a Chrome/Perfetto trace of all ranks");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map vm;
+  if (!parse_options("exec", "SCENARIO.json [options]  (under mpirun -np RANKS)", args, desc,
+                     positional, vm))
+    return 0;
+  keep_freed_memory();
+  const auto path = vm["scenario"].as<std::string>();
+  const auto scenario = sim::workload::TrainingScenario::load(path);
+  const auto graph = sim::workload::build_op_graph(scenario);
+  check_cpu_cluster(scenario, graph);
+  const executor::MpiSession session;
+  auto run = executor::run_cpu_ranks(graph, session,
+                                     table_rows(scenario, static_cast<int>(graph.ranks.size())));
+  if (session.rank() != 0) return 0;
+  run.scenario = scenario.name;
+  run.cluster = scenario.cluster.name();
+  const auto result = executor::measured_report_json(run);
+  print_summary(result);
+  if (vm.count("out")) {
+    write_file_atomically(vm["out"].as<std::string>(), result.dump(2) + "\n");
+    std::cout << fmt::format("  result         {}\n", vm["out"].as<std::string>());
+  }
+  if (vm.count("trace")) {
+    traces::Timeline timeline;
+    executor::add_to_timeline(run, timeline);
+    const auto trace = vm["trace"].as<std::string>();
+    traces::write_chrome_trace(timeline, trace, {});
+    std::cout << fmt::format("  trace          {} ({} spans; open it in ui.perfetto.dev)\n", trace,
+                             timeline.spans().size());
+  }
+  return 0;
+}
+
+}  // namespace strait::cli

@@ -1,0 +1,49 @@
+#pragma once
+// The CPU backend of `strait exec`: one MPI process per rank runs its rank's ops of the
+// op graph for real and measures them (see op_scheduler.hpp for when an op may start).
+//
+//   - Kernel ops run synchronously on the process's thread (CpuKernels): they are the
+//     CPU's work, one core per rank.
+//   - Collective ops start as MPI non-blocking collectives (Iallreduce, Iallgather,
+//     Ireduce_scatter_block, Ialltoall, Ialltoallv with the real per-peer sizes) on one
+//     communicator per process group, are progressed with MPI_Testsome between kernels
+//     and waited on with MPI_Waitany when nothing else can start, so communication on
+//     one stream overlaps compute on another only as far as MPI progresses it then.
+//   - Times are steady_clock, relative to a common start right after a barrier; all
+//     ranks' op times are gathered to rank 0.
+// Limits: a rank that fails mid-run leaves the others waiting (no fault handling yet);
+// broadcast, reduce and send/recv ops are refused.
+
+#include <cstdint>
+
+#include "executor/measured_run.hpp"
+#include "sim/workload/op_graph.hpp"
+
+namespace strait::executor {
+
+/// MPI for the process's lifetime (initialised here unless already, finalised at the end).
+class MpiSession {
+ public:
+  MpiSession();
+  ~MpiSession();
+  MpiSession(const MpiSession&) = delete;
+  MpiSession& operator=(const MpiSession&) = delete;
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+  bool owns_ = false;
+};
+
+/// True when this build has MPI (else run_cpu_ranks throws).
+bool mpi_available();
+
+/// Runs graph.ranks[session.rank()] with embedding tables of `table_rows` rows; returns
+/// the measured run on rank 0 (`ranks` empty elsewhere). Throws strait::Error when the
+/// world size is not the graph's rank count.
+MeasuredRun run_cpu_ranks(const sim::workload::OpGraph& graph, const MpiSession& session,
+                          std::int64_t table_rows);
+
+}  // namespace strait::executor

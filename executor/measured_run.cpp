@@ -1,0 +1,196 @@
+#include "executor/measured_run.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+
+namespace strait::executor {
+namespace {
+
+using sim::run::RankAccount;
+using sim::workload::CommClass;
+using sim::workload::OpKind;
+
+std::int32_t compute_stream(const sim::workload::OpGraph& graph) {
+  const auto it = std::find(graph.streams.begin(), graph.streams.end(), "compute");
+  return it == graph.streams.end() ? -1 : static_cast<std::int32_t>(it - graph.streams.begin());
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = p * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+RankAccount per_step(const RankAccount& a, std::int64_t steps) {
+  RankAccount out = a;
+  const std::int64_t k = std::max<std::int64_t>(1, steps);
+  auto div = [k](Time t) { return Time::from_ps(t.ps() / k); };
+  out.compute = div(a.compute);
+  out.straggler_wait = div(a.straggler_wait);
+  out.bubble = div(a.bubble);
+  for (auto& t : out.exposed_comm) t = div(t);
+  out.flops = a.flops / static_cast<double>(k);
+  return out;
+}
+
+nlohmann::json breakdown(const RankAccount& a) {
+  nlohmann::json b = nlohmann::json::object();
+  b["compute"] = a.compute.to_ms();
+  for (int c = 0; c < sim::workload::kCommClassCount; ++c) {
+    b[fmt::format("exposed_{}", sim::workload::to_string(static_cast<CommClass>(c)))] =
+        a.exposed_comm[static_cast<std::size_t>(c)].to_ms();
+  }
+  b["straggler_wait"] = a.straggler_wait.to_ms();
+  b["bubble"] = a.bubble.to_ms();
+  return b;
+}
+
+}  // namespace
+
+std::vector<Time> step_ends(const MeasuredRun& run) {
+  const auto& graph = *run.graph;
+  const auto compute = compute_stream(graph);
+  std::vector<Time> ends(static_cast<std::size_t>(std::max(0, graph.steps)), Time::zero());
+  for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
+    const auto& ops = graph.ranks[r].ops;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const auto s = static_cast<std::size_t>(ops[i].step);
+      if (ops[i].stream != compute || s >= ends.size()) continue;
+      ends[s] = std::max(ends[s], run.ranks[r].end[i]);
+    }
+  }
+  // A step whose compute ended before the previous one's (pipelining) ends with it.
+  for (std::size_t s = 1; s < ends.size(); ++s) ends[s] = std::max(ends[s], ends[s - 1]);
+  return ends;
+}
+
+RankAccount rank_account(const MeasuredRun& run, int r, Time makespan) {
+  const auto& graph = *run.graph;
+  const auto compute = compute_stream(graph);
+  const auto& ops = graph.ranks[static_cast<std::size_t>(r)].ops;
+  const auto& times = run.ranks[static_cast<std::size_t>(r)];
+  RankAccount a;
+  Time idle_since = Time::zero();
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const auto& op = ops[i];
+    if (op.kind == OpKind::kKernel) a.flops += op.kernel.flops;
+    if (op.stream != compute) continue;
+    const Time start = times.start[i], end = times.end[i];
+    if (start > idle_since) {
+      std::int32_t blocker = -1;
+      for (auto d : op.deps) {
+        if (blocker < 0 ||
+            times.end[static_cast<std::size_t>(d)] > times.end[static_cast<std::size_t>(blocker)])
+          blocker = d;
+      }
+      const auto* b = blocker < 0 ? nullptr : &ops[static_cast<std::size_t>(blocker)];
+      if (b && b->kind == OpKind::kCollective &&
+          times.end[static_cast<std::size_t>(blocker)] > idle_since) {
+        a.exposed_comm[static_cast<std::size_t>(b->collective.comm_class)] += start - idle_since;
+      } else {
+        a.bubble += start - idle_since;
+      }
+    }
+    if (op.kind == OpKind::kKernel) {
+      a.compute += end - start;
+    } else {
+      a.exposed_comm[static_cast<std::size_t>(op.collective.comm_class)] += end - start;
+    }
+    idle_since = std::max(idle_since, end);
+  }
+  a.end = idle_since;
+  if (makespan > idle_since) a.straggler_wait += makespan - idle_since;
+  return a;
+}
+
+nlohmann::json measured_report_json(const MeasuredRun& run) {
+  const auto& graph = *run.graph;
+  const auto ends = step_ends(run);
+  std::vector<double> step_ms;
+  Time previous = Time::zero();
+  for (const auto& e : ends) {
+    step_ms.push_back((e - previous).to_ms());
+    previous = e;
+  }
+  const Time makespan = previous;
+  const double mean = std::accumulate(step_ms.begin(), step_ms.end(), 0.0) /
+                      static_cast<double>(std::max<std::size_t>(1, step_ms.size()));
+  const auto n = graph.ranks.size();
+  std::vector<RankAccount> accounts;
+  for (std::size_t r = 0; r < n; ++r)
+    accounts.push_back(rank_account(run, static_cast<int>(r), makespan));
+  std::size_t critical = 0;
+  for (std::size_t r = 1; r < n; ++r) {
+    if (accounts[r].straggler_wait < accounts[critical].straggler_wait) critical = r;
+  }
+  RankAccount sum;
+  double samples = 0;
+  nlohmann::json rank_compute = nlohmann::json::array();
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto& a = accounts[r];
+    sum.compute += a.compute;
+    sum.straggler_wait += a.straggler_wait;
+    sum.bubble += a.bubble;
+    for (std::size_t c = 0; c < sum.exposed_comm.size(); ++c)
+      sum.exposed_comm[c] += a.exposed_comm[c];
+    samples += static_cast<double>(graph.ranks[r].samples);
+    rank_compute.push_back(per_step(a, graph.steps).compute.to_ms());
+  }
+  const double seconds = makespan.to_s();
+  return {{"scenario", run.scenario},
+          {"cluster", run.cluster},
+          {"gpus", static_cast<int>(n)},
+          {"mode", "measured"},
+          {"backend", run.backend},
+          {"steps", graph.steps},
+          {"step_time_ms", mean},
+          {"step_time_p50_ms", percentile(step_ms, 0.50)},
+          {"step_time_p99_ms", percentile(step_ms, 0.99)},
+          {"step_times_ms", step_ms},
+          {"samples_per_sec", seconds > 0 ? samples * graph.steps / seconds : 0.0},
+          {"critical_rank", static_cast<int>(critical)},
+          {"breakdown_ms", breakdown(per_step(sum, static_cast<std::int64_t>(graph.steps) *
+                                                       static_cast<std::int64_t>(n)))},
+          {"breakdown_critical_ms", breakdown(per_step(accounts[critical], graph.steps))},
+          {"rank_compute_ms", rank_compute},
+          {"ops", std::accumulate(graph.ranks.begin(), graph.ranks.end(), std::uint64_t{0},
+                                  [](std::uint64_t s, const sim::workload::RankOps& r) {
+                                    return s + r.ops.size();
+                                  })},
+          {"exec_wall_s", run.wall_s}};
+}
+
+void add_to_timeline(const MeasuredRun& run, traces::Timeline& tl) {
+  const auto& graph = *run.graph;
+  for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
+    const int rank = static_cast<int>(r);
+    tl.set_rank_name(rank, fmt::format("rank {} (measured, {})", rank, run.backend));
+    const auto& ops = graph.ranks[r].ops;
+    const auto& times = run.ranks[r];
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const auto& op = ops[i];
+      const auto track = tl.track(graph.streams[static_cast<std::size_t>(op.stream)]);
+      const auto name = tl.name(graph.names[static_cast<std::size_t>(op.name)]);
+      if (op.kind == OpKind::kKernel) {
+        tl.add_span(rank, track, name, tl.name(sim::cost::to_string(op.kernel.kind)),
+                    times.start[i], times.end[i],
+                    {traces::Arg("step", op.step), traces::Arg("flops", op.kernel.flops),
+                     traces::Arg("hbm_bytes", op.kernel.hbm_bytes)});
+      } else {
+        tl.add_span(rank, track, name, tl.name(sim::workload::to_string(op.collective.comm_class)),
+                    times.start[i], times.end[i],
+                    {traces::Arg("step", op.step), traces::Arg("bytes", op.collective.bytes),
+                     traces::Arg("op", sim::network::to_string(op.collective.op))});
+      }
+    }
+  }
+}
+
+}  // namespace strait::executor

@@ -1,0 +1,53 @@
+#pragma once
+// MeasuredRun: the measured timeline of an executed op graph (every rank's op start and
+// end, relative to a common start after a barrier) and what it says in the simulator's
+// terms: step times, per-rank accounts, the --json result and the Chrome/Perfetto trace.
+//
+// Conventions, the simulator's (sim/run/training_run.hpp, op_replay.hpp) where it can be
+// measured:
+//   - Step s ends when its last compute-stream op ends on any rank; step times are the
+//     differences.
+//   - A rank's compute-stream time: busy with kernels = compute; idle before an op whose
+//     latest-finishing dependency is a collective that ended inside the gap = exposed
+//     communication of that collective's class; other idle = bubble; idle after the rank's
+//     last compute op until the makespan = straggler wait. The executor cannot see when
+//     the other members reached a collective, so its waiting for peers before the
+//     transfer counts as exposed communication, not straggler wait.
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/units.hpp"
+#include "sim/run/op_replay.hpp"
+#include "sim/workload/op_graph.hpp"
+#include "traces/timeline.hpp"
+
+namespace strait::executor {
+
+/// When each op of one rank started and ended (index = op index).
+struct OpTimes {
+  std::vector<Time> start, end;
+};
+
+struct MeasuredRun {
+  std::string scenario;
+  std::string cluster;
+  std::string backend = "cpu";
+  const sim::workload::OpGraph* graph = nullptr;
+  std::vector<OpTimes> ranks;  // by rank
+  double wall_s = 0;           // the executed steps, end to end
+};
+
+/// When each step ended (the last compute-stream op of the step on any rank).
+std::vector<Time> step_ends(const MeasuredRun& run);
+/// Rank `r`'s account of its compute stream over the whole run (not per step).
+sim::run::RankAccount rank_account(const MeasuredRun& run, int r, Time makespan);
+/// The result in the keys of `strait simulate --json` that can be measured.
+nlohmann::json measured_report_json(const MeasuredRun& run);
+/// Adds every rank's ops to `timeline` as the simulator lays them out (a process per rank,
+/// a track per stream, kernels by family, collectives by communication class).
+void add_to_timeline(const MeasuredRun& run, traces::Timeline& timeline);
+
+}  // namespace strait::executor

@@ -1,0 +1,58 @@
+#include "executor/kernel_shapes.hpp"
+
+#include <gtest/gtest.h>
+
+namespace strait::executor {
+namespace {
+
+using sim::cost::KernelKind;
+using sim::cost::KernelWork;
+
+TEST(KernelShapes, EmbeddingLookupIdsAreFlopsOverTheRowLength) {
+  // sparse_traffic.cpp: lookup flops = ids * dim -> 1000 ids of dim 64 = 64,000 flops.
+  KernelWork k;
+  k.kind = KernelKind::kEmbeddingLookup;
+  k.embedding_dim = 64;
+  k.flops = 1000.0 * 64;
+  EXPECT_EQ(embedding_ids(k), 1000);
+}
+
+TEST(KernelShapes, EmbeddingUpdateIdsCountTheOptimizerWorkOfUniqueRows) {
+  // update flops = ids d + 4 u ids d; u = 0.5, d = 64, 1000 ids -> 1000 * 64 * 3 = 192,000.
+  KernelWork k;
+  k.kind = KernelKind::kEmbeddingUpdate;
+  k.embedding_dim = 64;
+  k.unique_fraction = 0.5;
+  k.flops = 192000;
+  EXPECT_EQ(embedding_ids(k), 1000);
+}
+
+TEST(KernelShapes, AttentionBatchIsTheEqualLengthBatchNearestTheFlops) {
+  // One sample of 100 tokens, 2 heads of 32: 2 h (d + d) L (L + 1) / 2 = 2 * 2 * 64 * 5050
+  // = 1,292,800 flops; 10.4 samples' worth rounds to 10 samples of length 100.
+  KernelWork k;
+  k.kind = KernelKind::kJaggedAttention;
+  k.heads = 2;
+  k.head_dim = 32;
+  k.mean_length = 99.7;
+  k.flops = 10.4 * 1292800;
+  const auto b = attention_batch(k);
+  EXPECT_EQ(b.length, 100);
+  EXPECT_EQ(b.batch, 10);
+  EXPECT_DOUBLE_EQ(attention_flops(k, b), 10 * 1292800.0);
+  // The backward pass counts 2.5x the forward's flops.
+  k.kind = KernelKind::kJaggedAttentionBackward;
+  k.flops = 2.5 * 3 * 1292800;
+  EXPECT_EQ(attention_batch(k).batch, 3);
+}
+
+TEST(KernelShapes, ElementwiseCopiesHalfItsBytesAndAdamUpdatesATenthOfItsFlops) {
+  KernelWork k;
+  k.hbm_bytes = 2000;
+  k.flops = 10000;
+  EXPECT_EQ(elementwise_copy_bytes(k), 1000);
+  EXPECT_EQ(optimizer_params(k), 1000);
+}
+
+}  // namespace
+}  // namespace strait::executor

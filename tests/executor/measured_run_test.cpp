@@ -1,0 +1,109 @@
+#include "executor/measured_run.hpp"
+
+#include <gtest/gtest.h>
+
+namespace strait::executor {
+namespace {
+
+using sim::workload::CommClass;
+using sim::workload::Op;
+using sim::workload::OpGraph;
+using sim::workload::OpKind;
+
+// Two ranks, two steps, streams compute and comm, one group {0, 1}. Each rank runs
+//   op 0 kernel (step 0, compute) -> op 1 all-reduce (step 0, comm, dense sync)
+//   -> op 2 kernel (step 1, compute).
+// Measured (us):  rank 0: op0 [0, 10]  op1 [10, 30]  op2 [30, 40]
+//                 rank 1: op0 [0, 20]  op1 [20, 30]  op2 [30, 50]
+// Step 0 ends at 20 (rank 1's op 0), step 1 at 50: steps of 20 and 30 us.
+// Rank 0: compute 20, exposed dense sync 20 (idle 10-30 behind op 1), straggler wait 10
+// (its last op ends at 40, the makespan is 50). Rank 1: compute 40, exposed 10, no wait.
+OpGraph two_rank_graph() {
+  OpGraph g;
+  g.streams = {"compute", "comm"};
+  g.names = {"mlp", "allreduce"};
+  g.groups = {{"dp", {0, 1}}};
+  g.steps = 2;
+  for (int r = 0; r < 2; ++r) {
+    sim::workload::RankOps rank;
+    rank.rank = r;
+    Op k0;
+    k0.stream = 0;
+    k0.kernel.flops = 100;
+    Op c;
+    c.kind = OpKind::kCollective;
+    c.stream = 1;
+    c.name = 1;
+    c.deps = {0};
+    c.collective.comm_class = CommClass::kDenseSync;
+    c.collective.bytes = 1024;
+    Op k1 = k0;
+    k1.step = 1;
+    k1.deps = {1};
+    rank.ops = {k0, c, k1};
+    g.ranks.push_back(rank);
+  }
+  return g;
+}
+
+MeasuredRun measured(const OpGraph& g) {
+  MeasuredRun run;
+  run.scenario = "two";
+  run.graph = &g;
+  auto us = [](double t) { return Time::from_us(t); };
+  run.ranks = {{{us(0), us(10), us(30)}, {us(10), us(30), us(40)}},
+               {{us(0), us(20), us(30)}, {us(20), us(30), us(50)}}};
+  return run;
+}
+
+TEST(MeasuredRun, StepsEndWithTheirLastComputeOpOnAnyRank) {
+  const auto g = two_rank_graph();
+  const auto ends = step_ends(measured(g));
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_EQ(ends[0], Time::from_us(20));
+  EXPECT_EQ(ends[1], Time::from_us(50));
+}
+
+TEST(MeasuredRun, AccountsIdleComputeBehindACollectiveAsExposedCommunication) {
+  const auto g = two_rank_graph();
+  const auto run = measured(g);
+  const auto a0 = rank_account(run, 0, Time::from_us(50));
+  EXPECT_EQ(a0.compute, Time::from_us(20));
+  EXPECT_EQ(a0.exposed_comm[static_cast<std::size_t>(CommClass::kDenseSync)], Time::from_us(20));
+  EXPECT_EQ(a0.straggler_wait, Time::from_us(10));
+  EXPECT_EQ(a0.bubble, Time::zero());
+  const auto a1 = rank_account(run, 1, Time::from_us(50));
+  EXPECT_EQ(a1.compute, Time::from_us(40));
+  EXPECT_EQ(a1.exposed_comm[static_cast<std::size_t>(CommClass::kDenseSync)], Time::from_us(10));
+  EXPECT_EQ(a1.straggler_wait, Time::zero());
+}
+
+TEST(MeasuredRun, ReportUsesTheSimulatorsJsonKeys) {
+  const auto g = two_rank_graph();
+  const auto j = measured_report_json(measured(g));
+  EXPECT_EQ(j["steps"], 2);
+  EXPECT_EQ(j["gpus"], 2);
+  EXPECT_EQ(j["mode"], "measured");
+  ASSERT_EQ(j["step_times_ms"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["step_times_ms"][0].get<double>(), 0.020);
+  EXPECT_DOUBLE_EQ(j["step_times_ms"][1].get<double>(), 0.030);
+  EXPECT_DOUBLE_EQ(j["step_time_ms"].get<double>(), 0.025);
+  EXPECT_EQ(j["critical_rank"], 1);
+  // Average rank per step: compute (20 + 40) / 4 = 15 us, exposed dense sync 30 / 4 = 7.5.
+  EXPECT_DOUBLE_EQ(j["breakdown_ms"]["compute"].get<double>(), 0.015);
+  EXPECT_DOUBLE_EQ(j["breakdown_ms"]["exposed_dense_sync"].get<double>(), 0.0075);
+  EXPECT_TRUE(j.contains("breakdown_critical_ms"));
+  EXPECT_TRUE(j.contains("step_time_p99_ms"));
+}
+
+TEST(MeasuredRun, TimelineHasEveryOpOfEveryRankOnItsStreamsTrack) {
+  const auto g = two_rank_graph();
+  traces::Timeline tl;
+  add_to_timeline(measured(g), tl);
+  EXPECT_EQ(tl.spans().size(), 6u);
+  EXPECT_EQ(tl.ranks(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(tl.track_name(tl.spans()[1].track), "comm");
+}
+
+}  // namespace
+}  // namespace strait::executor
