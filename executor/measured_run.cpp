@@ -71,8 +71,50 @@ std::vector<Time> step_ends(const MeasuredRun& run) {
   return ends;
 }
 
-RankAccount rank_account(const MeasuredRun& run, int r, Time makespan) {
+std::vector<std::vector<Time>> collective_starts(const MeasuredRun& run) {
   const auto& graph = *run.graph;
+  // calls[g][member][k]: op index of the member's k-th collective on group g.
+  std::vector<std::vector<std::vector<std::size_t>>> calls(graph.groups.size());
+  for (std::size_t g = 0; g < graph.groups.size(); ++g) {
+    for (int member : graph.groups[g].ranks) {
+      std::vector<std::size_t> list;
+      const auto& ops = graph.ranks.at(static_cast<std::size_t>(member)).ops;
+      for (std::size_t i = 0; i < ops.size(); ++i) {
+        if (ops[i].kind == OpKind::kCollective && ops[i].collective.group == static_cast<int>(g))
+          list.push_back(i);
+      }
+      calls[g].push_back(std::move(list));
+    }
+  }
+  std::vector<std::vector<Time>> starts;
+  for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
+    const auto& ops = graph.ranks[r].ops;
+    auto out = run.ranks[r].start;
+    std::vector<std::size_t> seen(graph.groups.size(), 0);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].kind != OpKind::kCollective) continue;
+      const auto g = static_cast<std::size_t>(ops[i].collective.group);
+      const auto k = seen[g]++;
+      for (std::size_t j = 0; j < calls[g].size(); ++j) {
+        if (k >= calls[g][j].size()) continue;
+        const auto member = static_cast<std::size_t>(graph.groups[g].ranks[j]);
+        out[i] = std::max(out[i], run.ranks[member].start[calls[g][j][k]]);
+      }
+      out[i] = std::min(out[i], run.ranks[r].end[i]);
+    }
+    starts.push_back(std::move(out));
+  }
+  return starts;
+}
+
+RankAccount rank_account(const MeasuredRun& run, int r, Time makespan) {
+  return rank_account(run, r, makespan, collective_starts(run));
+}
+
+RankAccount rank_account(const MeasuredRun& run, int r, Time makespan,
+                         const std::vector<std::vector<Time>>& starts) {
+  const auto& graph = *run.graph;
+  const auto& started = starts[static_cast<std::size_t>(r)];
   const auto compute = compute_stream(graph);
   const auto& ops = graph.ranks[static_cast<std::size_t>(r)].ops;
   const auto& times = run.ranks[static_cast<std::size_t>(r)];
@@ -93,7 +135,10 @@ RankAccount rank_account(const MeasuredRun& run, int r, Time makespan) {
       const auto* b = blocker < 0 ? nullptr : &ops[static_cast<std::size_t>(blocker)];
       if (b && b->kind == OpKind::kCollective &&
           times.end[static_cast<std::size_t>(blocker)] > idle_since) {
-        a.exposed_comm[static_cast<std::size_t>(b->collective.comm_class)] += start - idle_since;
+        const Time begun =
+            std::clamp(started[static_cast<std::size_t>(blocker)], idle_since, start);
+        a.straggler_wait += begun - idle_since;
+        a.exposed_comm[static_cast<std::size_t>(b->collective.comm_class)] += start - begun;
       } else {
         a.bubble += start - idle_since;
       }
@@ -101,7 +146,10 @@ RankAccount rank_account(const MeasuredRun& run, int r, Time makespan) {
     if (op.kind == OpKind::kKernel) {
       a.compute += end - start;
     } else {
-      a.exposed_comm[static_cast<std::size_t>(op.collective.comm_class)] += end - start;
+      // A collective on the compute stream itself: its wait and transfer are exposed.
+      const Time begun = std::clamp(started[i], start, end);
+      a.straggler_wait += begun - start;
+      a.exposed_comm[static_cast<std::size_t>(op.collective.comm_class)] += end - begun;
     }
     idle_since = std::max(idle_since, end);
   }
@@ -123,9 +171,10 @@ nlohmann::json measured_report_json(const MeasuredRun& run) {
   const double mean = std::accumulate(step_ms.begin(), step_ms.end(), 0.0) /
                       static_cast<double>(std::max<std::size_t>(1, step_ms.size()));
   const auto n = graph.ranks.size();
+  const auto starts = collective_starts(run);
   std::vector<RankAccount> accounts;
   for (std::size_t r = 0; r < n; ++r)
-    accounts.push_back(rank_account(run, static_cast<int>(r), makespan));
+    accounts.push_back(rank_account(run, static_cast<int>(r), makespan, starts));
   std::size_t critical = 0;
   for (std::size_t r = 1; r < n; ++r) {
     if (accounts[r].straggler_wait < accounts[critical].straggler_wait) critical = r;
@@ -169,6 +218,7 @@ nlohmann::json measured_report_json(const MeasuredRun& run) {
 
 void add_to_timeline(const MeasuredRun& run, traces::Timeline& tl) {
   const auto& graph = *run.graph;
+  const auto starts = collective_starts(run);
   for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
     const int rank = static_cast<int>(r);
     tl.set_rank_name(rank, fmt::format("rank {} (measured, {})", rank, run.backend));
@@ -184,8 +234,11 @@ void add_to_timeline(const MeasuredRun& run, traces::Timeline& tl) {
                     {traces::Arg("step", op.step), traces::Arg("flops", op.kernel.flops),
                      traces::Arg("hbm_bytes", op.kernel.hbm_bytes)});
       } else {
-        tl.add_span(rank, track, name, tl.name(sim::workload::to_string(op.collective.comm_class)),
-                    times.start[i], times.end[i],
+        const auto category = tl.name(sim::workload::to_string(op.collective.comm_class));
+        const Time begun = starts[r][i];
+        if (begun > times.start[i])
+          tl.add_span(rank, track, tl.name("wait for peers"), category, times.start[i], begun);
+        tl.add_span(rank, track, name, category, begun, times.end[i],
                     {traces::Arg("step", op.step), traces::Arg("bytes", op.collective.bytes),
                      traces::Arg("op", sim::network::to_string(op.collective.op))});
       }

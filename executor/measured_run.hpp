@@ -10,9 +10,10 @@
 //   - A rank's compute-stream time: busy with kernels = compute; idle before an op whose
 //     latest-finishing dependency is a collective that ended inside the gap = exposed
 //     communication of that collective's class; other idle = bubble; idle after the rank's
-//     last compute op until the makespan = straggler wait. The executor cannot see when
-//     the other members reached a collective, so its waiting for peers before the
-//     transfer counts as exposed communication, not straggler wait.
+//     last compute op until the makespan = straggler wait. Idle behind a collective is
+//     straggler wait until the collective started (the last member issued it: the
+//     matching calls' latest start, all ranks sharing one steady clock on one host), then
+//     exposed communication of its class.
 
 #include <string>
 #include <vector>
@@ -42,8 +43,14 @@ struct MeasuredRun {
 
 /// When each step ended (the last compute-stream op of the step on any rank).
 std::vector<Time> step_ends(const MeasuredRun& run);
+/// When each op's collective started: the latest start of the matching call (the k-th on
+/// its group) over the group's members; kernels: their own start. By rank, then op.
+std::vector<std::vector<Time>> collective_starts(const MeasuredRun& run);
 /// Rank `r`'s account of its compute stream over the whole run (not per step).
 sim::run::RankAccount rank_account(const MeasuredRun& run, int r, Time makespan);
+/// The same with collective_starts(run) computed once.
+sim::run::RankAccount rank_account(const MeasuredRun& run, int r, Time makespan,
+                                   const std::vector<std::vector<Time>>& starts);
 /// The result in the keys of `strait simulate --json` that can be measured.
 nlohmann::json measured_report_json(const MeasuredRun& run);
 /// Adds every rank's ops to `timeline` as the simulator lays them out (a process per rank,

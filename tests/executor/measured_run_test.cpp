@@ -16,8 +16,10 @@ using sim::workload::OpKind;
 // Measured (us):  rank 0: op0 [0, 10]  op1 [10, 30]  op2 [30, 40]
 //                 rank 1: op0 [0, 20]  op1 [20, 30]  op2 [30, 50]
 // Step 0 ends at 20 (rank 1's op 0), step 1 at 50: steps of 20 and 30 us.
-// Rank 0: compute 20, exposed dense sync 20 (idle 10-30 behind op 1), straggler wait 10
-// (its last op ends at 40, the makespan is 50). Rank 1: compute 40, exposed 10, no wait.
+// The all-reduce starts when the last member issues it: at 20 (rank 1).
+// Rank 0: compute 20; idle 10-30 behind op 1 = straggler wait 10 (until 20) + exposed
+// dense sync 10; straggler wait 10 more after its last op (ends at 40, makespan 50).
+// Rank 1: compute 40, exposed 10 (20-30), no wait.
 OpGraph two_rank_graph() {
   OpGraph g;
   g.streams = {"compute", "comm"};
@@ -69,8 +71,8 @@ TEST(MeasuredRun, AccountsIdleComputeBehindACollectiveAsExposedCommunication) {
   const auto run = measured(g);
   const auto a0 = rank_account(run, 0, Time::from_us(50));
   EXPECT_EQ(a0.compute, Time::from_us(20));
-  EXPECT_EQ(a0.exposed_comm[static_cast<std::size_t>(CommClass::kDenseSync)], Time::from_us(20));
-  EXPECT_EQ(a0.straggler_wait, Time::from_us(10));
+  EXPECT_EQ(a0.exposed_comm[static_cast<std::size_t>(CommClass::kDenseSync)], Time::from_us(10));
+  EXPECT_EQ(a0.straggler_wait, Time::from_us(20));
   EXPECT_EQ(a0.bubble, Time::zero());
   const auto a1 = rank_account(run, 1, Time::from_us(50));
   EXPECT_EQ(a1.compute, Time::from_us(40));
@@ -89,20 +91,33 @@ TEST(MeasuredRun, ReportUsesTheSimulatorsJsonKeys) {
   EXPECT_DOUBLE_EQ(j["step_times_ms"][1].get<double>(), 0.030);
   EXPECT_DOUBLE_EQ(j["step_time_ms"].get<double>(), 0.025);
   EXPECT_EQ(j["critical_rank"], 1);
-  // Average rank per step: compute (20 + 40) / 4 = 15 us, exposed dense sync 30 / 4 = 7.5.
+  // Average rank per step: compute (20 + 40) / 4 = 15 us, exposed dense sync 20 / 4 = 5,
+  // straggler wait 20 / 4 = 5.
   EXPECT_DOUBLE_EQ(j["breakdown_ms"]["compute"].get<double>(), 0.015);
-  EXPECT_DOUBLE_EQ(j["breakdown_ms"]["exposed_dense_sync"].get<double>(), 0.0075);
+  EXPECT_DOUBLE_EQ(j["breakdown_ms"]["exposed_dense_sync"].get<double>(), 0.005);
+  EXPECT_DOUBLE_EQ(j["breakdown_ms"]["straggler_wait"].get<double>(), 0.005);
   EXPECT_TRUE(j.contains("breakdown_critical_ms"));
   EXPECT_TRUE(j.contains("step_time_p99_ms"));
 }
 
+TEST(MeasuredRun, CollectivesStartWhenTheLastMemberIssuesThem) {
+  const auto g = two_rank_graph();
+  const auto starts = collective_starts(measured(g));
+  EXPECT_EQ(starts[0][1], Time::from_us(20));
+  EXPECT_EQ(starts[1][1], Time::from_us(20));
+  EXPECT_EQ(starts[0][0], Time::zero());  // a kernel: its own start
+}
+
 TEST(MeasuredRun, TimelineHasEveryOpOfEveryRankOnItsStreamsTrack) {
+  // 3 ops per rank, and rank 0's wait for peers (10-20 us) before the all-reduce.
   const auto g = two_rank_graph();
   traces::Timeline tl;
   add_to_timeline(measured(g), tl);
-  EXPECT_EQ(tl.spans().size(), 6u);
+  ASSERT_EQ(tl.spans().size(), 7u);
   EXPECT_EQ(tl.ranks(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(tl.name_of(tl.spans()[1].name), "wait for peers");
   EXPECT_EQ(tl.track_name(tl.spans()[1].track), "comm");
+  EXPECT_EQ(tl.spans()[1].end, Time::from_us(20));
 }
 
 }  // namespace
