@@ -85,7 +85,7 @@ int CpuKernels::prepare(const sim::cost::KernelWork& k) {
       const auto b = attention_batch(k);
       const bool padded = sim::cost::forward_kind(k.kind) == KernelKind::kPaddedAttention;
       const bool backward = k.kind != sim::cost::forward_kind(k.kind);
-      auto& a = attentions_[{padded, backward, b.batch, b.length, k.heads * 4096 + k.head_dim}];
+      auto& a = attentions_[{padded, backward, b.batch, b.length, k.heads, k.head_dim}];
       if (!a) {
         a = std::make_shared<Attention>();
         auto& s = a->shape;
