@@ -182,6 +182,8 @@ nlohmann::json measured_report_json(const MeasuredRun& run) {
   RankAccount sum;
   double samples = 0;
   nlohmann::json rank_compute = nlohmann::json::array();
+  nlohmann::json by_rank = nlohmann::json::array();
+  std::vector<std::pair<double, int>> by_compute;
   for (std::size_t r = 0; r < n; ++r) {
     const auto& a = accounts[r];
     sum.compute += a.compute;
@@ -190,8 +192,16 @@ nlohmann::json measured_report_json(const MeasuredRun& run) {
     for (std::size_t c = 0; c < sum.exposed_comm.size(); ++c)
       sum.exposed_comm[c] += a.exposed_comm[c];
     samples += static_cast<double>(graph.ranks[r].samples);
-    rank_compute.push_back(per_step(a, graph.steps).compute.to_ms());
+    const auto mine = per_step(a, graph.steps);
+    rank_compute.push_back(mine.compute.to_ms());
+    by_rank.push_back(breakdown(mine));
+    by_compute.emplace_back(-mine.compute.to_ms(), static_cast<int>(r));
   }
+  // The five ranks with the most compute per step, as the simulator lists them.
+  std::sort(by_compute.begin(), by_compute.end());
+  nlohmann::json stragglers = nlohmann::json::array();
+  for (std::size_t i = 0; i < std::min<std::size_t>(5, by_compute.size()); ++i)
+    stragglers.push_back({{"rank", by_compute[i].second}, {"compute_ms", -by_compute[i].first}});
   const double seconds = makespan.to_s();
   return {{"scenario", run.scenario},
           {"cluster", run.cluster},
@@ -208,7 +218,9 @@ nlohmann::json measured_report_json(const MeasuredRun& run) {
           {"breakdown_ms", breakdown(per_step(sum, static_cast<std::int64_t>(graph.steps) *
                                                        static_cast<std::int64_t>(n)))},
           {"breakdown_critical_ms", breakdown(per_step(accounts[critical], graph.steps))},
+          {"top_stragglers", stragglers},
           {"rank_compute_ms", rank_compute},
+          {"breakdown_by_rank_ms", by_rank},
           {"ops", std::accumulate(graph.ranks.begin(), graph.ranks.end(), std::uint64_t{0},
                                   [](std::uint64_t s, const sim::workload::RankOps& r) {
                                     return s + r.ops.size();

@@ -51,7 +51,9 @@ sim::run::RankAccount rank_account(const MeasuredRun& run, int r, Time makespan)
 /// The same with collective_starts(run) computed once.
 sim::run::RankAccount rank_account(const MeasuredRun& run, int r, Time makespan,
                                    const std::vector<std::vector<Time>>& starts);
-/// The result in the keys of `strait simulate --json` that can be measured.
+/// The result in the keys of `strait simulate --json` that can be measured (step times,
+/// samples/s, critical rank, breakdown_ms, breakdown_critical_ms, top_stragglers, ops),
+/// plus rank_compute_ms and breakdown_by_rank_ms (per step, by rank), backend, exec_wall_s.
 nlohmann::json measured_report_json(const MeasuredRun& run);
 /// Adds every rank's ops to `timeline` as the simulator lays them out (a process per rank,
 /// a track per stream, kernels by family, collectives by communication class).

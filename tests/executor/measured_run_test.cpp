@@ -98,6 +98,12 @@ TEST(MeasuredRun, ReportUsesTheSimulatorsJsonKeys) {
   EXPECT_DOUBLE_EQ(j["breakdown_ms"]["straggler_wait"].get<double>(), 0.005);
   EXPECT_TRUE(j.contains("breakdown_critical_ms"));
   EXPECT_TRUE(j.contains("step_time_p99_ms"));
+  // Per rank and step: rank 0 computes 10 us, rank 1 20 us; rank 1 tops the stragglers.
+  ASSERT_EQ(j["breakdown_by_rank_ms"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["breakdown_by_rank_ms"][0]["compute"].get<double>(), 0.010);
+  EXPECT_DOUBLE_EQ(j["breakdown_by_rank_ms"][0]["straggler_wait"].get<double>(), 0.010);
+  EXPECT_DOUBLE_EQ(j["rank_compute_ms"][1].get<double>(), 0.020);
+  EXPECT_EQ(j["top_stragglers"][0]["rank"], 1);
 }
 
 TEST(MeasuredRun, CollectivesStartWhenTheLastMemberIssuesThem) {
