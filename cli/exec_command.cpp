@@ -51,8 +51,10 @@ void check_cpu_cluster(const sim::workload::TrainingScenario& scenario,
 
 void print_summary(const nlohmann::json& result) {
   std::cout << fmt::format(
-      "strait exec: scenario '{}', {} ranks, {} steps measured (cpu backend)\n\n",
-      result["scenario"].get<std::string>(), result["gpus"].get<int>(), result["steps"].get<int>());
+      "strait exec: scenario '{}', {} ranks, {} steps measured after {} warm-up run(s) (cpu "
+      "backend)\n\n",
+      result["scenario"].get<std::string>(), result["gpus"].get<int>(), result["steps"].get<int>(),
+      result["warmup_runs"].get<int>());
   std::cout << fmt::format("  step time      mean {:.3f} ms, p50 {:.3f} ms, p99 {:.3f} ms\n",
                            result["step_time_ms"].get<double>(),
                            result["step_time_p50_ms"].get<double>(),
@@ -74,21 +76,26 @@ int run_exec(const std::vector<std::string>& args) {
   desc.add_options()("scenario", po::value<std::string>()->required(),
                      "scenario file (configs/scenarios/*-cpu.json)")(
       "out", po::value<std::string>(), "write the measured result as JSON to this file")(
-      "trace", po::value<std::string>(), "write a Chrome/Perfetto trace of all ranks");
+      "trace", po::value<std::string>(), "write a Chrome/Perfetto trace of all ranks")(
+      "warmup", po::value<int>()->default_value(1),
+      "untimed runs of the whole op graph first (first touch of buffers, MPI set-up)");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
   if (!parse_options("exec", "SCENARIO.json [options]  (under mpirun -np RANKS)", args, desc,
                      positional, vm))
     return 0;
+  const int warmup = vm["warmup"].as<int>();
+  if (warmup < 0)
+    throw UsageError(fmt::format("exec: --warmup: expected 0 or more, got {}", warmup));
   keep_freed_memory();
   const auto path = vm["scenario"].as<std::string>();
   const auto scenario = sim::workload::TrainingScenario::load(path);
   const auto graph = sim::workload::build_op_graph(scenario);
   check_cpu_cluster(scenario, graph);
   const executor::MpiSession session;
-  auto run = executor::run_cpu_ranks(graph, session,
-                                     table_rows(scenario, static_cast<int>(graph.ranks.size())));
+  auto run = executor::run_cpu_ranks(
+      graph, session, table_rows(scenario, static_cast<int>(graph.ranks.size())), warmup);
   if (session.rank() != 0) return 0;
   run.scenario = scenario.name;
   run.cluster = scenario.cluster.name();

@@ -64,8 +64,6 @@ class RankRunner {
       : graph_(graph),
         rank_(rank),
         ops_(graph.ranks[static_cast<std::size_t>(rank)].ops),
-        scheduler_(graph.ranks[static_cast<std::size_t>(rank)], graph.streams.size(),
-                   graph.groups.size()),
         kernels_(table_rows),
         handles_(ops_.size(), -1),
         times_{std::vector<Time>(ops_.size()), std::vector<Time>(ops_.size())} {
@@ -76,14 +74,16 @@ class RankRunner {
     }
   }
 
-  // Runs every op; returns the wall time in seconds.
+  // Runs every op (again, when called again); returns the wall time in seconds.
   double run() {
+    scheduler_.emplace(graph_.ranks[static_cast<std::size_t>(rank_)], graph_.streams.size(),
+                       graph_.groups.size());
     check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
     start_ = Clock::now();
-    while (!scheduler_.done()) {
+    while (!scheduler_->done()) {
       bool progressed = false;
       std::optional<std::int32_t> kernel;
-      for (auto index : scheduler_.ready()) {
+      for (auto index : scheduler_->ready()) {
         if (ops_[static_cast<std::size_t>(index)].kind == OpKind::kCollective) {
           start_collective(index);
           progressed = true;
@@ -93,11 +93,11 @@ class RankRunner {
       }
       if (kernel) {
         const auto i = static_cast<std::size_t>(*kernel);
-        scheduler_.start(*kernel);
+        scheduler_->start(*kernel);
         times_.start[i] = now();
         kernels_.run(handles_[i]);
         times_.end[i] = now();
-        scheduler_.finish(*kernel);
+        scheduler_->finish(*kernel);
         progressed = true;
       }
       if (!requests_.empty()) progressed = test_some() || progressed;
@@ -183,7 +183,7 @@ class RankRunner {
     auto alloc = [](std::vector<char>& v, std::int64_t size) {
       v.assign(static_cast<std::size_t>(std::max<std::int64_t>(size, 1)), 1);
     };
-    scheduler_.start(index);
+    scheduler_->start(index);
     times_.start[i] = now();
     switch (op.collective.op) {
       case CollectiveOp::kAllReduce: {
@@ -265,7 +265,7 @@ class RankRunner {
   void finish_collective(std::size_t slot) {
     const auto index = pending_[slot]->op;
     times_.end[static_cast<std::size_t>(index)] = now();
-    scheduler_.finish(index);
+    scheduler_->finish(index);
   }
 
   // Removes the completed slots (ascending) from requests_ and pending_.
@@ -303,7 +303,7 @@ class RankRunner {
   const OpGraph& graph_;
   int rank_;
   const std::vector<Op>& ops_;
-  OpScheduler scheduler_;
+  std::optional<OpScheduler> scheduler_;  // fresh for every run
   CpuKernels kernels_;
   std::vector<int> handles_;
   OpTimes times_;
@@ -337,8 +337,8 @@ MpiSession::~MpiSession() {
 
 bool mpi_available() { return true; }
 
-MeasuredRun run_cpu_ranks(const OpGraph& graph, const MpiSession& session,
-                          std::int64_t table_rows) {
+MeasuredRun run_cpu_ranks(const OpGraph& graph, const MpiSession& session, std::int64_t table_rows,
+                          int warmup_runs) {
   const auto ranks = static_cast<int>(graph.ranks.size());
   if (session.size() != ranks) {
     throw Error(fmt::format(
@@ -347,9 +347,11 @@ MeasuredRun run_cpu_ranks(const OpGraph& graph, const MpiSession& session,
   }
   MeasuredRun run;
   run.graph = &graph;
+  run.warmup_runs = warmup_runs;
   std::vector<std::int64_t> mine;
   {
     RankRunner runner(graph, session.rank(), table_rows);
+    for (int w = 0; w < warmup_runs; ++w) runner.run();
     run.wall_s = runner.run();
     for (std::size_t i = 0; i < runner.times().start.size(); ++i) {
       mine.push_back(runner.times().start[i].ps());

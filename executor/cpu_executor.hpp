@@ -40,10 +40,11 @@ class MpiSession {
 /// True when this build has MPI (else run_cpu_ranks throws).
 bool mpi_available();
 
-/// Runs graph.ranks[session.rank()] with embedding tables of `table_rows` rows; returns
-/// the measured run on rank 0 (`ranks` empty elsewhere). Throws strait::Error when the
-/// world size is not the graph's rank count.
+/// Runs graph.ranks[session.rank()] with embedding tables of `table_rows` rows,
+/// `warmup_runs` times untimed (first touch of buffers, MPI connection set-up) and once
+/// measured; returns the measured run on rank 0 (`ranks` empty elsewhere). Throws
+/// strait::Error when the world size is not the graph's rank count.
 MeasuredRun run_cpu_ranks(const sim::workload::OpGraph& graph, const MpiSession& session,
-                          std::int64_t table_rows);
+                          std::int64_t table_rows, int warmup_runs = 0);
 
 }  // namespace strait::executor

@@ -10,7 +10,7 @@ MpiSession::~MpiSession() = default;
 
 bool mpi_available() { return false; }
 
-MeasuredRun run_cpu_ranks(const sim::workload::OpGraph&, const MpiSession&, std::int64_t) {
+MeasuredRun run_cpu_ranks(const sim::workload::OpGraph&, const MpiSession&, std::int64_t, int) {
   throw Error("strait exec: this build has no MPI (install an MPI and rebuild)");
 }
 

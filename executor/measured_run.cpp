@@ -225,6 +225,7 @@ nlohmann::json measured_report_json(const MeasuredRun& run) {
                                   [](std::uint64_t s, const sim::workload::RankOps& r) {
                                     return s + r.ops.size();
                                   })},
+          {"warmup_runs", run.warmup_runs},
           {"exec_wall_s", run.wall_s}};
 }
 

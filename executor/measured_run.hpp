@@ -39,6 +39,7 @@ struct MeasuredRun {
   const sim::workload::OpGraph* graph = nullptr;
   std::vector<OpTimes> ranks;  // by rank
   double wall_s = 0;           // the executed steps, end to end
+  int warmup_runs = 0;         // untimed runs of the whole graph before the measured one
 };
 
 /// When each step ended (the last compute-stream op of the step on any rank).
@@ -53,7 +54,8 @@ sim::run::RankAccount rank_account(const MeasuredRun& run, int r, Time makespan,
                                    const std::vector<std::vector<Time>>& starts);
 /// The result in the keys of `strait simulate --json` that can be measured (step times,
 /// samples/s, critical rank, breakdown_ms, breakdown_critical_ms, top_stragglers, ops),
-/// plus rank_compute_ms and breakdown_by_rank_ms (per step, by rank), backend, exec_wall_s.
+/// plus rank_compute_ms and breakdown_by_rank_ms (per step, by rank), backend, warmup_runs,
+/// exec_wall_s.
 nlohmann::json measured_report_json(const MeasuredRun& run);
 /// Adds every rank's ops to `timeline` as the simulator lays them out (a process per rank,
 /// a track per stream, kernels by family, collectives by communication class).

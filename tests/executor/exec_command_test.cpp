@@ -38,12 +38,15 @@ TEST(ExecCommand, TwoRanksRunDlrmTinyAndWriteAResultAndATrace) {
              log),
       0)
       << read_text(log);
-  EXPECT_TRUE(contains(read_text(log), "strait exec: scenario 'dlrm-tiny-cpu', 2 ranks"));
+  EXPECT_TRUE(contains(
+      read_text(log),
+      "strait exec: scenario 'dlrm-tiny-cpu', 2 ranks, 3 steps measured after 1 warm-up run(s)"));
 
   const auto result = read_json(out);
   EXPECT_EQ(result["scenario"], "dlrm-tiny-cpu");
   EXPECT_EQ(result["gpus"], 2);
   EXPECT_EQ(result["steps"], 3);
+  EXPECT_EQ(result["warmup_runs"], 1);
   ASSERT_EQ(result["step_times_ms"].size(), 3u);
   for (const auto& s : result["step_times_ms"]) EXPECT_GT(s.get<double>(), 0);
   EXPECT_GT(result["step_time_ms"].get<double>(), 0);
