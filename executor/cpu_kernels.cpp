@@ -141,14 +141,17 @@ int CpuKernels::prepare(const sim::cost::KernelWork& k) {
       const int dim = std::max(1, k.embedding_dim);
       const bool update = k.kind == KernelKind::kEmbeddingUpdate;
       Table& t = table(dim);
-      auto& e = embeddings_[{update, ids, dim}];
+      auto& e = embeddings_[{update, ids, dim, embedding_unique_rows(k)}];
       if (!e) {
         e = std::make_shared<Embedding>();
-        // One table, `ids` bags of one id each: every id reads (and updates) one row.
-        auto c =
-            calibration::embedding_lookup_case(1, static_cast<int>(std::max<std::int64_t>(1, ids)),
-                                               dim, 1, table_rows_, 0, sim::cost::Precision::kFp32);
-        e->inputs = calibration::make_tbe_inputs(c, 7);
+        // One table, `ids` bags of one id each: every id reads (and updates) one row, with
+        // the op's share of distinct rows.
+        const auto n = std::max<std::int64_t>(1, ids);
+        e->inputs.table_row_offsets = {0, table_rows_};
+        e->inputs.indices = embedding_indices(n, embedding_unique_rows(k), table_rows_, 7);
+        e->inputs.offsets.resize(static_cast<std::size_t>(n) + 1);
+        for (std::size_t i = 0; i < e->inputs.offsets.size(); ++i)
+          e->inputs.offsets[i] = static_cast<std::int64_t>(i);
         auto& s = e->shape;
         s.tables = 1;
         s.batch = static_cast<int>(std::max<std::int64_t>(1, ids));

@@ -7,8 +7,9 @@
 // prepare() allocates and fills every input once, before the timed run; run() only
 // computes. Buffers are shared by ops of equal shape (the same layer in every step), and
 // each embedding dim has one table of `table_rows` rows, on huge pages, for all its ops.
-// Limits: ids are uniform over the table (the op's unique_fraction is not reproduced);
-// attention runs dqk = dv = head_dim; every family computes in f32.
+// Embedding ids hit round(unique_fraction * ids) distinct rows spread uniformly over the
+// table (the op's reuse, not its skew). Limits: attention runs dqk = dv = head_dim; every
+// family computes in f32.
 
 #include <cstdint>
 #include <functional>
@@ -46,7 +47,8 @@ class CpuKernels {
   std::vector<std::function<void()>> work_;
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::shared_ptr<Gemm>> gemms_;
   std::map<std::tuple<bool, bool, int, int, int, int>, std::shared_ptr<Attention>> attentions_;
-  std::map<std::tuple<int, std::int64_t, int>, std::shared_ptr<Embedding>> embeddings_;
+  std::map<std::tuple<bool, std::int64_t, int, std::int64_t>, std::shared_ptr<Embedding>>
+      embeddings_;
   std::map<int, std::shared_ptr<Table>> tables_;
   std::map<std::int64_t, std::shared_ptr<Adam>> adams_;
   std::vector<char> copy_src_, copy_dst_;

@@ -11,6 +11,9 @@
 //                     count is taken from flops.
 //   embedding update  flops = ids d + 4 u ids d (u = unique_fraction), so
 //                     ids = flops / (d (1 + 4 u)).
+//   embedding ids     round(u ids) distinct rows, each looked up about equally often, so
+//                     the update's optimizer work (per unique row) and the lookup's reuse
+//                     are the op's.
 //   attention         flops = 2 h (dqk + dv) sum_b L_b (L_b + 1) / 2 (x2.5 backward), as
 //                     calibration's attention_case counts it with dqk = dv = head_dim (the
 //                     reference kernel's shape): `batch` samples of equal length
@@ -19,6 +22,7 @@
 //   optimizer         Adam over flops / 10 parameters.
 
 #include <cstdint>
+#include <vector>
 
 #include "sim/cost/kernel_work.hpp"
 
@@ -26,6 +30,14 @@ namespace strait::executor {
 
 /// Ids an embedding lookup or update op looks up (at least 1 when it has work).
 std::int64_t embedding_ids(const sim::cost::KernelWork& k);
+
+/// Distinct rows among them: round(unique_fraction * ids), at least 1 when ids > 0.
+std::int64_t embedding_unique_rows(const sim::cost::KernelWork& k);
+/// `ids` row indices in [0, rows) with exactly min(unique, rows) distinct values, each used
+/// ids / unique times (+1 for the first ids % unique), in random order; deterministic
+/// for `seed`.
+std::vector<std::int64_t> embedding_indices(std::int64_t ids, std::int64_t unique,
+                                            std::int64_t rows, std::uint64_t seed);
 
 struct AttentionBatch {
   int batch = 0;   // samples

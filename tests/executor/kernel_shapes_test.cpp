@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 namespace strait::executor {
 namespace {
 
@@ -25,6 +28,32 @@ TEST(KernelShapes, EmbeddingUpdateIdsCountTheOptimizerWorkOfUniqueRows) {
   k.unique_fraction = 0.5;
   k.flops = 192000;
   EXPECT_EQ(embedding_ids(k), 1000);
+}
+
+TEST(KernelShapes, EmbeddingIdsHitTheOpsShareOfDistinctRows) {
+  // 1000 ids with unique fraction 0.43 -> 430 distinct rows, each used 2 or 3 times.
+  KernelWork k;
+  k.kind = KernelKind::kEmbeddingLookup;
+  k.embedding_dim = 64;
+  k.flops = 1000.0 * 64;
+  k.unique_fraction = 0.43;
+  EXPECT_EQ(embedding_unique_rows(k), 430);
+  const auto ids = embedding_indices(1000, 430, 65536, 7);
+  ASSERT_EQ(ids.size(), 1000u);
+  std::map<std::int64_t, int> uses;
+  for (auto row : ids) {
+    EXPECT_GE(row, 0);
+    EXPECT_LT(row, 65536);
+    ++uses[row];
+  }
+  EXPECT_EQ(uses.size(), 430u);
+  for (const auto& [row, n] : uses) {
+    EXPECT_GE(n, 2);
+    EXPECT_LE(n, 3);
+  }
+  // Never more distinct rows than the table has.
+  const auto small = embedding_indices(100, 50, 10, 1);
+  EXPECT_EQ(std::set<std::int64_t>(small.begin(), small.end()).size(), 10u);
 }
 
 TEST(KernelShapes, AttentionBatchIsTheEqualLengthBatchNearestTheFlops) {
