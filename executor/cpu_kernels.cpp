@@ -141,20 +141,21 @@ int CpuKernels::prepare(const sim::cost::KernelWork& k) {
       const int dim = std::max(1, k.embedding_dim);
       const bool update = k.kind == KernelKind::kEmbeddingUpdate;
       Table& t = table(dim);
-      auto& e = embeddings_[{update, ids, dim, embedding_unique_rows(k)}];
+      auto& e = embeddings_[{update, ids, dim, embedding_unique_rows(k), embedding_bags(k)}];
       if (!e) {
         e = std::make_shared<Embedding>();
-        // One table, `ids` bags of one id each: every id reads (and updates) one row, with
-        // the op's share of distinct rows.
+        // One table; the ids spread evenly over the op's bags, with the op's share of
+        // distinct rows.
         const auto n = std::max<std::int64_t>(1, ids);
+        const auto bags = std::max<std::int64_t>(1, embedding_bags(k));
         e->inputs.table_row_offsets = {0, table_rows_};
         e->inputs.indices = embedding_indices(n, embedding_unique_rows(k), table_rows_, 7);
-        e->inputs.offsets.resize(static_cast<std::size_t>(n) + 1);
-        for (std::size_t i = 0; i < e->inputs.offsets.size(); ++i)
-          e->inputs.offsets[i] = static_cast<std::int64_t>(i);
+        e->inputs.offsets.resize(static_cast<std::size_t>(bags) + 1);
+        for (std::int64_t b = 0; b <= bags; ++b)
+          e->inputs.offsets[static_cast<std::size_t>(b)] = b * n / bags;
         auto& s = e->shape;
         s.tables = 1;
-        s.batch = static_cast<int>(std::max<std::int64_t>(1, ids));
+        s.batch = static_cast<int>(bags);
         s.dim = dim;
         s.total_rows = table_rows_;
         s.num_indices = static_cast<std::int64_t>(e->inputs.indices.size());

@@ -47,7 +47,8 @@ class CpuKernels {
   std::vector<std::function<void()>> work_;
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::shared_ptr<Gemm>> gemms_;
   std::map<std::tuple<bool, bool, int, int, int, int>, std::shared_ptr<Attention>> attentions_;
-  std::map<std::tuple<bool, std::int64_t, int, std::int64_t>, std::shared_ptr<Embedding>>
+  std::map<std::tuple<bool, std::int64_t, int, std::int64_t, std::int64_t>,
+           std::shared_ptr<Embedding>>
       embeddings_;
   std::map<int, std::shared_ptr<Table>> tables_;
   std::map<std::int64_t, std::shared_ptr<Adam>> adams_;

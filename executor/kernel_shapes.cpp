@@ -20,6 +20,14 @@ std::int64_t embedding_ids(const sim::cost::KernelWork& k) {
   return std::max<std::int64_t>(1, std::llround(k.flops / per_id));
 }
 
+std::int64_t embedding_bags(const sim::cost::KernelWork& k) {
+  const auto ids = embedding_ids(k);
+  if (ids == 0 || k.kind != KernelKind::kEmbeddingLookup) return ids;
+  const double e = sim::cost::bytes_per_element(k.precision), d = k.embedding_dim;
+  const double out_rows = (k.hbm_bytes - static_cast<double>(ids) * (d * e + 8)) / (d * e);
+  return std::clamp<std::int64_t>(std::llround(out_rows), 1, ids);
+}
+
 std::int64_t embedding_unique_rows(const sim::cost::KernelWork& k) {
   const auto ids = embedding_ids(k);
   if (ids == 0) return 0;

@@ -7,10 +7,11 @@
 //                     sets embedding_dim = round(sum ids * dim / sum ids), so
 //                     ids = flops / embedding_dim (exact when all dims are equal). Its
 //                     hbm_bytes = ids (d e + 8) + out_rows d e also holds out_rows (pooled
-//                     samples), which KernelWork does not carry; flops does not, so the
-//                     count is taken from flops.
+//                     bags), which KernelWork does not carry, so ids come from flops and
+//                     bags = out_rows = (hbm_bytes - ids (d e + 8)) / (d e) from the bytes.
 //   embedding update  flops = ids d + 4 u ids d (u = unique_fraction), so
-//                     ids = flops / (d (1 + 4 u)).
+//                     ids = flops / (d (1 + 4 u)); its bytes read a gradient row per id,
+//                     so it runs one id per bag.
 //   embedding ids     round(u ids) distinct rows, each looked up about equally often, so
 //                     the update's optimizer work (per unique row) and the lookup's reuse
 //                     are the op's.
@@ -31,6 +32,8 @@ namespace strait::executor {
 /// Ids an embedding lookup or update op looks up (at least 1 when it has work).
 std::int64_t embedding_ids(const sim::cost::KernelWork& k);
 
+/// Bags (pooled output rows) the ids fall into: lookup from its bytes, update one per id.
+std::int64_t embedding_bags(const sim::cost::KernelWork& k);
 /// Distinct rows among them: round(unique_fraction * ids), at least 1 when ids > 0.
 std::int64_t embedding_unique_rows(const sim::cost::KernelWork& k);
 /// `ids` row indices in [0, rows) with exactly min(unique, rows) distinct values, each used

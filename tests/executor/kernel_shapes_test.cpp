@@ -20,6 +20,22 @@ TEST(KernelShapes, EmbeddingLookupIdsAreFlopsOverTheRowLength) {
   EXPECT_EQ(embedding_ids(k), 1000);
 }
 
+TEST(KernelShapes, EmbeddingLookupBagsComeFromItsBytes) {
+  // 3000 fp32 ids of dim 64 pooled into 1000 bags: bytes = 3000 (256 + 8) + 1000 * 256.
+  KernelWork k;
+  k.kind = KernelKind::kEmbeddingLookup;
+  k.precision = sim::cost::Precision::kFp32;
+  k.embedding_dim = 64;
+  k.flops = 3000.0 * 64;
+  k.hbm_bytes = 3000.0 * 264 + 1000.0 * 256;
+  EXPECT_EQ(embedding_bags(k), 1000);
+  // An update reads a gradient row per id: one id per bag.
+  k.kind = KernelKind::kEmbeddingUpdate;
+  k.unique_fraction = 1;
+  k.flops = 3000.0 * 64 * 5;
+  EXPECT_EQ(embedding_bags(k), 3000);
+}
+
 TEST(KernelShapes, EmbeddingUpdateIdsCountTheOptimizerWorkOfUniqueRows) {
   // update flops = ids d + 4 u ids d; u = 0.5, d = 64, 1000 ids -> 1000 * 64 * 3 = 192,000.
   KernelWork k;
