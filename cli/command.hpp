@@ -20,6 +20,7 @@ int run_plan(const std::vector<std::string>& args);
 int run_sweep(const std::vector<std::string>& args);
 int run_calibrate(const std::vector<std::string>& args);
 int run_exec(const std::vector<std::string>& args);
+int run_compare(const std::vector<std::string>& args);
 
 /// All subcommands, in the order `strait --help` lists them.
 const std::vector<Command>& commands();

@@ -15,6 +15,8 @@ const std::vector<Command>& commands() {
        run_calibrate},
       {"exec", "run a scenario's op graph for real (mpirun -np RANKS; CPU): --out, --trace",
        run_exec},
+      {"compare", "simulated against measured (simulate --json vs exec --out; --sim-trace ...)",
+       run_compare},
   };
   return kCommands;
 }

@@ -1,0 +1,322 @@
+#include "executor/comparison.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "sim/core/error.hpp"
+#include "sim/cost/kernel_work.hpp"
+#include "sim/workload/op_graph.hpp"
+
+namespace strait::executor {
+namespace {
+
+using sim::cost::KernelKind;
+
+constexpr const char* kFamilies[] = {
+    "gemm",        "attention_fwd", "attention_bwd", "embedding_lookup", "embedding_update",
+    "elementwise", "optimizer"};
+constexpr std::size_t kTopOps = 10;
+
+const char* family_of(KernelKind k) {
+  switch (k) {
+    case KernelKind::kGemm:
+      return "gemm";
+    case KernelKind::kJaggedAttention:
+    case KernelKind::kPaddedAttention:
+      return "attention_fwd";
+    case KernelKind::kJaggedAttentionBackward:
+    case KernelKind::kPaddedAttentionBackward:
+      return "attention_bwd";
+    case KernelKind::kEmbeddingLookup:
+      return "embedding_lookup";
+    case KernelKind::kEmbeddingUpdate:
+      return "embedding_update";
+    case KernelKind::kElementwise:
+      return "elementwise";
+    case KernelKind::kOptimizer:
+      return "optimizer";
+  }
+  return "other";
+}
+
+// An op's span as both runs write it: a kernel (its family) or a collective (its class).
+struct OpSpan {
+  int rank;
+  std::int64_t step;
+  std::string name;
+  std::string group;  // family or communication purpose
+  bool is_kernel;
+  double ms;
+};
+
+struct TraceOps {
+  std::vector<OpSpan> ops;
+  std::set<int> ranks;
+  std::set<std::int64_t> steps;
+};
+
+std::optional<std::int64_t> step_arg(const traces::Timeline& tl, const traces::Span& span) {
+  for (const auto& a : tl.args(span)) {
+    if (tl.name_of(a.key) != "step") continue;
+    if (const auto* i = std::get_if<std::int64_t>(&a.value)) return *i;
+    if (const auto* d = std::get_if<double>(&a.value)) return static_cast<std::int64_t>(*d);
+  }
+  return std::nullopt;
+}
+
+TraceOps trace_ops(const traces::Timeline& tl) {
+  std::set<std::string, std::less<>> purposes;
+  for (int c = 0; c < sim::workload::kCommClassCount; ++c)
+    purposes.insert(sim::workload::to_string(static_cast<sim::workload::CommClass>(c)));
+  TraceOps out;
+  for (const auto& span : tl.spans()) {
+    const auto& name = tl.name_of(span.name);
+    if (name == "wait for peers") continue;
+    const auto step = step_arg(tl, span);
+    if (!step) continue;
+    const auto& category = tl.name_of(span.category);
+    OpSpan op{span.rank, *step, name, "", false, (span.end - span.start).to_ms()};
+    if (const auto kind = sim::cost::parse_kernel_kind(category)) {
+      op.group = family_of(*kind);
+      op.is_kernel = true;
+    } else if (purposes.contains(category)) {
+      op.group = category;
+    } else {
+      continue;
+    }
+    out.ranks.insert(op.rank);
+    out.steps.insert(op.step);
+    out.ops.push_back(std::move(op));
+  }
+  return out;
+}
+
+// Total time per step of each family (kernels) or purpose (collectives).
+std::map<std::string, double> per_step_totals(const TraceOps& t, bool kernels) {
+  std::map<std::string, double> totals;
+  const double steps = static_cast<double>(std::max<std::size_t>(1, t.steps.size()));
+  for (const auto& op : t.ops)
+    if (op.is_kernel == kernels) totals[op.group] += op.ms / steps;
+  return totals;
+}
+
+std::vector<ComparedFigure> figures(const std::map<std::string, double>& sim,
+                                    const std::map<std::string, double>& meas,
+                                    const std::vector<std::string>& order) {
+  std::vector<ComparedFigure> out;
+  for (const auto& name : order) {
+    const auto s = sim.find(name), m = meas.find(name);
+    if (s == sim.end() && m == meas.end()) continue;
+    out.push_back({name, s == sim.end() ? 0.0 : s->second, m == meas.end() ? 0.0 : m->second});
+  }
+  return out;
+}
+
+using OpKey = std::tuple<int, std::int64_t, std::string, int>;
+
+std::map<OpKey, double> keyed_ops(const TraceOps& t) {
+  std::map<std::tuple<int, std::int64_t, std::string>, int> seen;
+  std::map<OpKey, double> out;
+  for (const auto& op : t.ops) {
+    const int k = seen[{op.rank, op.step, op.name}]++;
+    out[{op.rank, op.step, op.name, k}] = op.ms;
+  }
+  return out;
+}
+
+double number_at(const ConfigNode& doc, std::string_view key) {
+  const auto node = doc.at(key);
+  if (!node.is_number()) node.fail("expected a number (milliseconds)");
+  return node.as_number();
+}
+
+nlohmann::json figure_json(const ComparedFigure& f) {
+  const auto e = f.error();
+  return {{"name", f.name},
+          {"simulated_ms", f.simulated_ms},
+          {"measured_ms", f.measured_ms},
+          {"error", e ? nlohmann::json(*e) : nlohmann::json(nullptr)}};
+}
+
+nlohmann::json figures_json(const std::vector<ComparedFigure>& fs) {
+  auto out = nlohmann::json::array();
+  for (const auto& f : fs) out.push_back(figure_json(f));
+  return out;
+}
+
+nlohmann::json optional_json(std::optional<double> v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+std::optional<double> ComparedFigure::error() const {
+  if (measured_ms == 0) return simulated_ms == 0 ? std::optional<double>(0.0) : std::nullopt;
+  return simulated_ms / measured_ms - 1;
+}
+
+std::optional<double> mape_percent(const std::vector<ComparedFigure>& fs) {
+  double sum = 0;
+  int n = 0;
+  for (const auto& f : fs) {
+    if (f.measured_ms <= 0) continue;
+    sum += std::abs(*f.error());
+    ++n;
+  }
+  if (n == 0) return std::nullopt;
+  return 100.0 * sum / n;
+}
+
+Comparison compare_results(const ConfigNode& simulated, const ConfigNode& measured) {
+  Comparison c;
+  c.simulated_file = simulated.file();
+  c.measured_file = measured.file();
+  for (const auto* doc : {&simulated, &measured})
+    if (!doc->is_object()) doc->fail("expected an object (strait simulate --json, exec --out)");
+  c.scenario = simulated.string_or("scenario", "");
+  if (measured.has("scenario") && simulated.has("scenario") &&
+      measured.string("scenario") != c.scenario) {
+    measured.at("scenario")
+        .fail(fmt::format("expected the simulated run's scenario '{}' ({})", c.scenario,
+                          c.simulated_file));
+  }
+  c.ranks = static_cast<int>(simulated.integer_or("gpus", 0));
+  if (measured.has("gpus") && simulated.has("gpus") && measured.integer("gpus") != c.ranks) {
+    measured.at("gpus").fail(
+        fmt::format("expected the simulated run's {} ranks ({})", c.ranks, c.simulated_file));
+  }
+  const std::pair<const char*, const char*> steps[] = {
+      {"mean", "step_time_ms"}, {"p50", "step_time_p50_ms"}, {"p99", "step_time_p99_ms"}};
+  for (const auto& [label, key] : steps) {
+    // The mean is required; the percentiles are compared where both results have them.
+    if (std::string_view(label) != "mean" && !(simulated.has(key) && measured.has(key))) continue;
+    c.step_time.push_back({label, number_at(simulated, key), number_at(measured, key)});
+  }
+  const auto sim_b = simulated.at("breakdown_ms"), meas_b = measured.at("breakdown_ms");
+  if (!sim_b.is_object()) sim_b.fail("expected an object of milliseconds by term");
+  if (!meas_b.is_object()) meas_b.fail("expected an object of milliseconds by term");
+  for (const auto& key : sim_b.keys()) {
+    if (!meas_b.has(key)) continue;
+    c.breakdown.push_back({key, number_at(sim_b, key), number_at(meas_b, key)});
+  }
+  return c;
+}
+
+void compare_traces(const traces::Timeline& simulated, const std::string& simulated_file,
+                    const traces::Timeline& measured, const std::string& measured_file,
+                    Comparison& into) {
+  const auto sim = trace_ops(simulated), meas = trace_ops(measured);
+  if (sim.ops.empty())
+    throw ConfigError(simulated_file, "/traceEvents",
+                      "expected op spans (a kernel kind or communication class as \"cat\", a "
+                      "\"step\" arg), as strait simulate --trace writes them");
+  if (meas.ops.empty())
+    throw ConfigError(measured_file, "/traceEvents",
+                      "expected op spans (a kernel kind or communication class as \"cat\", a "
+                      "\"step\" arg), as strait exec --trace writes them");
+  if (sim.ranks != meas.ranks) {
+    throw ConfigError(
+        measured_file, "/traceEvents",
+        fmt::format("expected the ranks of {} ({}); this trace has ranks {} (a "
+                    "different scenario?)",
+                    simulated_file, fmt::join(sim.ranks, ","), fmt::join(meas.ranks, ",")));
+  }
+  into.has_traces = true;
+  const std::vector<std::string> families(std::begin(kFamilies), std::end(kFamilies));
+  into.families = figures(per_step_totals(sim, true), per_step_totals(meas, true), families);
+  std::vector<std::string> purposes;
+  for (int c = 0; c < sim::workload::kCommClassCount; ++c)
+    purposes.emplace_back(sim::workload::to_string(static_cast<sim::workload::CommClass>(c)));
+  into.purposes = figures(per_step_totals(sim, false), per_step_totals(meas, false), purposes);
+
+  const auto sim_ops = keyed_ops(sim), meas_ops = keyed_ops(meas);
+  std::vector<ComparedOp> matched;
+  for (const auto& [key, ms] : meas_ops) {
+    const auto s = sim_ops.find(key);
+    if (s == sim_ops.end()) continue;
+    const auto& [rank, step, name, occurrence] = key;
+    matched.push_back({rank, step, name, occurrence, s->second, ms});
+  }
+  into.matched_ops = matched.size();
+  into.unmatched_ops = sim_ops.size() + meas_ops.size() - 2 * matched.size();
+  std::stable_sort(matched.begin(), matched.end(), [](const ComparedOp& a, const ComparedOp& b) {
+    return std::abs(a.simulated_ms - a.measured_ms) > std::abs(b.simulated_ms - b.measured_ms);
+  });
+  if (matched.size() > kTopOps) matched.resize(kTopOps);
+  into.top_ops = std::move(matched);
+}
+
+nlohmann::json comparison_json(const Comparison& c) {
+  nlohmann::json out = {{"scenario", c.scenario},
+                        {"gpus", c.ranks},
+                        {"simulated", c.simulated_file},
+                        {"measured", c.measured_file},
+                        {"step_time", figures_json(c.step_time)},
+                        {"breakdown_ms", figures_json(c.breakdown)}};
+  if (!c.has_traces) return out;
+  out["kernel_families"] = figures_json(c.families);
+  out["kernel_family_mape_percent"] = optional_json(mape_percent(c.families));
+  out["comm_purposes"] = figures_json(c.purposes);
+  out["comm_purpose_mape_percent"] = optional_json(mape_percent(c.purposes));
+  auto ops = nlohmann::json::array();
+  for (const auto& op : c.top_ops) {
+    ops.push_back({{"rank", op.rank},
+                   {"step", op.step},
+                   {"name", op.name},
+                   {"occurrence", op.occurrence},
+                   {"simulated_ms", op.simulated_ms},
+                   {"measured_ms", op.measured_ms},
+                   {"abs_error_ms", std::abs(op.simulated_ms - op.measured_ms)}});
+  }
+  out["top_ops"] = ops;
+  out["matched_ops"] = c.matched_ops;
+  out["unmatched_ops"] = c.unmatched_ops;
+  return out;
+}
+
+traces::Timeline side_by_side(const traces::Timeline& simulated, const traces::Timeline& measured) {
+  traces::Timeline out;
+  const auto sim_ranks = simulated.ranks();
+  const int offset = sim_ranks.empty() ? 0 : sim_ranks.back() + 1;
+  auto copy = [&out](const traces::Timeline& from, int shift, std::string_view prefix) {
+    for (const int r : from.ranks()) {
+      const auto name = from.rank_name(r);
+      out.set_rank_name(r + shift,
+                        fmt::format("{}{}", prefix,
+                                    name.empty() ? fmt::format("rank {}", r) : std::string(name)));
+    }
+    std::vector<std::string> text;  // keeps string args alive until add_span copies them
+    std::vector<traces::Arg> args;
+    for (const auto& span : from.spans()) {
+      text.clear();
+      args.clear();
+      const auto span_args = from.args(span);
+      text.reserve(span_args.size());
+      for (const auto& a : span_args) {
+        const auto& key = from.name_of(a.key);
+        if (const auto* i = std::get_if<std::int64_t>(&a.value)) {
+          args.emplace_back(key, *i);
+        } else if (const auto* d = std::get_if<double>(&a.value)) {
+          args.emplace_back(key, *d);
+        } else {
+          text.push_back(from.name_of(std::get<traces::InternedString>(a.value).id));
+          args.emplace_back(key, std::string_view(text.back()));
+        }
+      }
+      out.add_span(span.rank + shift, out.track(from.track_name(span.track)),
+                   out.name(from.name_of(span.name)), out.name(from.name_of(span.category)),
+                   span.start, span.end, std::span<const traces::Arg>(args));
+    }
+  };
+  copy(simulated, 0, "simulated: ");
+  copy(measured, offset, "measured: ");
+  return out;
+}
+
+}  // namespace strait::executor

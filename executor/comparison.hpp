@@ -1,0 +1,80 @@
+#pragma once
+// Comparison: how far a simulated run (`strait simulate --json`, `--trace`) is from a
+// measured one (`strait exec --out`, `--trace`), key by key and op by op.
+//
+//   - error = simulated / measured - 1 (0.10 = the simulator says 10% slower); null in JSON
+//     where the measured figure is 0 and the simulated one is not.
+//   - Step time (mean, p50, p99) and breakdown_ms: the keys both results have.
+//   - From the traces (same layout, pid = rank): spans whose category is a kernel kind
+//     (sim/cost) or a communication class (sim/workload), with a "step" arg; "wait for
+//     peers" spans are not op time. Kernel kinds map to families (gemm, attention_fwd,
+//     attention_bwd, embedding_lookup, embedding_update, elementwise, optimizer). A figure
+//     is the total span time per step (all traced ranks summed, divided by the trace's
+//     steps). MAPE = mean |error| in percent over the figures with measured time > 0.
+//   - Ops are matched by (rank, step, name, occurrence of that name in the step).
+// Limits: traces must hold the same ranks (the simulator traces ranks 0-7 by default).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/core/config_node.hpp"
+#include "traces/timeline.hpp"
+
+namespace strait::executor {
+
+/// One figure, simulated against measured, in milliseconds.
+struct ComparedFigure {
+  std::string name;
+  double simulated_ms = 0;
+  double measured_ms = 0;
+  /// simulated / measured - 1; nullopt when measured is 0 and simulated is not.
+  std::optional<double> error() const;
+};
+
+/// One op of both timelines (matched by rank, step, name, occurrence).
+struct ComparedOp {
+  int rank = 0;
+  std::int64_t step = 0;
+  std::string name;
+  int occurrence = 0;
+  double simulated_ms = 0;
+  double measured_ms = 0;
+};
+
+struct Comparison {
+  std::string simulated_file, measured_file;
+  std::string scenario;
+  int ranks = 0;
+  std::vector<ComparedFigure> step_time;  // mean, p50, p99 (the keys both have)
+  std::vector<ComparedFigure> breakdown;  // breakdown_ms: average rank per step
+  bool has_traces = false;
+  std::vector<ComparedFigure> families;  // per step, summed over ranks
+  std::vector<ComparedFigure> purposes;  // communication classes, likewise
+  std::vector<ComparedOp> top_ops;       // largest |simulated - measured| first, at most 10
+  std::size_t matched_ops = 0, unmatched_ops = 0;
+};
+
+/// Mean |error| in percent over the figures whose measured time is > 0; nullopt if none.
+std::optional<double> mape_percent(const std::vector<ComparedFigure>& figures);
+
+/// Compares two results in the `strait simulate --json` shape; ConfigError names the file
+/// and key that is missing or disagrees (scenario, gpus).
+Comparison compare_results(const ConfigNode& simulated, const ConfigNode& measured);
+
+/// Adds the per-family, per-purpose and per-op figures of two traces to `into`; throws
+/// ConfigError naming `measured_file` when the traces hold different ranks.
+void compare_traces(const traces::Timeline& simulated, const std::string& simulated_file,
+                    const traces::Timeline& measured, const std::string& measured_file,
+                    Comparison& into);
+
+/// The comparison as JSON (the figures of the text report; errors as fractions).
+nlohmann::json comparison_json(const Comparison& comparison);
+
+/// One timeline with both runs as sibling processes: simulated rank r as process r named
+/// "simulated: ...", measured rank r as process r + the simulated ranks' end, "measured: ...".
+traces::Timeline side_by_side(const traces::Timeline& simulated, const traces::Timeline& measured);
+
+}  // namespace strait::executor
