@@ -28,6 +28,7 @@ void print_figures(const std::string& title, const std::vector<executor::Compare
   std::cout << fmt::format("\n  {:<34}{:>12}{:>12}{:>10}\n", title, "simulated", "measured",
                            "error");
   for (const auto& f : fs) {
+    if (f.simulated_ms == 0 && f.measured_ms == 0) continue;  // terms neither run has
     std::cout << fmt::format("    {:<32}{:>12.3f}{:>12.3f}{:>10}\n", f.name, f.simulated_ms,
                              f.measured_ms, error_text(f));
   }
