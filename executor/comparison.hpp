@@ -13,6 +13,8 @@
 //     steps). MAPE = mean |error| in percent over the figures with measured time > 0.
 //   - Ops are matched by (rank, step, name, occurrence of that name in the step).
 // Limits: traces must hold the same ranks (the simulator traces ranks 0-7 by default).
+// The CPU executor polls MPI only between kernels, so a measured collective ends after the
+// kernel it overlapped: per-purpose measured time is in-flight time, an upper bound.
 
 #include <optional>
 #include <string>
