@@ -10,6 +10,8 @@
 namespace strait::executor {
 namespace {
 
+using sim::run::per_step;
+using sim::run::percentile;
 using sim::run::RankAccount;
 using sim::workload::CommClass;
 using sim::workload::OpKind;
@@ -17,27 +19,6 @@ using sim::workload::OpKind;
 std::int32_t compute_stream(const sim::workload::OpGraph& graph) {
   const auto it = std::find(graph.streams.begin(), graph.streams.end(), "compute");
   return it == graph.streams.end() ? -1 : static_cast<std::int32_t>(it - graph.streams.begin());
-}
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = p * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(pos);
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
-RankAccount per_step(const RankAccount& a, std::int64_t steps) {
-  RankAccount out = a;
-  const std::int64_t k = std::max<std::int64_t>(1, steps);
-  auto div = [k](Time t) { return Time::from_ps(t.ps() / k); };
-  out.compute = div(a.compute);
-  out.straggler_wait = div(a.straggler_wait);
-  out.bubble = div(a.bubble);
-  for (auto& t : out.exposed_comm) t = div(t);
-  out.flops = a.flops / static_cast<double>(k);
-  return out;
 }
 
 nlohmann::json breakdown(const RankAccount& a) {

@@ -459,4 +459,25 @@ ReplayResult replay(const workload::OpGraph& graph, const topology::Cluster& clu
   return replayer.run();
 }
 
+RankAccount per_step(const RankAccount& a, std::int64_t steps) {
+  RankAccount out = a;
+  const std::int64_t k = std::max<std::int64_t>(1, steps);
+  auto div = [k](Time t) { return Time::from_ps(t.ps() / k); };
+  out.compute = div(a.compute);
+  out.straggler_wait = div(a.straggler_wait);
+  out.bubble = div(a.bubble);
+  for (auto& t : out.exposed_comm) t = div(t);
+  out.flops = a.flops / static_cast<double>(k);
+  return out;
+}
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double pos = p * static_cast<double>(values.size() - 1);
+  const auto lo = static_cast<std::size_t>(pos);
+  const auto hi = std::min(lo + 1, values.size() - 1);
+  return values[lo] + (values[hi] - values[lo]) * (pos - static_cast<double>(lo));
+}
+
 }  // namespace strait::sim::run

@@ -43,6 +43,11 @@ struct RankAccount {
   Time exposed_comm_total() const;
 };
 
+/// `a` over `steps` steps as per-step averages (times and flops divided; `end` kept).
+RankAccount per_step(const RankAccount& a, std::int64_t steps);
+/// The p-quantile (p in [0, 1]) of `values`, linear between order statistics; 0 if empty.
+double percentile(std::vector<double> values, double p);
+
 struct ReplayOptions {
   network::NetworkMode mode = network::NetworkMode::kFlow;
   traces::Timeline* timeline = nullptr;  // when set, record spans of `trace_ranks`

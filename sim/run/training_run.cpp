@@ -13,27 +13,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = p * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(pos);
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
-RankAccount per_step(const RankAccount& a, int steps) {
-  RankAccount out = a;
-  const std::int64_t k = std::max(1, steps);
-  auto div = [k](Time t) { return Time::from_ps(t.ps() / k); };
-  out.compute = div(a.compute);
-  out.straggler_wait = div(a.straggler_wait);
-  out.bubble = div(a.bubble);
-  for (auto& t : out.exposed_comm) t = div(t);
-  out.flops = a.flops / static_cast<double>(k);
-  return out;
-}
-
 }  // namespace
 
 cost::CostModel load_cost_model(const workload::TrainingScenario& scenario,
@@ -111,7 +90,8 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
       sum.exposed_comm[c] += a.exposed_comm[c];
     sum.flops += a.flops;
   }
-  report.average = per_step(sum, scenario.steps * static_cast<int>(n));
+  report.average =
+      per_step(sum, static_cast<std::int64_t>(scenario.steps) * static_cast<std::int64_t>(n));
 
   std::vector<Straggler> by_compute;
   by_compute.reserve(n);
