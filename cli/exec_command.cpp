@@ -78,7 +78,9 @@ int run_exec(const std::vector<std::string>& args) {
       "out", po::value<std::string>(), "write the measured result as JSON to this file")(
       "trace", po::value<std::string>(), "write a Chrome/Perfetto trace of all ranks")(
       "warmup", po::value<int>()->default_value(1),
-      "untimed runs of the whole op graph first (first touch of buffers, MPI set-up)");
+      "untimed runs of the whole op graph first (first touch of buffers, MPI set-up)")(
+      "collective-timeout", po::value<double>()->default_value(120.0),
+      "seconds a collective may take before the job is aborted (0: no limit)");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
@@ -88,14 +90,19 @@ int run_exec(const std::vector<std::string>& args) {
   const int warmup = vm["warmup"].as<int>();
   if (warmup < 0)
     throw UsageError(fmt::format("exec: --warmup: expected 0 or more, got {}", warmup));
+  const double collective_timeout = vm["collective-timeout"].as<double>();
+  if (!(collective_timeout >= 0))
+    throw UsageError(fmt::format("exec: --collective-timeout: expected 0 or more seconds, got {}",
+                                 collective_timeout));
   keep_freed_memory();
   const auto path = vm["scenario"].as<std::string>();
   const auto scenario = sim::workload::TrainingScenario::load(path);
   const auto graph = sim::workload::build_op_graph(scenario);
   check_cpu_cluster(scenario, graph);
   const executor::MpiSession session;
-  auto run = executor::run_cpu_ranks(
-      graph, session, table_rows(scenario, static_cast<int>(graph.ranks.size())), warmup);
+  auto run = executor::run_cpu_ranks(graph, session,
+                                     table_rows(scenario, static_cast<int>(graph.ranks.size())),
+                                     warmup, collective_timeout);
   if (session.rank() != 0) return 0;
   run.scenario = scenario.name;
   run.cluster = scenario.cluster.name();

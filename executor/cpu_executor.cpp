@@ -3,12 +3,17 @@
 #include "executor/cpu_executor.hpp"
 
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -40,6 +45,54 @@ int as_count(std::int64_t n, const Op& op) {
   return static_cast<int>(n);
 }
 
+// Where this rank is, for the SIGTERM handler: mpirun sends SIGTERM to the surviving
+// ranks when one dies, and the handler writes the line of the op this rank was in
+// (preformatted: write(2) and _exit are async-signal-safe, formatting is not).
+volatile std::sig_atomic_t g_current_op = -1;
+std::vector<std::string> g_stopped_lines;  // per op of this rank; built before the handler
+std::string g_stopped_outside;             // when no op is in progress
+
+extern "C" void on_sigterm(int) {
+  const std::sig_atomic_t op = g_current_op;
+  const std::string& line = op >= 0 && static_cast<std::size_t>(op) < g_stopped_lines.size()
+                                ? g_stopped_lines[static_cast<std::size_t>(op)]
+                                : g_stopped_outside;
+  [[maybe_unused]] const auto written = ::write(STDERR_FILENO, line.data(), line.size());
+  ::_exit(1);
+}
+
+void install_stop_handler(const OpGraph& graph, int rank) {
+  const auto& ops = graph.ranks[static_cast<std::size_t>(rank)].ops;
+  g_stopped_lines.clear();
+  for (const auto& op : ops) {
+    g_stopped_lines.push_back(
+        fmt::format("strait exec: rank {} stopped in op '{}' (step {}) after a peer failed\n", rank,
+                    graph.names[static_cast<std::size_t>(op.name)], op.step));
+  }
+  g_stopped_outside =
+      fmt::format("strait exec: rank {} stopped between ops after a peer failed\n", rank);
+  struct sigaction action {};
+  action.sa_handler = on_sigterm;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// STRAIT_EXEC_KILL="RANK:OP_INDEX" (test hook): the op index at which this rank kills
+// itself, or -1.
+std::int32_t kill_op_index(int rank) {
+  const char* value = std::getenv("STRAIT_EXEC_KILL");
+  if (value == nullptr) return -1;
+  const std::string text(value);
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) return -1;
+  try {
+    if (std::stoi(text.substr(0, colon)) != rank) return -1;
+    return std::stoi(text.substr(colon + 1));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
 // One communicator per process group, and where this rank sits in each.
 struct Groups {
   std::vector<MPI_Comm> comms;
@@ -54,15 +107,18 @@ struct Groups {
 // A started collective: its buffers live until it completes.
 struct Pending {
   std::int32_t op = 0;
+  Clock::time_point started;
   std::vector<char> send, recv;
   std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
 };
 
 class RankRunner {
  public:
-  RankRunner(const OpGraph& graph, int rank, std::int64_t table_rows)
+  RankRunner(const OpGraph& graph, int rank, std::int64_t table_rows, double collective_timeout_s)
       : graph_(graph),
         rank_(rank),
+        collective_timeout_s_(collective_timeout_s),
+        kill_op_(kill_op_index(rank)),
         ops_(graph.ranks[static_cast<std::size_t>(rank)].ops),
         kernels_(table_rows),
         handles_(ops_.size(), -1),
@@ -85,7 +141,10 @@ class RankRunner {
       std::optional<std::int32_t> kernel;
       for (auto index : scheduler_->ready()) {
         if (ops_[static_cast<std::size_t>(index)].kind == OpKind::kCollective) {
+          kill_at(index);
+          g_current_op = index;
           start_collective(index);
+          set_current();
           progressed = true;
         } else if (!kernel) {
           kernel = index;
@@ -93,11 +152,14 @@ class RankRunner {
       }
       if (kernel) {
         const auto i = static_cast<std::size_t>(*kernel);
+        kill_at(*kernel);
+        g_current_op = *kernel;
         scheduler_->start(*kernel);
         times_.start[i] = now();
         kernels_.run(handles_[i]);
         times_.end[i] = now();
         scheduler_->finish(*kernel);
+        set_current();
         progressed = true;
       }
       if (!requests_.empty()) progressed = test_some() || progressed;
@@ -107,12 +169,38 @@ class RankRunner {
         wait_any();
       }
     }
+    g_current_op = -1;
     return std::chrono::duration<double>(Clock::now() - start_).count();
   }
 
   const OpTimes& times() const { return times_; }
 
  private:
+  // The test hook: this rank dies here as if killed from outside.
+  void kill_at(std::int32_t index) const {
+    if (index == kill_op_) std::raise(SIGKILL);
+  }
+
+  // The op this rank is in for the SIGTERM handler: the oldest collective in flight.
+  void set_current() { g_current_op = pending_.empty() ? -1 : pending_.front()->op; }
+
+  // The watchdog: the oldest collective in flight past the timeout aborts the job.
+  void check_timeout() const {
+    if (pending_.empty() || collective_timeout_s_ <= 0) return;
+    const Pending& p = *pending_.front();
+    if (std::chrono::duration<double>(Clock::now() - p.started).count() <= collective_timeout_s_)
+      return;
+    const Op& op = ops_[static_cast<std::size_t>(p.op)];
+    std::cerr << fmt::format(
+                     "strait exec: rank {}: collective '{}' (group {}, step {}) did not complete "
+                     "in {:g} s\n",
+                     rank_, graph_.names[static_cast<std::size_t>(op.name)],
+                     graph_.groups[static_cast<std::size_t>(op.collective.group)].name, op.step,
+                     collective_timeout_s_)
+              << std::flush;
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+
   Time now() const {
     return Time::from_ns(std::chrono::duration<double, std::nano>(Clock::now() - start_).count());
   }
@@ -179,6 +267,7 @@ class RankRunner {
     const std::int64_t bytes = op.collective.bytes;
     auto p = std::make_unique<Pending>();
     p->op = index;
+    p->started = Clock::now();
     MPI_Request request = MPI_REQUEST_NULL;
     auto alloc = [](std::vector<char>& v, std::int64_t size) {
       v.assign(static_cast<std::size_t>(std::max<std::int64_t>(size, 1)), 1);
@@ -290,18 +379,27 @@ class RankRunner {
     return true;
   }
 
+  // MPI_Waitany with the watchdog: polls (as Open MPI's Waitany does) until one completes.
   void wait_any() {
     int slot = MPI_UNDEFINED;
-    check(
-        MPI_Waitany(static_cast<int>(requests_.size()), requests_.data(), &slot, MPI_STATUS_IGNORE),
-        "MPI_Waitany");
+    int flag = 0;
+    while (true) {
+      check(MPI_Testany(static_cast<int>(requests_.size()), requests_.data(), &slot, &flag,
+                        MPI_STATUS_IGNORE),
+            "MPI_Testany");
+      if (flag) break;
+      check_timeout();
+    }
     if (slot == MPI_UNDEFINED) return;
     finish_collective(static_cast<std::size_t>(slot));
     remove({slot});
+    set_current();
   }
 
   const OpGraph& graph_;
   int rank_;
+  double collective_timeout_s_;
+  std::int32_t kill_op_;
   const std::vector<Op>& ops_;
   std::optional<OpScheduler> scheduler_;  // fresh for every run
   CpuKernels kernels_;
@@ -338,7 +436,7 @@ MpiSession::~MpiSession() {
 bool mpi_available() { return true; }
 
 MeasuredRun run_cpu_ranks(const OpGraph& graph, const MpiSession& session, std::int64_t table_rows,
-                          int warmup_runs) {
+                          int warmup_runs, double collective_timeout_s) {
   const auto ranks = static_cast<int>(graph.ranks.size());
   if (session.size() != ranks) {
     throw Error(fmt::format(
@@ -349,14 +447,29 @@ MeasuredRun run_cpu_ranks(const OpGraph& graph, const MpiSession& session, std::
   run.graph = &graph;
   run.warmup_runs = warmup_runs;
   std::vector<std::int64_t> mine;
-  {
-    RankRunner runner(graph, session.rank(), table_rows);
+  install_stop_handler(graph, session.rank());
+  try {
+    RankRunner runner(graph, session.rank(), table_rows, collective_timeout_s);
     for (int w = 0; w < warmup_runs; ++w) runner.run();
     run.wall_s = runner.run();
     for (std::size_t i = 0; i < runner.times().start.size(); ++i) {
       mine.push_back(runner.times().start[i].ps());
       mine.push_back(runner.times().end[i].ps());
     }
+  } catch (const std::exception& e) {
+    // The peers wait on this rank's collectives: end the whole job, naming where.
+    const std::sig_atomic_t index = g_current_op;
+    const auto& ops = graph.ranks[static_cast<std::size_t>(session.rank())].ops;
+    if (index >= 0 && static_cast<std::size_t>(index) < ops.size()) {
+      const Op& op = ops[static_cast<std::size_t>(index)];
+      std::cerr << fmt::format("strait exec: rank {} failed in op '{}' (step {}): {}\n",
+                               session.rank(), graph.names[static_cast<std::size_t>(op.name)],
+                               op.step, e.what());
+    } else {
+      std::cerr << fmt::format("strait exec: rank {} failed: {}\n", session.rank(), e.what());
+    }
+    std::cerr << std::flush;
+    MPI_Abort(MPI_COMM_WORLD, 1);
   }
   // Every rank's (start, end) pairs to rank 0, in rank order.
   const int count = static_cast<int>(mine.size());

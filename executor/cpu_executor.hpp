@@ -11,8 +11,18 @@
 //     one stream overlaps compute on another only as far as MPI progresses it then.
 //   - Times are steady_clock, relative to a common start right after a barrier; all
 //     ranks' op times are gathered to rank 0.
-// Limits: a rank that fails mid-run leaves the others waiting (no fault handling yet);
-// broadcast, reduce and send/recv ops are refused.
+// Faults: the job ends when one rank fails, and says where.
+//   - A rank killed or crashed: mpirun notices ("mpirun noticed that process rank R ...
+//     exited on signal 9") and sends SIGTERM to the others; each writes
+//     "strait exec: rank R stopped in op 'X' (step S) after a peer failed" and exits 1.
+//   - An op that throws: "strait exec: rank R failed in op 'X' (step S): ..." and
+//     MPI_Abort(MPI_COMM_WORLD, 1) (the others then stop as above).
+//   - A collective in flight longer than collective_timeout_s (0: no limit): "strait exec:
+//     rank R: collective 'X' (group G, step S) did not complete in T s" and MPI_Abort.
+//   - Test hook: the environment variable STRAIT_EXEC_KILL="RANK:OP_INDEX" makes rank RANK
+//     raise(SIGKILL) on itself when it is about to start its op OP_INDEX (first run).
+// Limits: the barrier and the final gathers have no watchdog; broadcast, reduce and
+// send/recv ops are refused.
 
 #include <cstdint>
 
@@ -43,8 +53,10 @@ bool mpi_available();
 /// Runs graph.ranks[session.rank()] with embedding tables of `table_rows` rows,
 /// `warmup_runs` times untimed (first touch of buffers, MPI connection set-up) and once
 /// measured; returns the measured run on rank 0 (`ranks` empty elsewhere). Throws
-/// strait::Error when the world size is not the graph's rank count.
+/// strait::Error when the world size is not the graph's rank count; a failure while the
+/// ops run aborts the whole MPI job (see Faults above).
 MeasuredRun run_cpu_ranks(const sim::workload::OpGraph& graph, const MpiSession& session,
-                          std::int64_t table_rows, int warmup_runs = 0);
+                          std::int64_t table_rows, int warmup_runs = 0,
+                          double collective_timeout_s = 120.0);
 
 }  // namespace strait::executor

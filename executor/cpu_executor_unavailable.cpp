@@ -10,7 +10,8 @@ MpiSession::~MpiSession() = default;
 
 bool mpi_available() { return false; }
 
-MeasuredRun run_cpu_ranks(const sim::workload::OpGraph&, const MpiSession&, std::int64_t, int) {
+MeasuredRun run_cpu_ranks(const sim::workload::OpGraph&, const MpiSession&, std::int64_t, int,
+                          double) {
   throw Error("strait exec: this build has no MPI (install an MPI and rebuild)");
 }
 
