@@ -77,10 +77,10 @@ void install_stop_handler(const OpGraph& graph, int rank) {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-// STRAIT_EXEC_KILL="RANK:OP_INDEX" (test hook): the op index at which this rank kills
-// itself, or -1.
-std::int32_t kill_op_index(int rank) {
-  const char* value = std::getenv("STRAIT_EXEC_KILL");
+// STRAIT_EXEC_KILL / STRAIT_EXEC_FAIL="RANK:OP_INDEX" (test hooks): the op index at which
+// this rank kills itself / throws, or -1.
+std::int32_t hook_op_index(const char* variable, int rank) {
+  const char* value = std::getenv(variable);
   if (value == nullptr) return -1;
   const std::string text(value);
   const auto colon = text.find(':');
@@ -118,7 +118,8 @@ class RankRunner {
       : graph_(graph),
         rank_(rank),
         collective_timeout_s_(collective_timeout_s),
-        kill_op_(kill_op_index(rank)),
+        kill_op_(hook_op_index("STRAIT_EXEC_KILL", rank)),
+        fail_op_(hook_op_index("STRAIT_EXEC_FAIL", rank)),
         ops_(graph.ranks[static_cast<std::size_t>(rank)].ops),
         kernels_(table_rows),
         handles_(ops_.size(), -1),
@@ -141,8 +142,8 @@ class RankRunner {
       std::optional<std::int32_t> kernel;
       for (auto index : scheduler_->ready()) {
         if (ops_[static_cast<std::size_t>(index)].kind == OpKind::kCollective) {
-          kill_at(index);
           g_current_op = index;
+          kill_at(index);
           start_collective(index);
           set_current();
           progressed = true;
@@ -152,8 +153,8 @@ class RankRunner {
       }
       if (kernel) {
         const auto i = static_cast<std::size_t>(*kernel);
-        kill_at(*kernel);
         g_current_op = *kernel;
+        kill_at(*kernel);
         scheduler_->start(*kernel);
         times_.start[i] = now();
         kernels_.run(handles_[i]);
@@ -176,9 +177,10 @@ class RankRunner {
   const OpTimes& times() const { return times_; }
 
  private:
-  // The test hook: this rank dies here as if killed from outside.
+  // The test hooks: this rank dies here as if killed from outside, or its op throws.
   void kill_at(std::int32_t index) const {
     if (index == kill_op_) std::raise(SIGKILL);
+    if (index == fail_op_) throw Error("injected failure (STRAIT_EXEC_FAIL)");
   }
 
   // The op this rank is in for the SIGTERM handler: the oldest collective in flight.
@@ -400,6 +402,7 @@ class RankRunner {
   int rank_;
   double collective_timeout_s_;
   std::int32_t kill_op_;
+  std::int32_t fail_op_;
   const std::vector<Op>& ops_;
   std::optional<OpScheduler> scheduler_;  // fresh for every run
   CpuKernels kernels_;

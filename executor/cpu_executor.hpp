@@ -19,8 +19,9 @@
 //     MPI_Abort(MPI_COMM_WORLD, 1) (the others then stop as above).
 //   - A collective in flight longer than collective_timeout_s (0: no limit): "strait exec:
 //     rank R: collective 'X' (group G, step S) did not complete in T s" and MPI_Abort.
-//   - Test hook: the environment variable STRAIT_EXEC_KILL="RANK:OP_INDEX" makes rank RANK
-//     raise(SIGKILL) on itself when it is about to start its op OP_INDEX (first run).
+//   - Test hooks: the environment variable STRAIT_EXEC_KILL="RANK:OP_INDEX" makes rank
+//     RANK raise(SIGKILL) on itself when it is about to start its op OP_INDEX (first run);
+//     STRAIT_EXEC_FAIL="RANK:OP_INDEX" makes that op throw strait::Error instead.
 // Limits: the barrier and the final gathers have no watchdog; broadcast, reduce and
 // send/recv ops are refused.
 

@@ -139,6 +139,20 @@ TEST(ExecCommand, AKilledRankEndsTheJobAndTheOthersSayWhereTheyStopped) {
   }
 }
 
+TEST(ExecCommand, AnOpThatThrowsAbortsTheJobNamingTheRankAndTheOp) {
+  if (!have_mpirun()) GTEST_SKIP() << "MPI is not installed (scripts/setup.sh installs it)";
+  const auto log = temp_path("failed.log");
+  const auto run = mpirun_bounded(4, "configs/scenarios/dlrm-tiny-cpu-4.json",
+                                  "STRAIT_EXEC_FAIL=2:30", log, std::chrono::seconds(60));
+  const auto text = read_text(log);
+  ASSERT_TRUE(run.finished) << text;
+  EXPECT_NE(run.exit_code, 0) << text;
+  EXPECT_TRUE(contains(text,
+                       "strait exec: rank 2 failed in op 'loss/fwd' (step 1): injected "
+                       "failure (STRAIT_EXEC_FAIL)"));
+  EXPECT_TRUE(contains(text, "MPI_ABORT was invoked on rank 2"));
+}
+
 TEST(ExecCommand, ACollectivePastTheTimeoutAbortsTheJob) {
   if (!have_mpirun()) GTEST_SKIP() << "MPI is not installed (scripts/setup.sh installs it)";
   const auto log = temp_path("timeout.log");
