@@ -139,6 +139,8 @@ TEST(ExecCommand, AKilledRankEndsTheJobAndTheOthersSayWhereTheyStopped) {
   }
 }
 
+// (mpirun's own "MPI_ABORT was invoked" notice is not asserted: it is sometimes lost to
+// "ORTE_ERROR_LOG: Out of resource in file ../orte/util/show_help.c" as the job ends.)
 TEST(ExecCommand, AnOpThatThrowsAbortsTheJobNamingTheRankAndTheOp) {
   if (!have_mpirun()) GTEST_SKIP() << "MPI is not installed (scripts/setup.sh installs it)";
   const auto log = temp_path("failed.log");
@@ -150,7 +152,6 @@ TEST(ExecCommand, AnOpThatThrowsAbortsTheJobNamingTheRankAndTheOp) {
   EXPECT_TRUE(contains(text,
                        "strait exec: rank 2 failed in op 'loss/fwd' (step 1): injected "
                        "failure (STRAIT_EXEC_FAIL)"));
-  EXPECT_TRUE(contains(text, "MPI_ABORT was invoked on rank 2"));
 }
 
 TEST(ExecCommand, ACollectivePastTheTimeoutAbortsTheJob) {
@@ -163,7 +164,6 @@ TEST(ExecCommand, ACollectivePastTheTimeoutAbortsTheJob) {
   ASSERT_TRUE(run.finished) << text;
   EXPECT_NE(run.exit_code, 0) << text;
   EXPECT_TRUE(contains(text, "(group sparse_mp, step 0) did not complete in 1e-05 s"));
-  EXPECT_TRUE(contains(text, "MPI_ABORT was invoked"));
 }
 
 TEST(ExecCommand, RefusesAClusterOfGpus) {
