@@ -158,6 +158,21 @@ double causal_pairs(double length) { return length * (length + 1) / 2; }
 
 }  // namespace
 
+Measurement measure(const KernelCase& c, const std::vector<double>& samples_us) {
+  const Summary s = summarize(samples_us);
+  Measurement m;
+  m.family = c.family;
+  m.shape = c.shape;
+  m.dtype = c.dtype;
+  m.set = c.set;
+  m.flops = c.flops;
+  m.bytes = c.bytes;
+  m.repetitions = static_cast<int>(samples_us.size());
+  m.median_us = s.median_us;
+  m.spread = s.spread;
+  return m;
+}
+
 KernelCase gemm_case(std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {
   KernelCase c;
   c.family = kernel_family(KernelKind::kGemm);

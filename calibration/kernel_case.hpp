@@ -43,6 +43,11 @@ struct CollectiveCase {
   SampleSet set = SampleSet::kFit;
 };
 
+/// The record of `c` timed as `samples_us` (not empty): family, shape, dtype, set and work
+/// from the case, repetitions, median and spread from the samples. Device, versions, date
+/// and warm-up are the caller's to set.
+Measurement measure(const KernelCase& c, const std::vector<double>& samples_us);
+
 /// Cases for `backend` ("cpu" or "cuda"). `quick` keeps a few shapes per family (tests).
 std::vector<KernelCase> kernel_cases(const std::string& backend, bool quick);
 /// Collective sizes 8 B .. `max_bytes` by factors of 2 (fit) with held-out sizes 1.5x

@@ -439,23 +439,13 @@ std::string group_key(const KernelCase& c) {
 }
 
 Measurement to_record(const Group& g, const TraceInfo& info) {
-  Measurement m;
-  m.family = g.work.family;
-  m.shape = g.work.shape;
-  m.dtype = g.work.dtype;
-  m.flops = g.work.flops;
-  m.bytes = g.work.bytes;
-  m.repetitions = static_cast<int>(g.samples_us.size());
+  Measurement m = measure(g.work, g.samples_us);
   m.warmup = 0;
-  const Summary s = summarize(g.samples_us);
-  m.median_us = s.median_us;
-  m.spread = s.spread;
   m.device = info.device;
   m.versions = info.versions;
   m.date = info.date;
   if (m.family.is_collective()) {
-    m.algbw_gbps = m.bytes / (m.median_us * 1e-6) / 1e9;
-    m.busbw_gbps = m.algbw_gbps * sim::network::busbw_factor(*m.family.collective, m.ranks());
+    set_bandwidths(m);
     m.check = "ok";  // required by the format; an imported result was not checked
   }
   return m;

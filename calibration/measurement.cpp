@@ -207,6 +207,11 @@ void save_measurements(const MeasurementSet& set, const std::string& path) {
   write_file_atomically(path, to_json(set).dump(1) + "\n");
 }
 
+void set_bandwidths(Measurement& m) {
+  m.algbw_gbps = m.bytes / (m.median_us * 1e3);
+  m.busbw_gbps = m.algbw_gbps * sim::network::busbw_factor(*m.family.collective, m.ranks());
+}
+
 Summary summarize(std::vector<double> samples_us) {
   std::sort(samples_us.begin(), samples_us.end());
   const auto quantile = [&](double q) {

@@ -101,6 +101,10 @@ nlohmann::json to_json(const Measurement& m);
 /// Writes `set` to `path` atomically.
 void save_measurements(const MeasurementSet& set, const std::string& path);
 
+/// A collective record's algbw (bytes / median time) and busbw (algbw x nccl-tests' factor
+/// for its op and ranks), in GB/s.
+void set_bandwidths(Measurement& m);
+
 /// Median, min, max and interquartile range of `samples_us` (not empty).
 struct Summary {
   double median_us = 0;

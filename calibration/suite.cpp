@@ -63,20 +63,12 @@ bool wanted(const SuiteOptions& options, const Family& family) {
          options.families.end();
 }
 
-Measurement record(const Family& family, const nlohmann::json& shape, sim::cost::Precision dtype,
-                   SampleSet set, const std::vector<double>& samples, int warmup,
+// The suite's record of `c`: its samples, where and when they were taken.
+Measurement record(const KernelCase& c, const std::vector<double>& samples,
                    const std::string& device, const std::map<std::string, std::string>& versions,
                    const std::string& date) {
-  const Summary s = summarize(samples);
-  Measurement m;
-  m.family = family;
-  m.shape = shape;
-  m.dtype = dtype;
-  m.set = set;
-  m.repetitions = static_cast<int>(samples.size());
-  m.warmup = warmup;
-  m.median_us = s.median_us;
-  m.spread = s.spread;
+  Measurement m = measure(c, samples);
+  m.warmup = kWarmup;
   m.device = device;
   m.versions = versions;
   m.date = date;
@@ -100,10 +92,7 @@ void run_kernels(const SuiteOptions& options, Communicator& comm, detail::Kernel
     comm.max_all(warm);
     const int reps = repetitions_for(warm.front());
     const std::vector<double> samples = comm.gather_all(backend.time(c, 0, reps));
-    Measurement m =
-        record(c.family, c.shape, c.dtype, c.set, samples, kWarmup, device, versions, date);
-    m.flops = c.flops;
-    m.bytes = c.bytes;
+    Measurement m = record(c, samples, device, versions, date);
     if (comm.rank() == 0) out.records.push_back(std::move(m));
     if (options.progress && comm.rank() == 0) {
       options.progress(++done, static_cast<int>(cases.size()), out.records.back().label());
@@ -129,12 +118,13 @@ void run_collectives(const SuiteOptions& options, Communicator& comm,
       throw Error(fmt::format("calibrate: {} of {} bytes on {} ranks gave a wrong result",
                               sim::network::to_string(c.op), c.bytes, n));
     }
-    const Family family{std::nullopt, c.op};
-    Measurement m = record(family, {{"ranks", n}, {"bytes", c.bytes}}, sim::cost::Precision::kFp32,
-                           c.set, samples, kWarmup, device, versions, date);
-    m.bytes = static_cast<double>(c.bytes);
-    m.algbw_gbps = m.bytes / (m.median_us * 1e3);
-    m.busbw_gbps = m.algbw_gbps * sim::network::busbw_factor(c.op, n);
+    KernelCase timed;
+    timed.family = Family{std::nullopt, c.op};
+    timed.shape = {{"ranks", n}, {"bytes", c.bytes}};
+    timed.set = c.set;
+    timed.bytes = static_cast<double>(c.bytes);
+    Measurement m = record(timed, samples, device, versions, date);
+    set_bandwidths(m);
     m.check = "ok";
     if (comm.rank() == 0) out.records.push_back(std::move(m));
     if (options.progress && comm.rank() == 0) {

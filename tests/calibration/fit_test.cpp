@@ -53,13 +53,7 @@ std::vector<Measurement> cpu_records() {
     if (is_embedding(*c.family.kernel)) {
       set_unique_fraction(c, c.id_skew > 0 ? kSkewedUniqueFraction : 1.0);
     }
-    Measurement m;
-    m.family = c.family;
-    m.shape = c.shape;
-    m.dtype = c.dtype;
-    m.set = c.set;
-    m.flops = c.flops;
-    m.bytes = c.bytes;
+    Measurement m = measure(c, {1.0});  // times set below from the known profile
     m.repetitions = 10;
     m.warmup = 2;
     m.device = "synthetic CPU (fit_test)";

@@ -33,16 +33,7 @@ Json document(Json records) {
   return {{"format", kMeasurementFormat}, {"backend", "cpu"}, {"records", std::move(records)}};
 }
 
-Measurement from_case(const KernelCase& c) {
-  Measurement m;
-  m.family = c.family;
-  m.shape = c.shape;
-  m.dtype = c.dtype;
-  m.set = c.set;
-  m.flops = c.flops;
-  m.bytes = c.bytes;
-  return m;
-}
+Measurement from_case(const KernelCase& c) { return measure(c, {1.0}); }
 
 // A document of two valid GEMM records, the second changed by `edit`, must fail to load
 // with a ConfigError at `pointer` whose expectation contains `expectation`.
