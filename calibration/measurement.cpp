@@ -8,6 +8,7 @@
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/config_node.hpp"
 #include "sim/core/error.hpp"
+#include "sim/run/op_replay.hpp"
 
 namespace strait::calibration {
 namespace {
@@ -214,12 +215,7 @@ void set_bandwidths(Measurement& m) {
 
 Summary summarize(std::vector<double> samples_us) {
   std::sort(samples_us.begin(), samples_us.end());
-  const auto quantile = [&](double q) {
-    const double pos = q * static_cast<double>(samples_us.size() - 1);
-    const auto lo = static_cast<std::size_t>(std::floor(pos));
-    const std::size_t hi = std::min(lo + 1, samples_us.size() - 1);
-    return samples_us[lo] + (pos - static_cast<double>(lo)) * (samples_us[hi] - samples_us[lo]);
-  };
+  const auto quantile = [&](double q) { return sim::run::percentile(samples_us, q); };
   Summary s;
   s.median_us = quantile(0.5);
   s.spread = {samples_us.front(), samples_us.back(), quantile(0.75) - quantile(0.25)};

@@ -13,6 +13,7 @@
 #include "calibration/kernel_case.hpp"
 #include "sim/core/error.hpp"
 #include "sim/network/network.hpp"
+#include "sim/run/op_replay.hpp"
 
 namespace strait::calibration::detail {
 namespace {
@@ -81,12 +82,6 @@ constexpr double kSmallBytes = 4096;
 // Observations whose bandwidth part is below this share of the time do not shape tables.
 constexpr double kMinBandwidthShare = 0.05;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // Per record: the model's bandwidth part at nominal bandwidth (x, no latency) and its
 // latency part per microsecond of link latency on `classes` (y, no bandwidth limit).
 struct ModelParts {
@@ -132,7 +127,7 @@ void fit_collectives(const std::vector<const Measurement*>& fit_records, const C
         per_unit.push_back(records[i]->median_us / parts[op].y[i]);
       }
     }
-    if (!per_unit.empty()) latency_us = std::min(latency_us, median(per_unit));
+    if (!per_unit.empty()) latency_us = std::min(latency_us, sim::run::percentile(per_unit, 0.5));
   }
   if (!std::isfinite(latency_us)) latency_us = 0;
   // 2. Start-up latency per operation: what small messages take beyond the link latency.
@@ -144,7 +139,7 @@ void fit_collectives(const std::vector<const Measurement*>& fit_records, const C
         extra.push_back(records[i]->median_us - parts[op].y[i] * latency_us);
       }
     }
-    base_us[op] = extra.empty() ? 0.0 : std::max(0.0, median(extra));
+    base_us[op] = extra.empty() ? 0.0 : std::max(0.0, sim::run::percentile(extra, 0.5));
   }
   // 3. Achieved bandwidth per record, relative to the nominal links: s = x / (t - a - y L).
   //    The link class efficiency is the best any operation achieves; each operation's
