@@ -13,6 +13,7 @@
 namespace strait::calibration::detail {
 namespace {
 
+using sim::cost::is_embedding;
 using sim::cost::KernelKind;
 using sim::cost::Precision;
 
@@ -21,10 +22,6 @@ constexpr double kUniformIds = 0.95;
 
 bool compute_bound(KernelKind k) {
   return k == KernelKind::kGemm || sim::cost::uses_tensor_cores(k);
-}
-
-bool is_embedding(KernelKind k) {
-  return k == KernelKind::kEmbeddingLookup || k == KernelKind::kEmbeddingUpdate;
 }
 
 // Efficiency tables rise with size for these (more work per launch, fuller tiles, longer

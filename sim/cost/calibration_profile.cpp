@@ -5,10 +5,6 @@
 namespace strait::sim::cost {
 namespace {
 
-bool is_embedding(KernelKind k) {
-  return k == KernelKind::kEmbeddingLookup || k == KernelKind::kEmbeddingUpdate;
-}
-
 KernelEfficiency read_kernel(const ConfigNode& node, KernelKind kind) {
   if (is_embedding(kind)) {
     node.allow_only({"compute_efficiency", "memory_efficiency", "repeat_hit_rate"});

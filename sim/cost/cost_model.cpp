@@ -10,10 +10,6 @@
 namespace strait::sim::cost {
 namespace {
 
-bool is_embedding(KernelKind k) {
-  return k == KernelKind::kEmbeddingLookup || k == KernelKind::kEmbeddingUpdate;
-}
-
 void check_work(const KernelWork& w) {
   if (!(w.flops >= 0) || !std::isfinite(w.flops) || !(w.hbm_bytes >= 0) ||
       !std::isfinite(w.hbm_bytes)) {

@@ -56,6 +56,10 @@ bool uses_tensor_cores(KernelKind k) {
          forward_kind(k) == KernelKind::kPaddedAttention;
 }
 
+bool is_embedding(KernelKind k) {
+  return k == KernelKind::kEmbeddingLookup || k == KernelKind::kEmbeddingUpdate;
+}
+
 KernelKind backward_kind(KernelKind k) {
   if (k == KernelKind::kJaggedAttention) return KernelKind::kJaggedAttentionBackward;
   if (k == KernelKind::kPaddedAttention) return KernelKind::kPaddedAttentionBackward;

@@ -46,6 +46,8 @@ std::optional<KernelKind> parse_kernel_kind(std::string_view text);
 /// True for the families that run on tensor cores (GEMM, attention): their FLOPs are costed
 /// at the peak of their precision; the others run on CUDA cores, costed at the fp32 peak.
 bool uses_tensor_cores(KernelKind k);
+/// True for embedding lookup and update (their bytes follow the profile's repeat_hit_rate).
+bool is_embedding(KernelKind k);
 /// The backward family of a forward attention family (others: itself).
 KernelKind backward_kind(KernelKind k);
 /// The forward family of a backward attention family (others: itself).

@@ -33,9 +33,6 @@ constexpr double kSkewedUniqueFraction = 0.4;  // unique fraction of the Zipf em
 // The acceptance bound of the fit: known parameters recovered within 1%.
 constexpr double kTolerance = 0.01;
 
-bool is_embedding(KernelKind k) {
-  return k == KernelKind::kEmbeddingLookup || k == KernelKind::kEmbeddingUpdate;
-}
 bool compute_bound(KernelKind k) {
   return k == KernelKind::kGemm || sim::cost::uses_tensor_cores(k);
 }
