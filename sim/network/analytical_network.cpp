@@ -15,7 +15,7 @@ void AnalyticalNetwork::start_collective(const CollectiveSpec& spec,
     validate_collective(spec, cluster_);
     // The closed form takes the calibrated sizes for its time; traffic stays the payload.
     const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
-    const double scale = c.scale_at(calibration_bytes(spec));
+    const double scale = calibration_scale(c, spec);
     TrafficStats delta;
     const Time t = levels_.all_to_all(scale == 1.0 ? spec : scaled_spec(spec, scale), &delta);
     for (double& b : delta.link_bytes) b *= scale;

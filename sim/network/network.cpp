@@ -83,8 +83,11 @@ CollectiveSpec scaled_spec(const CollectiveSpec& spec, double scale) {
   return out;
 }
 
-void apply_calibration(Schedule& schedule, const OpCalibration& c, double bytes) {
-  const double scale = c.scale_at(bytes);
+double calibration_scale(const OpCalibration& c, const CollectiveSpec& spec) {
+  return c.log2_bytes.empty() ? 1.0 : c.scale_at(calibration_bytes(spec));
+}
+
+void apply_calibration(Schedule& schedule, double scale) {
   if (scale == 1.0) return;
   schedule.payload_fraction = scale;
   for (Phase& phase : schedule.phases) {
@@ -99,7 +102,7 @@ void Network::start_collective(const CollectiveSpec& spec, std::function<void()>
   resolved.algorithm = resolve_algorithm(spec);
   Schedule schedule = build_schedule(resolved, cluster_, options_.schedule);
   const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
-  apply_calibration(schedule, c, calibration_bytes(spec));
+  apply_calibration(schedule, calibration_scale(c, spec));
   if (c.base_latency > Time::zero()) {
     sim_.after(c.base_latency, [this, schedule = std::move(schedule), priority = spec.priority,
                                 weight = spec.weight, on_done = std::move(on_done)]() mutable {
@@ -146,7 +149,7 @@ CollectiveResult simulate_collective(const topology::Cluster& cluster, const Col
   resolved.algorithm = network->resolve_algorithm(spec);
   Schedule schedule = build_schedule(resolved, cluster, options.schedule);
   const OpCalibration& c = options.calibration[static_cast<std::size_t>(spec.op)];
-  apply_calibration(schedule, c, calibration_bytes(spec));
+  apply_calibration(schedule, calibration_scale(c, spec));
   CollectiveResult result;
   result.algorithm = schedule.algorithm;
   result.channels = schedule.channels;

@@ -49,9 +49,12 @@ struct NetworkOptions {
   CollectiveCalibration calibration{};  // per-operation fitted factors; default: none
 };
 
-/// `schedule` with every transfer's bytes divided by c.scale_at(bytes) (rounded), `bytes`
-/// being the collective's size; its payload_fraction keeps traffic counts at the payload.
-void apply_calibration(Schedule& schedule, const OpCalibration& c, double bytes);
+/// The bandwidth scale of `spec` under `c`: 1 without a table (no size is computed then,
+/// so uncalibrated runs pay nothing), else c.scale_at(calibration_bytes(spec)).
+double calibration_scale(const OpCalibration& c, const CollectiveSpec& spec);
+/// `schedule` with every transfer's bytes divided by `scale` (rounded); its
+/// payload_fraction keeps traffic counts at the payload.
+void apply_calibration(Schedule& schedule, double scale);
 /// The size a collective's calibration is keyed on: `bytes`, or for all-to-all-v the mean
 /// bytes a rank sends.
 double calibration_bytes(const CollectiveSpec& spec);
