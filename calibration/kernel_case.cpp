@@ -259,35 +259,37 @@ void set_unique_fraction(KernelCase& c, double unique_fraction) {
   c.bytes = ids * dim * e + 2 * unique * dim * e + 2 * kAdagradStateBytes * unique;
 }
 
+RowSampler::RowSampler(std::int64_t rows, double skew) : rows_(std::max<std::int64_t>(1, rows)) {
+  if (skew <= 0) return;
+  cdf_.resize(static_cast<std::size_t>(rows_));
+  double sum = 0;
+  for (std::int64_t r = 0; r < rows_; ++r) {
+    sum += std::pow(static_cast<double>(r + 1), -skew);
+    cdf_[static_cast<std::size_t>(r)] = sum;
+  }
+  for (double& x : cdf_) x /= sum;
+}
+
+std::int64_t RowSampler::operator()(Rng& rng) const {
+  if (cdf_.empty())
+    return static_cast<std::int64_t>(rng.uniform_int(static_cast<std::uint64_t>(rows_)));
+  const auto row = std::lower_bound(cdf_.begin(), cdf_.end(), rng.uniform()) - cdf_.begin();
+  return std::min<std::int64_t>(row, rows_ - 1);
+}
+
 TbeInputs make_tbe_inputs(const KernelCase& c, std::uint64_t seed) {
   const int tables = c.shape.at("tables").get<int>(), batch = c.shape.at("batch").get<int>(),
             pooling = c.shape.at("pooling").get<int>();
   const auto rows = c.shape.at("rows").get<std::int64_t>();
   TbeInputs in;
   for (int t = 0; t <= tables; ++t) in.table_row_offsets.push_back(t * rows);
-  // Zipf by inverse CDF over the rows: P(row r) ~ 1 / (r + 1)^s.
-  std::vector<double> cdf;
-  if (c.id_skew > 0) {
-    cdf.resize(static_cast<std::size_t>(rows));
-    double sum = 0;
-    for (std::int64_t r = 0; r < rows; ++r) {
-      sum += std::pow(static_cast<double>(r + 1), -c.id_skew);
-      cdf[static_cast<std::size_t>(r)] = sum;
-    }
-    for (double& x : cdf) x /= sum;
-  }
+  const RowSampler sample(rows, c.id_skew);
   Rng rng(seed);
   in.offsets.push_back(0);
   for (int t = 0; t < tables; ++t) {
     for (int b = 0; b < batch; ++b) {
       for (int i = 0; i < pooling; ++i) {
-        std::int64_t row = 0;
-        if (cdf.empty()) {
-          row = static_cast<std::int64_t>(rng.uniform_int(static_cast<std::uint64_t>(rows)));
-        } else {
-          row = std::lower_bound(cdf.begin(), cdf.end(), rng.uniform()) - cdf.begin();
-          row = std::min(row, rows - 1);
-        }
+        const std::int64_t row = sample(rng);
         in.indices.push_back(row);
       }
       in.offsets.push_back(static_cast<std::int64_t>(in.indices.size()));

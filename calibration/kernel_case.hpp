@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "calibration/measurement.hpp"
+#include "sim/core/rng.hpp"
 
 namespace strait::calibration {
 
@@ -69,6 +70,18 @@ KernelCase embedding_update_case(int tables, int batch, int dim, int pooling,
                                  sim::cost::Precision p);
 KernelCase elementwise_case(std::int64_t bytes);
 KernelCase optimizer_case(std::int64_t params);
+
+/// Table rows for embedding ids: uniform over [0, rows) (skew 0) or Zipf(skew) with rank 1
+/// = row 0 (P(row r) ~ (r + 1)^-skew), by inverse CDF.
+class RowSampler {
+ public:
+  RowSampler(std::int64_t rows, double skew);
+  std::int64_t operator()(Rng& rng) const;
+
+ private:
+  std::int64_t rows_;
+  std::vector<double> cdf_;  // empty: uniform
+};
 
 /// Inputs of an embedding case, as kernels/tbe.hpp takes them: ids uniform over each
 /// table's rows, or Zipf(id_skew) (rank 1 = row 0), deterministic for `seed`.

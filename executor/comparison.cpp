@@ -11,6 +11,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/cost/kernel_work.hpp"
+#include "sim/run/op_replay.hpp"
 #include "sim/workload/op_graph.hpp"
 
 namespace strait::executor {
@@ -97,12 +98,26 @@ TraceOps trace_ops(const traces::Timeline& tl) {
   return out;
 }
 
-// Total time per step of each family (kernels) or purpose (collectives).
+// Time per step of each family (kernels) or purpose (collectives): each op (rank, name,
+// occurrence in its step) contributes its median over the steps, so a step disturbed by
+// the machine (another process, a page-table scan) moves no figure.
 std::map<std::string, double> per_step_totals(const TraceOps& t, bool kernels) {
+  std::map<std::tuple<int, std::string, int>, std::pair<std::string, std::vector<double>>> per_op;
+  std::map<std::tuple<int, std::int64_t, std::string>, int> seen;
+  for (const auto& op : t.ops) {
+    if (op.is_kernel != kernels) continue;
+    const int k = seen[{op.rank, op.step, op.name}]++;
+    auto& [group, times] = per_op[{op.rank, op.name, k}];
+    group = op.group;
+    times.push_back(op.ms);
+  }
   std::map<std::string, double> totals;
-  const double steps = static_cast<double>(std::max<std::size_t>(1, t.steps.size()));
-  for (const auto& op : t.ops)
-    if (op.is_kernel == kernels) totals[op.group] += op.ms / steps;
+  for (auto& [key, op] : per_op) {
+    auto& times = op.second;
+    // Steps without the op count as 0 (an op that only some steps run).
+    times.resize(std::max(times.size(), t.steps.size()), 0.0);
+    totals[op.first] += sim::run::percentile(times, 0.5);
+  }
   return totals;
 }
 

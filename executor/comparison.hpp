@@ -9,8 +9,10 @@
 //     (sim/cost) or a communication class (sim/workload), with a "step" arg; "wait for
 //     peers" spans are not op time. Kernel kinds map to families (gemm, attention_fwd,
 //     attention_bwd, embedding_lookup, embedding_update, elementwise, optimizer). A figure
-//     is the total span time per step (all traced ranks summed, divided by the trace's
-//     steps). MAPE = mean |error| in percent over the figures with measured time > 0.
+//     is the time of a typical step, all traced ranks summed: each op (rank, name,
+//     occurrence in its step) counts its median over the steps (0 in steps without it),
+//     so a step the machine disturbed does not move it. MAPE = mean |error| in percent over the
+//     figures with measured time > 0.
 //   - Ops are matched by (rank, step, name, occurrence of that name in the step).
 // Limits: traces must hold the same ranks (the simulator traces ranks 0-7 by default).
 // The CPU executor polls MPI only between kernels, so a measured collective ends after the

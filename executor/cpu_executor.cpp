@@ -127,12 +127,15 @@ class RankRunner {
     make_groups();
     index_collectives();
     for (std::size_t i = 0; i < ops_.size(); ++i) {
-      if (ops_[i].kind == OpKind::kKernel) handles_[i] = kernels_.prepare(ops_[i].kernel);
+      if (ops_[i].kind == OpKind::kKernel)
+        handles_[i] = kernels_.prepare(ops_[i].kernel, ops_[i].step);
     }
   }
 
   // Runs every op (again, when called again); returns the wall time in seconds.
   double run() {
+    if (runs_ > 0) kernels_.redraw(runs_);
+    ++runs_;
     scheduler_.emplace(graph_.ranks[static_cast<std::size_t>(rank_)], graph_.streams.size(),
                        graph_.groups.size());
     check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
@@ -414,6 +417,7 @@ class RankRunner {
   std::vector<MPI_Request> requests_;
   std::vector<std::unique_ptr<Pending>> pending_;
   Clock::time_point start_;
+  int runs_ = 0;
 };
 
 }  // namespace

@@ -20,7 +20,8 @@ using sim::cost::KernelKind;
 using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 struct CpuKernels::Gemm {
-  Matrix a, b, out;
+  Matrix a, b, out;     // forward
+  Matrix dout, da, db;  // backward (allocated when a backward op has this shape)
 };
 
 struct CpuKernels::Attention {
@@ -41,6 +42,8 @@ struct CpuKernels::Table {
 };
 
 struct CpuKernels::Embedding {
+  std::int64_t ids = 0, step = 0;
+  double skew = 0;
   kernels::TbeShape shape;
   calibration::TbeInputs inputs;
   std::vector<float> output, grad;
@@ -50,6 +53,17 @@ struct CpuKernels::Adam {
   std::vector<float> p, g, m, v;
   int step = 0;
 };
+
+namespace {
+
+// The rows of run `run`, step `step`, dim `dim`: a lookup and the update of the same step
+// and shape get the same rows, every other (run, step) fresh ones.
+std::uint64_t draw_seed(int run, std::int64_t step, int dim) {
+  return 7 + 1'000'003ULL * static_cast<std::uint64_t>(run) +
+         1'009ULL * static_cast<std::uint64_t>(step) + static_cast<std::uint64_t>(dim);
+}
+
+}  // namespace
 
 CpuKernels::CpuKernels(std::int64_t table_rows)
     : table_rows_(std::max<std::int64_t>(1, table_rows)) {}
@@ -61,10 +75,13 @@ CpuKernels::Table& CpuKernels::table(int dim) {
   return *t;
 }
 
-int CpuKernels::prepare(const sim::cost::KernelWork& k) {
+int CpuKernels::prepare(const sim::cost::KernelWork& k, std::int64_t step) {
   const auto handle = static_cast<int>(work_.size());
   switch (k.kind) {
     case KernelKind::kGemm: {
+      // Forward: out[m x n] = a[m x k] b[k x n]. Backward (twice the flops): the input
+      // gradient da[m x k] = dout b^T and the weight gradient db[k x n] = a^T dout.
+      const bool backward = gemm_passes(k) == 2;
       auto& g = gemms_[{k.m, k.n, k.k}];
       if (!g) {
         g = std::make_shared<Gemm>();
@@ -72,10 +89,23 @@ int CpuKernels::prepare(const sim::cost::KernelWork& k) {
         g->b = Matrix::Random(k.k, k.n);
         g->out.resize(k.m, k.n);
       }
-      work_.emplace_back([this, g] {
-        g->out.noalias() = g->a * g->b;
-        sink_ = sink_ + (g->out.size() > 0 ? g->out(0, 0) : 0.0f);
-      });
+      if (backward && g->da.size() == 0) {
+        g->dout = Matrix::Random(k.m, k.n);
+        g->da.resize(k.m, k.k);
+        g->db.resize(k.k, k.n);
+      }
+      if (!backward) {
+        work_.emplace_back([this, g] {
+          g->out.noalias() = g->a * g->b;
+          sink_ = sink_ + (g->out.size() > 0 ? g->out(0, 0) : 0.0f);
+        });
+      } else {
+        work_.emplace_back([this, g] {
+          g->da.noalias() = g->dout * g->b.transpose();
+          g->db.noalias() = g->a.transpose() * g->dout;
+          sink_ = sink_ + (g->da.size() > 0 ? g->da(0, 0) + g->db(0, 0) : 0.0f);
+        });
+      }
       break;
     }
     case KernelKind::kJaggedAttention:
@@ -141,18 +171,21 @@ int CpuKernels::prepare(const sim::cost::KernelWork& k) {
       const int dim = std::max(1, k.embedding_dim);
       const bool update = k.kind == KernelKind::kEmbeddingUpdate;
       Table& t = table(dim);
-      auto& e = embeddings_[{update, ids, dim, embedding_unique_rows(k), embedding_bags(k)}];
+      const double skew = embedding_id_skew(k, table_rows_);
+      auto& e = embeddings_[{update, ids, dim, skew, embedding_bags(k), step}];
       if (!e) {
         e = std::make_shared<Embedding>();
         // One table; the ids spread evenly over the op's bags, with the op's share of
-        // distinct rows.
-        const auto n = std::max<std::int64_t>(1, ids);
+        // distinct rows (drawn by redraw()).
+        e->ids = std::max<std::int64_t>(1, ids);
+        e->skew = skew;
+        e->step = step;
         const auto bags = std::max<std::int64_t>(1, embedding_bags(k));
         e->inputs.table_row_offsets = {0, table_rows_};
-        e->inputs.indices = embedding_indices(n, embedding_unique_rows(k), table_rows_, 7);
+        e->inputs.indices = draw_ids(e->ids, skew, 0, step, dim);
         e->inputs.offsets.resize(static_cast<std::size_t>(bags) + 1);
         for (std::int64_t b = 0; b <= bags; ++b)
-          e->inputs.offsets[static_cast<std::size_t>(b)] = b * n / bags;
+          e->inputs.offsets[static_cast<std::size_t>(b)] = b * e->ids / bags;
         auto& s = e->shape;
         s.tables = 1;
         s.batch = static_cast<int>(bags);
@@ -220,6 +253,22 @@ int CpuKernels::prepare(const sim::cost::KernelWork& k) {
     }
   }
   return handle;
+}
+
+std::vector<std::int64_t> CpuKernels::draw_ids(std::int64_t ids, double skew, int run,
+                                               std::int64_t step, int dim) {
+  auto& sampler = samplers_[skew];
+  if (!sampler) sampler = std::make_shared<calibration::RowSampler>(table_rows_, skew);
+  Rng rng(draw_seed(run, step, dim));
+  std::vector<std::int64_t> out(static_cast<std::size_t>(ids));
+  for (auto& row : out) row = (*sampler)(rng);
+  return out;
+}
+
+void CpuKernels::redraw(int run) {
+  for (auto& [key, e] : embeddings_) {
+    e->inputs.indices = draw_ids(e->ids, e->skew, run, e->step, e->shape.dim);
+  }
 }
 
 void CpuKernels::run(int handle) { work_.at(static_cast<std::size_t>(handle))(); }

@@ -2,15 +2,29 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_set>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "calibration/kernel_case.hpp"
-#include "sim/core/rng.hpp"
+#include "sim/core/error.hpp"
+#include "sim/workload/unique_rows.hpp"
 
 namespace strait::executor {
 
 using sim::cost::KernelKind;
+
+int gemm_passes(const sim::cost::KernelWork& k) {
+  const double one =
+      2.0 * static_cast<double>(k.m) * static_cast<double>(k.n) * static_cast<double>(k.k);
+  const long passes = one > 0 ? std::lround(k.flops / one) : 1;
+  if (passes != 1 && passes != 2)
+    throw Error(
+        fmt::format("strait exec: a GEMM of {} x {} x {} with {} flops is {} passes; the "
+                    "executor runs 1 (forward) or 2 (backward)",
+                    k.m, k.n, k.k, k.flops, passes));
+  return static_cast<int>(passes);
+}
 
 std::int64_t embedding_ids(const sim::cost::KernelWork& k) {
   if (k.flops <= 0 || k.embedding_dim <= 0) return 0;
@@ -28,34 +42,21 @@ std::int64_t embedding_bags(const sim::cost::KernelWork& k) {
   return std::clamp<std::int64_t>(std::llround(out_rows), 1, ids);
 }
 
-std::int64_t embedding_unique_rows(const sim::cost::KernelWork& k) {
-  const auto ids = embedding_ids(k);
-  if (ids == 0) return 0;
-  const double u = std::clamp(k.unique_fraction, 0.0, 1.0);
-  return std::clamp<std::int64_t>(std::llround(u * static_cast<double>(ids)), 1, ids);
-}
-
-std::vector<std::int64_t> embedding_indices(std::int64_t ids, std::int64_t unique,
-                                            std::int64_t rows, std::uint64_t seed) {
-  std::vector<std::int64_t> out;
-  if (ids <= 0 || rows <= 0) return out;
-  unique = std::clamp<std::int64_t>(unique, 1, std::min(ids, rows));
-  Rng rng(seed);
-  // Distinct rows: Floyd's sampling of `unique` out of `rows`.
-  std::unordered_set<std::int64_t> chosen;
-  std::vector<std::int64_t> pool;
-  for (std::int64_t j = rows - unique; j < rows; ++j) {
-    auto t = static_cast<std::int64_t>(rng.uniform_int(static_cast<std::uint64_t>(j + 1)));
-    if (!chosen.insert(t).second) {
-      t = j;
-      chosen.insert(j);
-    }
-    pool.push_back(t);
+double embedding_id_skew(const sim::cost::KernelWork& k, std::int64_t rows) {
+  const auto ids = static_cast<double>(embedding_ids(k));
+  if (ids <= 0 || rows <= 0) return 0;
+  const double target = std::clamp(k.unique_fraction, 0.0, 1.0) * ids;
+  const auto unique = [&](double s) {
+    return sim::workload::expected_unique_rows(static_cast<double>(rows), ids, s);
+  };
+  if (unique(0) <= target) return 0;
+  double lo = 0, hi = 1;
+  while (unique(hi) > target && hi < 64) hi *= 2;
+  while (hi - lo > 1e-6) {
+    const double mid = (lo + hi) / 2;
+    (unique(mid) > target ? lo : hi) = mid;
   }
-  out.reserve(static_cast<std::size_t>(ids));
-  for (std::int64_t i = 0; i < ids; ++i) out.push_back(pool[static_cast<std::size_t>(i % unique)]);
-  for (std::size_t i = out.size() - 1; i > 0; --i) std::swap(out[i], out[rng.uniform_int(i + 1)]);
-  return out;
+  return (lo + hi) / 2;
 }
 
 double attention_flops(const sim::cost::KernelWork& k, const AttentionBatch& b) {

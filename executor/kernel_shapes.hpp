@@ -12,9 +12,14 @@
 //   embedding update  flops = ids d + 4 u ids d (u = unique_fraction), so
 //                     ids = flops / (d (1 + 4 u)); its bytes read a gradient row per id,
 //                     so it runs one id per bag.
-//   embedding ids     round(u ids) distinct rows, each looked up about equally often, so
-//                     the update's optimizer work (per unique row) and the lookup's reuse
-//                     are the op's.
+//   embedding ids     drawn Zipf(s) over the executor's table (rank 1 = row 0, as
+//                     calibration draws them), s chosen so that the expected distinct rows
+//                     are the op's unique_fraction u of its ids (the formula the workload
+//                     computed u with): the update's optimizer work (per distinct row) and
+//                     the lookup's reuse are the op's, hot rows hot as in a real batch.
+//   GEMM              flops = 2 m n k per pass: 1 pass is the forward, 2 the backward
+//                     (the input gradient m x n x k and the weight gradient k x m x n,
+//                     workload/dense_stack's backward_of(gemm, 2)).
 //   attention         flops = 2 h (dqk + dv) sum_b L_b (L_b + 1) / 2 (x2.5 backward), as
 //                     calibration's attention_case counts it with dqk = dv = head_dim (the
 //                     reference kernel's shape): `batch` samples of equal length
@@ -29,18 +34,19 @@
 
 namespace strait::executor {
 
+/// Passes of a GEMM op: round(flops / (2 m n k)), 1 (forward) or 2 (backward); throws
+/// for anything else (no workload builds it).
+int gemm_passes(const sim::cost::KernelWork& k);
+
 /// Ids an embedding lookup or update op looks up (at least 1 when it has work).
 std::int64_t embedding_ids(const sim::cost::KernelWork& k);
 
 /// Bags (pooled output rows) the ids fall into: lookup from its bytes, update one per id.
 std::int64_t embedding_bags(const sim::cost::KernelWork& k);
-/// Distinct rows among them: round(unique_fraction * ids), at least 1 when ids > 0.
-std::int64_t embedding_unique_rows(const sim::cost::KernelWork& k);
-/// `ids` row indices in [0, rows) with exactly min(unique, rows) distinct values, each used
-/// ids / unique times (+1 for the first ids % unique), in random order; deterministic
-/// for `seed`.
-std::vector<std::int64_t> embedding_indices(std::int64_t ids, std::int64_t unique,
-                                            std::int64_t rows, std::uint64_t seed);
+/// The Zipf exponent whose expected distinct rows among the op's ids drawn from `rows`
+/// rows (sim/workload/unique_rows.hpp) are its unique_fraction of them: 0 (uniform) when
+/// even uniform ids repeat more than that, else found by bisection to 1e-6.
+double embedding_id_skew(const sim::cost::KernelWork& k, std::int64_t rows);
 
 struct AttentionBatch {
   int batch = 0;   // samples

@@ -5,11 +5,31 @@
 #include <map>
 #include <set>
 
+#include "calibration/kernel_case.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/rng.hpp"
+#include "sim/workload/unique_rows.hpp"
+
 namespace strait::executor {
 namespace {
 
 using sim::cost::KernelKind;
 using sim::cost::KernelWork;
+
+TEST(KernelShapes, GemmPassesSplitForwardFromBackward) {
+  // dense_stack: forward 2 m n k flops; backward_of(gemm, 2) doubles them at the same shape.
+  KernelWork k;
+  k.kind = KernelKind::kGemm;
+  k.m = 1536;
+  k.n = 128;
+  k.k = 64;
+  k.flops = 2.0 * 1536 * 128 * 64;
+  EXPECT_EQ(gemm_passes(k), 1);
+  k.flops *= 2;
+  EXPECT_EQ(gemm_passes(k), 2);
+  k.flops *= 2;
+  EXPECT_THROW(gemm_passes(k), Error);
+}
 
 TEST(KernelShapes, EmbeddingLookupIdsAreFlopsOverTheRowLength) {
   // sparse_traffic.cpp: lookup flops = ids * dim -> 1000 ids of dim 64 = 64,000 flops.
@@ -46,30 +66,30 @@ TEST(KernelShapes, EmbeddingUpdateIdsCountTheOptimizerWorkOfUniqueRows) {
   EXPECT_EQ(embedding_ids(k), 1000);
 }
 
-TEST(KernelShapes, EmbeddingIdsHitTheOpsShareOfDistinctRows) {
-  // 1000 ids with unique fraction 0.43 -> 430 distinct rows, each used 2 or 3 times.
+TEST(KernelShapes, EmbeddingIdSkewGivesTheOpsShareOfDistinctRows) {
+  // 10,000 ids over 65,536 rows; uniform ids are 92.8% distinct (65536 (1 - e^-10000/65536)).
   KernelWork k;
   k.kind = KernelKind::kEmbeddingLookup;
   k.embedding_dim = 64;
-  k.flops = 1000.0 * 64;
+  k.flops = 10000.0 * 64;
   k.unique_fraction = 0.43;
-  EXPECT_EQ(embedding_unique_rows(k), 430);
-  const auto ids = embedding_indices(1000, 430, 65536, 7);
-  ASSERT_EQ(ids.size(), 1000u);
-  std::map<std::int64_t, int> uses;
-  for (auto row : ids) {
-    EXPECT_GE(row, 0);
-    EXPECT_LT(row, 65536);
-    ++uses[row];
+  const double s = embedding_id_skew(k, 65536);
+  EXPECT_GT(s, 0.5);
+  EXPECT_NEAR(sim::workload::expected_unique_rows(65536, 10000, s), 4300, 0.01);
+  // Drawn with that exponent, the ids hit about that many distinct rows.
+  const calibration::RowSampler sample(65536, s);
+  Rng rng(3);
+  std::set<std::int64_t> rows;
+  for (int i = 0; i < 10000; ++i) {
+    const auto row = sample(rng);
+    ASSERT_GE(row, 0);
+    ASSERT_LT(row, 65536);
+    rows.insert(row);
   }
-  EXPECT_EQ(uses.size(), 430u);
-  for (const auto& [row, n] : uses) {
-    EXPECT_GE(n, 2);
-    EXPECT_LE(n, 3);
-  }
-  // Never more distinct rows than the table has.
-  const auto small = embedding_indices(100, 50, 10, 1);
-  EXPECT_EQ(std::set<std::int64_t>(small.begin(), small.end()).size(), 10u);
+  EXPECT_NEAR(static_cast<double>(rows.size()), 4300, 150);
+  // A share above what uniform ids give: uniform.
+  k.unique_fraction = 0.99;
+  EXPECT_EQ(embedding_id_skew(k, 65536), 0);
 }
 
 TEST(KernelShapes, AttentionBatchIsTheEqualLengthBatchNearestTheFlops) {
