@@ -1,10 +1,12 @@
 // strait simulate SCENARIO: runs a scenario and prints its report; --json and --trace
-// write machine-readable results and a Chrome/Perfetto trace.
+// write machine-readable results and a Chrome/Perfetto trace (or, with --trace-format kineto,
+// a directory of per-rank PyTorch profiler traces that Holistic Trace Analysis reads).
 
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -22,6 +24,7 @@
 #include "sim/run/collective_scenario.hpp"
 #include "sim/run/training_run.hpp"
 #include "traces/chrome_trace_writer.hpp"
+#include "traces/kineto_trace_writer.hpp"
 
 namespace strait::cli {
 namespace {
@@ -125,10 +128,36 @@ void apply_run_options(const po::variables_map& vm, const sim::topology::Cluster
   }
 }
 
-void write_trace(const traces::Timeline& timeline, const std::string& path) {
-  traces::write_chrome_trace(timeline, path, {});
-  std::cout << fmt::format("  trace          {} ({} spans; open it in ui.perfetto.dev)\n", path,
-                           timeline.spans().size());
+// --trace-format: chrome (one file) or kineto (a directory of rank-<r>.json).
+bool kineto_format(const po::variables_map& vm) {
+  const auto format = vm["trace-format"].as<std::string>();
+  if (format != "chrome" && format != "kineto") {
+    throw UsageError(
+        fmt::format("simulate: --trace-format: expected chrome or kineto, got '{}'", format));
+  }
+  return format == "kineto";
+}
+
+// `device_of` describes the GPU of a rank for the Kineto traces' deviceProperties.
+void write_trace(const traces::Timeline& timeline, const po::variables_map& vm, int world_size,
+                 const std::function<traces::KinetoDevice(int)>& device_of) {
+  const auto path = vm["trace"].as<std::string>();
+  if (!kineto_format(vm)) {
+    traces::write_chrome_trace(timeline, path, {});
+    std::cout << fmt::format("  trace          {} ({} spans; open it in ui.perfetto.dev)\n", path,
+                             timeline.spans().size());
+    return;
+  }
+  const auto files = traces::write_kineto_trace_directory(
+      timeline, path, {.world_size = world_size, .device_of = device_of});
+  std::cout << fmt::format(
+      "  trace          {} ({} Kineto traces rank-<r>.json, {} spans; HTA reads the directory)\n",
+      path, files.size(), timeline.spans().size());
+}
+
+traces::KinetoDevice kineto_device(const sim::topology::Cluster& cluster, int rank) {
+  const auto& gpu = cluster.gpu(rank);
+  return {.id = gpu.local_index, .name = gpu.type, .total_memory = 0, .sm_count = 0};
 }
 
 int simulate_collectives(const ConfigNode& config, const po::variables_map& vm) {
@@ -142,7 +171,10 @@ int simulate_collectives(const ConfigNode& config, const po::variables_map& vm) 
   if (vm.count("json"))
     write_file_atomically(vm["json"].as<std::string>(),
                           to_json(scenario, result, mode).dump(2) + "\n");
-  if (vm.count("trace")) write_trace(timeline, vm["trace"].as<std::string>());
+  if (vm.count("trace")) {
+    write_trace(timeline, vm, scenario.cluster.gpu_count(),
+                [&](int rank) { return kineto_device(scenario.cluster, rank); });
+  }
   return 0;
 }
 
@@ -193,7 +225,15 @@ int simulate_training(const ConfigNode& config, const po::variables_map& vm) {
   if (vm.count("json"))
     write_file_atomically(vm["json"].as<std::string>(),
                           training_report_json(report).dump(2) + "\n");
-  if (vm.count("trace")) write_trace(timeline, vm["trace"].as<std::string>());
+  if (vm.count("trace")) {
+    write_trace(timeline, vm, report.gpus, [&](int rank) {
+      auto device = kineto_device(scenario.cluster, rank);
+      const auto& spec = cost.device(device.name);
+      device.total_memory = spec.hbm_capacity;
+      device.sm_count = spec.sm_count;
+      return device;
+    });
+  }
   return 0;
 }
 
@@ -210,13 +250,17 @@ int run_simulate(const std::vector<std::string>& args) {
       "torchrec", po::value<std::string>(),
       "a TorchRec sharding plan for the sparse part (strait plan --torchrec writes one)")(
       "json", po::value<std::string>(), "write the results as JSON to this file")(
-      "trace", po::value<std::string>(), "write a Chrome/Perfetto trace to this file")(
-      "trace-ranks", po::value<std::string>()->default_value("0-7"),
-      "ranks to trace: all, 0-7,16, dc0, host:3, first:64, local:0");
+      "trace", po::value<std::string>(),
+      "write a Chrome/Perfetto trace to this file (kineto: to this directory)")(
+      "trace-format", po::value<std::string>()->default_value("chrome"),
+      "chrome (one Perfetto file) | kineto (rank-<r>.json per traced rank, PyTorch profiler "
+      "format)")("trace-ranks", po::value<std::string>()->default_value("0-7"),
+                 "ranks to trace: all, 0-7,16, dc0, host:3, first:64, local:0");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
   if (!parse_options("simulate", "SCENARIO.json [options]", args, desc, positional, vm)) return 0;
+  kineto_format(vm);  // a bad --trace-format fails before the run
   const auto config = load_config(vm["scenario"].as<std::string>());
   if (config.is_object() && config.has("collectives")) return simulate_collectives(config, vm);
   return simulate_training(config, vm);

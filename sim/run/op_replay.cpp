@@ -424,9 +424,12 @@ class Replayer {
         tl.add_span(r, track, tl.name("wait for peers"), category, rank.op_start[i],
                     rank.collective_start[i]);
       }
-      tl.add_span(r, track, name, category, rank.collective_start[i], rank.op_end[i],
-                  {traces::Arg("step", op.step), traces::Arg("bytes", op.collective.bytes),
-                   traces::Arg("op", network::to_string(op.collective.op))});
+      const auto& group = graph_.groups[static_cast<std::size_t>(op.collective.group)];
+      tl.add_span(
+          r, track, name, category, rank.collective_start[i], rank.op_end[i],
+          {traces::Arg("step", op.step), traces::Arg("bytes", op.collective.bytes),
+           traces::Arg("op", network::to_string(op.collective.op)),
+           traces::Arg("group", group.name), traces::Arg("group_size", group.ranks.size())});
     }
   }
 
