@@ -12,6 +12,7 @@
 #include "cli/command.hpp"
 #include "cli/options.hpp"
 #include "executor/cpu_executor.hpp"
+#include "executor/launch_input.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/workload/op_graph_builder.hpp"
@@ -55,6 +56,11 @@ void print_summary(const nlohmann::json& result) {
       "backend)\n\n",
       result["scenario"].get<std::string>(), result["gpus"].get<int>(), result["steps"].get<int>(),
       result["warmup_runs"].get<int>());
+  if (result.contains("launch_plan")) {
+    std::cout << fmt::format("  launch plan    {} (fingerprint {} matches)\n",
+                             result["launch_plan"]["file"].get<std::string>(),
+                             result["launch_plan"]["fingerprint"].get<std::string>());
+  }
   std::cout << fmt::format("  step time      mean {:.3f} ms, p50 {:.3f} ms, p99 {:.3f} ms\n",
                            result["step_time_ms"].get<double>(),
                            result["step_time_p50_ms"].get<double>(),
@@ -74,7 +80,10 @@ void print_summary(const nlohmann::json& result) {
 int run_exec(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()("scenario", po::value<std::string>()->required(),
-                     "scenario file (configs/scenarios/*-cpu.json)")(
+                     "scenario file (configs/scenarios/*-cpu.json) or launch plan (strait plan "
+                     "--launch)")(
+      "launch", po::value<std::string>(),
+      "launch plan the scenario must match (fingerprint, world size, process groups)")(
       "out", po::value<std::string>(), "write the measured result as JSON to this file")(
       "trace", po::value<std::string>(), "write a Chrome/Perfetto trace of all ranks")(
       "warmup", po::value<int>()->default_value(1),
@@ -84,8 +93,8 @@ int run_exec(const std::vector<std::string>& args) {
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
-  if (!parse_options("exec", "SCENARIO.json [options]  (under mpirun -np RANKS)", args, desc,
-                     positional, vm))
+  if (!parse_options("exec", "SCENARIO.json | LAUNCH.json [options]  (under mpirun -np RANKS)",
+                     args, desc, positional, vm))
     return 0;
   const int warmup = vm["warmup"].as<int>();
   if (warmup < 0)
@@ -95,8 +104,10 @@ int run_exec(const std::vector<std::string>& args) {
     throw UsageError(fmt::format("exec: --collective-timeout: expected 0 or more seconds, got {}",
                                  collective_timeout));
   keep_freed_memory();
-  const auto path = vm["scenario"].as<std::string>();
-  const auto scenario = sim::workload::TrainingScenario::load(path);
+  const auto input = executor::load_exec_input(
+      vm["scenario"].as<std::string>(),
+      vm.count("launch") ? std::optional(vm["launch"].as<std::string>()) : std::nullopt);
+  const auto& scenario = input.scenario;
   const auto graph = sim::workload::build_op_graph(scenario);
   check_cpu_cluster(scenario, graph);
   const executor::MpiSession session;
@@ -106,7 +117,9 @@ int run_exec(const std::vector<std::string>& args) {
   if (session.rank() != 0) return 0;
   run.scenario = scenario.name;
   run.cluster = scenario.cluster.name();
-  const auto result = executor::measured_report_json(run);
+  auto result = executor::measured_report_json(run);
+  if (!input.launch_file.empty())
+    result["launch_plan"] = {{"file", input.launch_file}, {"fingerprint", input.fingerprint}};
   print_summary(result);
   if (vm.count("out")) {
     write_file_atomically(vm["out"].as<std::string>(), result.dump(2) + "\n");

@@ -44,12 +44,39 @@ double budget_seconds(const std::string& text) {
       "plan: --budget: expected a positive duration such as 60s or 5 min, got '{}'", text));
 }
 
-/// The plan document a scenario names (inline, or a file relative to the scenario).
-Json scenario_plan_document(const ConfigNode& scenario) {
-  const auto node = scenario.at("plan");
-  if (node.is_object()) return node.json();
-  const auto base = std::filesystem::path(scenario.file()).parent_path();
-  return load_config((base / node.as_string()).lexically_normal().string()).json();
+/// `file` as the launch plan at `launch` names it: relative to the launch plan's folder.
+std::string relative_to_launch(const std::string& file, const std::string& launch) {
+  namespace fs = std::filesystem;
+  const auto folder = fs::absolute(fs::path(launch)).parent_path();
+  return fs::absolute(fs::path(file)).lexically_normal().lexically_relative(folder).string();
+}
+
+/// The launch plan's "job": what `strait exec LAUNCH.json` runs (executor/launch_input.hpp):
+/// the cluster, model and data as files relative to the launch plan (inline where the
+/// scenario had them inline), the plan found inline, steps, seed, mode and profiles.
+Json launch_job(const po::variables_map& vm, const std::string& launch, const Json& document,
+                const TrainingScenario& base) {
+  Json job = {{"name", base.name},
+              {"steps", base.steps},
+              {"seed", base.seed},
+              {"mode", base.mode == sim::network::NetworkMode::kFlow ? "flow" : "analytical"},
+              {"plan", document}};
+  if (vm.count("scenario")) {
+    const auto config = load_config(vm["scenario"].as<std::string>());
+    const auto parts = TrainingScenario::resolve_parts(config);
+    const std::pair<const char*, const ConfigNode*> named[] = {
+        {"cluster", &parts.cluster}, {"model", &parts.model}, {"data", &parts.data}};
+    for (const auto& [key, part] : named) {
+      job[key] = config.at(key).is_string() ? Json(relative_to_launch(part->file(), launch))
+                                            : part->json();
+    }
+    if (const auto hardware = config.find("hardware")) job["hardware"] = hardware->json();
+  } else {
+    for (const char* key : {"cluster", "model", "data"})
+      job[key] = relative_to_launch(vm[key].as<std::string>(), launch);
+  }
+  if (!base.profiles_dir.empty()) job["profiles"] = relative_to_launch(base.profiles_dir, launch);
+  return job;
 }
 
 planner::PlanRequest make_request(const po::variables_map& vm) {
@@ -64,7 +91,7 @@ planner::PlanRequest make_request(const po::variables_map& vm) {
       config.at("collectives").fail("expected a training scenario (model, data, plan) to plan");
     req.base = TrainingScenario::from_config(config);
     req.has_baseline = true;
-    req.baseline_document = scenario_plan_document(config);
+    req.baseline_document = TrainingScenario::resolve_parts(config).plan.json();
   } else {
     for (const char* k : {"cluster", "model", "data"}) {
       if (!vm.count(k))
@@ -170,9 +197,10 @@ int run_plan(const std::vector<std::string>& args) {
         planner::torchrec_plan_json(best.plan, request.base, costs).dump(2) + "\n");
   }
   if (vm.count("launch")) {
-    write_file_atomically(
-        vm["launch"].as<std::string>(),
-        planner::launch_plan_json(best.plan, best.document, request.base).dump(2) + "\n");
+    const auto path = vm["launch"].as<std::string>();
+    auto launch = planner::launch_plan_json(best.plan, best.document, request.base);
+    launch["job"] = launch_job(vm, path, best.document, request.base);
+    write_file_atomically(path, launch.dump(2) + "\n");
   }
   return 0;
 }

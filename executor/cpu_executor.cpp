@@ -10,6 +10,7 @@
 #include <climits>
 #include <csignal>
 #include <cstdlib>
+#include <deque>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -18,17 +19,18 @@
 #include <fmt/format.h>
 
 #include "executor/cpu_kernels.hpp"
+#include "executor/detail/comm_thread.hpp"
 #include "executor/op_scheduler.hpp"
 #include "sim/core/error.hpp"
 
 namespace strait::executor {
 namespace {
 
+using detail::Clock;
 using sim::network::CollectiveOp;
 using sim::workload::Op;
 using sim::workload::OpGraph;
 using sim::workload::OpKind;
-using Clock = std::chrono::steady_clock;
 
 void check(int code, const char* what) {
   if (code == MPI_SUCCESS) return;
@@ -104,14 +106,6 @@ struct Groups {
   }
 };
 
-// A started collective: its buffers live until it completes.
-struct Pending {
-  std::int32_t op = 0;
-  Clock::time_point started;
-  std::vector<char> send, recv;
-  std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
-};
-
 class RankRunner {
  public:
   RankRunner(const OpGraph& graph, int rank, std::int64_t table_rows, double collective_timeout_s)
@@ -126,9 +120,12 @@ class RankRunner {
         times_{std::vector<Time>(ops_.size()), std::vector<Time>(ops_.size())} {
     make_groups();
     index_collectives();
+    collectives_.resize(ops_.size());
     for (std::size_t i = 0; i < ops_.size(); ++i) {
       if (ops_[i].kind == OpKind::kKernel)
         handles_[i] = kernels_.prepare(ops_[i].kernel, ops_[i].step);
+      if (ops_[i].kind == OpKind::kCollective)
+        collectives_[i] = prepare_collective(static_cast<std::int32_t>(i));
     }
   }
 
@@ -139,9 +136,12 @@ class RankRunner {
     scheduler_.emplace(graph_.ranks[static_cast<std::size_t>(rank_)], graph_.streams.size(),
                        graph_.groups.size());
     check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    // From here to the end of the run only the comm thread calls MPI.
+    comm_.emplace(collective_timeout_s_,
+                  [this](std::int32_t op, double timeout_s) { timed_out(op, timeout_s); });
     start_ = Clock::now();
     while (!scheduler_->done()) {
-      bool progressed = false;
+      bool progressed = finish_completed(comm_->take(false));
       std::optional<std::int32_t> kernel;
       for (auto index : scheduler_->ready()) {
         if (ops_[static_cast<std::size_t>(index)].kind == OpKind::kCollective) {
@@ -166,13 +166,13 @@ class RankRunner {
         set_current();
         progressed = true;
       }
-      if (!requests_.empty()) progressed = test_some() || progressed;
       if (!progressed) {
-        if (requests_.empty())
+        if (in_flight_.empty())
           throw Error(fmt::format("strait exec: rank {} has ops left but none can start", rank_));
-        wait_any();
+        finish_completed(comm_->take(true));
       }
     }
+    comm_.reset();
     g_current_op = -1;
     return std::chrono::duration<double>(Clock::now() - start_).count();
   }
@@ -187,23 +187,32 @@ class RankRunner {
   }
 
   // The op this rank is in for the SIGTERM handler: the oldest collective in flight.
-  void set_current() { g_current_op = pending_.empty() ? -1 : pending_.front()->op; }
+  void set_current() { g_current_op = in_flight_.empty() ? -1 : in_flight_.front(); }
 
-  // The watchdog: the oldest collective in flight past the timeout aborts the job.
-  void check_timeout() const {
-    if (pending_.empty() || collective_timeout_s_ <= 0) return;
-    const Pending& p = *pending_.front();
-    if (std::chrono::duration<double>(Clock::now() - p.started).count() <= collective_timeout_s_)
-      return;
-    const Op& op = ops_[static_cast<std::size_t>(p.op)];
+  // The watchdog (called on the comm thread): the oldest collective in flight past the
+  // timeout aborts the job.
+  void timed_out(std::int32_t index, double timeout_s) const {
+    const Op& op = ops_[static_cast<std::size_t>(index)];
     std::cerr << fmt::format(
                      "strait exec: rank {}: collective '{}' (group {}, step {}) did not complete "
                      "in {:g} s\n",
                      rank_, graph_.names[static_cast<std::size_t>(op.name)],
                      graph_.groups[static_cast<std::size_t>(op.collective.group)].name, op.step,
-                     collective_timeout_s_)
+                     timeout_s)
               << std::flush;
     MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+
+  // Records the collectives the comm thread saw complete; true when there were any.
+  bool finish_completed(const std::vector<detail::CompletedCollective>& completed) {
+    for (const auto& c : completed) {
+      times_.end[static_cast<std::size_t>(c.op)] =
+          Time::from_ns(std::chrono::duration<double, std::nano>(c.end - start_).count());
+      scheduler_->finish(c.op);
+      in_flight_.erase(std::find(in_flight_.begin(), in_flight_.end(), c.op));
+    }
+    if (!completed.empty()) set_current();
+    return !completed.empty();
   }
 
   Time now() const {
@@ -259,7 +268,19 @@ class RankRunner {
     return *list[k];
   }
 
+  // Starts collective `index`: hands its prepared call to the comm thread.
   void start_collective(std::int32_t index) {
+    const auto i = static_cast<std::size_t>(index);
+    scheduler_->start(index);
+    times_.start[i] = now();
+    in_flight_.push_back(index);
+    comm_->post(collectives_[i]);
+  }
+
+  // The MPI call of collective op `index` with its buffers and counts, made once before
+  // the first run (a framework reuses its communication buffers; filling them is no part
+  // of a collective's time).
+  std::shared_ptr<detail::PostedCollective> prepare_collective(std::int32_t index) {
     const auto i = static_cast<std::size_t>(index);
     const Op& op = ops_[i];
     const auto g = static_cast<std::size_t>(op.collective.group);
@@ -270,41 +291,40 @@ class RankRunner {
     const MPI_Comm comm = groups_.comms[g];
     const auto n = static_cast<std::int64_t>(graph_.groups[g].ranks.size());
     const std::int64_t bytes = op.collective.bytes;
-    auto p = std::make_unique<Pending>();
+    auto p = std::make_shared<detail::PostedCollective>();
     p->op = index;
-    p->started = Clock::now();
-    MPI_Request request = MPI_REQUEST_NULL;
+    detail::PostedCollective* c = p.get();  // the calls below run on the comm thread
     auto alloc = [](std::vector<char>& v, std::int64_t size) {
       v.assign(static_cast<std::size_t>(std::max<std::int64_t>(size, 1)), 1);
     };
-    scheduler_->start(index);
-    times_.start[i] = now();
     switch (op.collective.op) {
       case CollectiveOp::kAllReduce: {
         const int count = as_count(bytes / 4, op);
         alloc(p->send, bytes);
         alloc(p->recv, bytes);
-        check(MPI_Iallreduce(p->send.data(), p->recv.data(), count, MPI_FLOAT, MPI_SUM, comm,
-                             &request),
-              "MPI_Iallreduce");
+        p->start = [c, count, comm](MPI_Request* r) {
+          return MPI_Iallreduce(c->send.data(), c->recv.data(), count, MPI_FLOAT, MPI_SUM, comm, r);
+        };
         break;
       }
       case CollectiveOp::kAllGather: {
         const int chunk = as_count(bytes / n, op);
         alloc(p->send, chunk);
         alloc(p->recv, chunk * n);
-        check(MPI_Iallgather(p->send.data(), chunk, MPI_BYTE, p->recv.data(), chunk, MPI_BYTE, comm,
-                             &request),
-              "MPI_Iallgather");
+        p->start = [c, chunk, comm](MPI_Request* r) {
+          return MPI_Iallgather(c->send.data(), chunk, MPI_BYTE, c->recv.data(), chunk, MPI_BYTE,
+                                comm, r);
+        };
         break;
       }
       case CollectiveOp::kReduceScatter: {
         const int block = as_count(bytes / n / 4, op);
         alloc(p->send, std::int64_t{block} * n * 4);
         alloc(p->recv, std::int64_t{block} * 4);
-        check(MPI_Ireduce_scatter_block(p->send.data(), p->recv.data(), block, MPI_FLOAT, MPI_SUM,
-                                        comm, &request),
-              "MPI_Ireduce_scatter_block");
+        p->start = [c, block, comm](MPI_Request* r) {
+          return MPI_Ireduce_scatter_block(c->send.data(), c->recv.data(), block, MPI_FLOAT,
+                                           MPI_SUM, comm, r);
+        };
         break;
       }
       case CollectiveOp::kAllToAll:
@@ -336,14 +356,16 @@ class RankRunner {
         alloc(p->send, sent);
         alloc(p->recv, received);
         if (uniform) {
-          check(MPI_Ialltoall(p->send.data(), p->send_counts[0], MPI_BYTE, p->recv.data(),
-                              p->send_counts[0], MPI_BYTE, comm, &request),
-                "MPI_Ialltoall");
+          p->start = [c, comm](MPI_Request* r) {
+            return MPI_Ialltoall(c->send.data(), c->send_counts[0], MPI_BYTE, c->recv.data(),
+                                 c->send_counts[0], MPI_BYTE, comm, r);
+          };
         } else {
-          check(MPI_Ialltoallv(p->send.data(), p->send_counts.data(), p->send_displs.data(),
-                               MPI_BYTE, p->recv.data(), p->recv_counts.data(),
-                               p->recv_displs.data(), MPI_BYTE, comm, &request),
-                "MPI_Ialltoallv");
+          p->start = [c, comm](MPI_Request* r) {
+            return MPI_Ialltoallv(c->send.data(), c->send_counts.data(), c->send_displs.data(),
+                                  MPI_BYTE, c->recv.data(), c->recv_counts.data(),
+                                  c->recv_displs.data(), MPI_BYTE, comm, r);
+          };
         }
         break;
       }
@@ -352,53 +374,7 @@ class RankRunner {
                                 sim::network::to_string(op.collective.op),
                                 graph_.names[static_cast<std::size_t>(op.name)]));
     }
-    requests_.push_back(request);
-    pending_.push_back(std::move(p));
-  }
-
-  void finish_collective(std::size_t slot) {
-    const auto index = pending_[slot]->op;
-    times_.end[static_cast<std::size_t>(index)] = now();
-    scheduler_->finish(index);
-  }
-
-  // Removes the completed slots (ascending) from requests_ and pending_.
-  void remove(std::vector<int> slots) {
-    std::sort(slots.rbegin(), slots.rend());
-    for (int s : slots) {
-      requests_.erase(requests_.begin() + s);
-      pending_.erase(pending_.begin() + s);
-    }
-  }
-
-  bool test_some() {
-    std::vector<int> done(requests_.size());
-    int count = 0;
-    check(MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count, done.data(),
-                       MPI_STATUSES_IGNORE),
-          "MPI_Testsome");
-    if (count <= 0 || count == MPI_UNDEFINED) return false;
-    done.resize(static_cast<std::size_t>(count));
-    for (int s : done) finish_collective(static_cast<std::size_t>(s));
-    remove(std::move(done));
-    return true;
-  }
-
-  // MPI_Waitany with the watchdog: polls (as Open MPI's Waitany does) until one completes.
-  void wait_any() {
-    int slot = MPI_UNDEFINED;
-    int flag = 0;
-    while (true) {
-      check(MPI_Testany(static_cast<int>(requests_.size()), requests_.data(), &slot, &flag,
-                        MPI_STATUS_IGNORE),
-            "MPI_Testany");
-      if (flag) break;
-      check_timeout();
-    }
-    if (slot == MPI_UNDEFINED) return;
-    finish_collective(static_cast<std::size_t>(slot));
-    remove({slot});
-    set_current();
+    return p;
   }
 
   const OpGraph& graph_;
@@ -412,10 +388,11 @@ class RankRunner {
   std::vector<int> handles_;
   OpTimes times_;
   Groups groups_;
-  std::vector<std::vector<std::vector<const Op*>>> calls_;  // [group][member][k]
-  std::vector<int> call_number_;                            // k of each collective op
-  std::vector<MPI_Request> requests_;
-  std::vector<std::unique_ptr<Pending>> pending_;
+  std::vector<std::vector<std::vector<const Op*>>> calls_;              // [group][member][k]
+  std::vector<int> call_number_;                                        // k of each collective op
+  std::vector<std::shared_ptr<detail::PostedCollective>> collectives_;  // by op index
+  std::deque<std::int32_t> in_flight_;      // collectives posted, oldest first
+  std::optional<detail::CommThread> comm_;  // during a run
   Clock::time_point start_;
   int runs_ = 0;
 };
@@ -427,8 +404,12 @@ MpiSession::MpiSession() {
   MPI_Initialized(&initialized);
   if (!initialized) {
     int provided = 0;
-    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided), "MPI_Init_thread");
+    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
     owns_ = true;
+    if (provided < MPI_THREAD_SERIALIZED)
+      throw Error(
+          "strait exec: the MPI library does not support MPI_THREAD_SERIALIZED (a thread "
+          "of its own progresses each rank's collectives)");
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);

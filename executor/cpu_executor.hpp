@@ -4,11 +4,11 @@
 //
 //   - Kernel ops run synchronously on the process's thread (CpuKernels): they are the
 //     CPU's work, one core per rank.
-//   - Collective ops start as MPI non-blocking collectives (Iallreduce, Iallgather,
+//   - Collective ops are MPI non-blocking collectives (Iallreduce, Iallgather,
 //     Ireduce_scatter_block, Ialltoall, Ialltoallv with the real per-peer sizes) on one
-//     communicator per process group, are progressed with MPI_Testsome between kernels
-//     and waited on with MPI_Waitany when nothing else can start, so communication on
-//     one stream overlaps compute on another only as far as MPI progresses it then.
+//     communicator per process group, started and progressed by a thread of their own
+//     (detail/comm_thread.hpp, MPI_THREAD_SERIALIZED), so communication overlaps compute
+//     as the plan's streams say; a collective ends when that thread sees it complete.
 //   - Times are steady_clock, relative to a common start right after a barrier; all
 //     ranks' op times are gathered to rank 0.
 // Faults: the job ends when one rank fails, and says where.
@@ -18,7 +18,8 @@
 //   - An op that throws: "strait exec: rank R failed in op 'X' (step S): ..." and
 //     MPI_Abort(MPI_COMM_WORLD, 1) (the others then stop as above).
 //   - A collective in flight longer than collective_timeout_s (0: no limit): "strait exec:
-//     rank R: collective 'X' (group G, step S) did not complete in T s" and MPI_Abort.
+//     rank R: collective 'X' (group G, step S) did not complete in T s" and MPI_Abort
+//     (checked by the comm thread).
 //   - Test hooks: the environment variable STRAIT_EXEC_KILL="RANK:OP_INDEX" makes rank
 //     RANK raise(SIGKILL) on itself when it is about to start its op OP_INDEX (first run);
 //     STRAIT_EXEC_FAIL="RANK:OP_INDEX" makes that op throw strait::Error instead.

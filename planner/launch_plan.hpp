@@ -8,11 +8,14 @@
 //    "env": {"system": {VAR: {"value", "reason"}},       interfaces, HCAs, cross-NIC
 //            "tuning": {VAR: {"value", "reason"}}},      overrides the plan relies on
 //    "launch": {"torchrun": [one line per node], "srun": "...", "mpirun": "..."},
-//    "fingerprint": "fnv1a64:..."}
+//    "fingerprint": "fnv1a64:...",
+//    "job": {"name", "cluster", "model", "data", "plan", "steps", "seed", "mode", ...}}
 // Hostnames are the cluster's host names with '/' turned into '-'. The fingerprint is
 // FNV-1a (64 bit) over the cluster (name, GPUs, hosts, link bandwidths), the model
 // (tables, dense sizes), the data (batch, lengths) and the plan document; the executor
-// checks it before it runs.
+// checks it before it runs. "job" (added by `strait plan --launch`, cli/plan_command.cpp)
+// is a scenario: the cluster, model and data files relative to the launch plan and the
+// plan inline, so `strait exec LAUNCH.json` runs exactly what was planned.
 
 #include <string>
 
