@@ -16,6 +16,7 @@
 
 #include "calibration/detail/kineto_trace_index.hpp"
 #include "calibration/kernel_case.hpp"
+#include "calibration/kernel_names.hpp"
 #include "sim/core/config_node.hpp"
 #include "traces/kineto_reader.hpp"
 
@@ -228,45 +229,6 @@ std::optional<KernelCase> elementwise_work(const std::string& op, const Inputs& 
 }
 
 // ---- Collectives.
-std::optional<CollectiveOp> nccl_kernel_op(const std::string& kernel) {
-  std::string_view rest;
-  for (std::string_view prefix : {"ncclKernel_", "ncclDevKernel_"}) {
-    if (const auto at = kernel.find(prefix); at != std::string::npos) {
-      rest = std::string_view(kernel).substr(at + prefix.size());
-    }
-  }
-  const std::string_view op = rest.substr(0, rest.find_first_of("_("));
-  static const std::map<std::string_view, CollectiveOp> kOps = {
-      {"AllReduce", CollectiveOp::kAllReduce},         {"AllGather", CollectiveOp::kAllGather},
-      {"ReduceScatter", CollectiveOp::kReduceScatter}, {"SendRecv", CollectiveOp::kSendRecv},
-      {"Broadcast", CollectiveOp::kBroadcast},         {"Reduce", CollectiveOp::kReduce}};
-  const auto it = kOps.find(op);
-  return it == kOps.end() ? std::nullopt : std::optional(it->second);
-}
-
-// c10d's names: "allreduce", "_allgather_base", "reduce_scatter_tensor_coalesced",
-// "all_to_allv", "send", ... ("barrier", "wait" and the like are no data collectives).
-std::optional<CollectiveOp> collective_name_op(const std::string& name) {
-  std::string n;
-  for (char c : lower(name)) {
-    if (c != '_') n += c;
-  }
-  const std::pair<std::string_view, CollectiveOp> kPrefixes[] = {
-      {"allreduce", CollectiveOp::kAllReduce},
-      {"allgather", CollectiveOp::kAllGather},
-      {"reducescatter", CollectiveOp::kReduceScatter},
-      {"alltoallv", CollectiveOp::kAllToAllV},
-      {"alltoall", CollectiveOp::kAllToAll},
-      {"broadcast", CollectiveOp::kBroadcast},
-      {"reduce", CollectiveOp::kReduce},
-      {"send", CollectiveOp::kSendRecv},
-      {"recv", CollectiveOp::kSendRecv}};
-  for (const auto& [prefix, op] : kPrefixes) {
-    if (n.starts_with(prefix)) return op;
-  }
-  return std::nullopt;
-}
-
 std::optional<KernelCase> collective_work(const KinetoTraceIndex& index, std::size_t kernel,
                                           const std::vector<std::size_t>& ops, int world_size) {
   const auto kernel_op = nccl_kernel_op(index.name(kernel));
@@ -307,33 +269,6 @@ struct Classified {
   std::size_t key_op = kNoOp;
 };
 
-enum class NameFamily { kUnknown, kGemm, kLookup, kUpdate, kAttention, kElementwise, kNccl };
-
-NameFamily family_of_name(const std::string& name) {
-  const std::string n = lower(name);
-  if (contains(n, "ncclkernel_") || contains(n, "nccldevkernel_")) return NameFamily::kNccl;
-  if (contains(n, "embedding_backward") ||
-      (contains(n, "embedding") && contains(n, "codegen_backward"))) {
-    return NameFamily::kUpdate;
-  }
-  if (contains(n, "embedding_forward") || contains(n, "embeddingbag_updateoutput") ||
-      (contains(n, "split_embedding") && contains(n, "codegen_forward"))) {
-    return NameFamily::kLookup;
-  }
-  if (contains(n, "hstu") || contains(n, "attention") || contains(n, "flash")) {
-    return NameFamily::kAttention;
-  }
-  if (contains(n, "gemm") || contains(n, "cutlass") || contains(n, "xmma") ||
-      contains(n, "cublaslt") || contains(n, "nvjet")) {
-    return NameFamily::kGemm;
-  }
-  if (contains(n, "elementwise_kernel") || contains(n, "reduce_kernel") ||
-      contains(n, "layer_norm")) {
-    return NameFamily::kElementwise;
-  }
-  return NameFamily::kUnknown;
-}
-
 Classified classify(const KinetoTraceIndex& index, std::size_t i, int world_size) {
   const std::string& name = index.name(i);
   if (index.is_memcpy(i) || index.is_memset(i)) {
@@ -344,36 +279,36 @@ Classified classify(const KinetoTraceIndex& index, std::size_t i, int world_size
     c.shape["op"] = index.is_memcpy(i) ? "memcpy" : "memset";
     return {c, kNoOp};
   }
-  const NameFamily family = family_of_name(name);
-  if (family == NameFamily::kUnknown) return {};
+  const KernelNameFamily family = kernel_family_of_name(name);
+  // Optimizer kernels (multi_tensor_apply) carry no shape a record could hold.
+  if (family == KernelNameFamily::kUnknown || family == KernelNameFamily::kOptimizer) return {};
   const std::vector<std::size_t> ops = index.linked_ops(i);
-  if (family == NameFamily::kNccl) return {collective_work(index, i, ops, world_size), kNoOp};
-  const std::string n = lower(name);
-  const bool backward = contains(n, "bwd") || contains(n, "backward");
+  if (family == KernelNameFamily::kNccl) return {collective_work(index, i, ops, world_size), kNoOp};
   for (std::size_t op : ops) {
     const Inputs in = op_inputs(index, op);
     std::optional<KernelCase> work;
     switch (family) {
-      case NameFamily::kGemm:
+      case KernelNameFamily::kGemm:
         work = gemm_work(index.name(op), in, name);
         break;
-      case NameFamily::kLookup:
+      case KernelNameFamily::kEmbeddingLookup:
         work = embedding_work(false, in);
         break;
-      case NameFamily::kUpdate:
+      case KernelNameFamily::kEmbeddingUpdate:
         work = embedding_work(true, in);
         break;
-      case NameFamily::kAttention:
-        work = attention_work(backward, index, op, in);
+      case KernelNameFamily::kAttentionForward:
+      case KernelNameFamily::kAttentionBackward:
+        work = attention_work(family == KernelNameFamily::kAttentionBackward, index, op, in);
         break;
-      case NameFamily::kElementwise:
+      case KernelNameFamily::kElementwise:
         work = elementwise_work(index.name(op), in);
         break;
       default:
         break;
     }
     if (work) return {work, op};
-    if (family == NameFamily::kElementwise) break;  // only the innermost op's tensors
+    if (family == KernelNameFamily::kElementwise) break;  // only the innermost op's tensors
   }
   return {};
 }

@@ -7,7 +7,8 @@
 // "gpu_memset") belongs to the CPU op (cat "cpu_op") with its "External id", else to the
 // op around its launch (the "cuda_runtime"/"cuda_driver" event with its "correlation") on
 // the launching thread, and to the ops enclosing that op; they are searched innermost first.
-// Families (kernel name, then the first linked op that gives the shape):
+// Families (kernel name by calibration/kernel_names.hpp, then the first linked op that
+// gives the shape; optimizer kernels carry no shape and are unrecognised):
 //   gemm            *gemm*, *cutlass*, *xmma*, *cublasLt*, *nvjet* under aten::mm, addmm, bmm,
 //                   baddbmm, matmul, linear ("Input Dims", "Input type"; bmm folds b into m;
 //                   fp32 inputs on a kernel named *tf32* are tf32)

@@ -2,9 +2,13 @@
 // `strait simulate --json`, MEASURED `strait exec --out`; with --sim-trace and
 // --measured-trace (their --trace files) also per kernel family, per communication purpose
 // and per op. --json writes the figures; --trace one Perfetto trace with both timelines.
+// strait compare SIMULATED --sim-trace S --kineto PATH...: the measured run is a real job's
+// PyTorch profiler traces (a file per rank, or a directory of them; executor/kineto_measured.hpp).
 
 #include <cmath>
 #include <iostream>
+#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -40,6 +44,18 @@ void print_mape(const char* what, const std::vector<executor::ComparedFigure>& f
                            m ? fmt::format("{:.1f}%", *m) : std::string("n/a"));
 }
 
+// Kineto kernel names run to hundreds of characters (templates): the start is the kernel.
+std::string shortened(const std::string& name, std::size_t width) {
+  return name.size() <= width ? name : name.substr(0, width - 3) + "...";
+}
+
+std::string op_label(const executor::ComparedOp& op) {
+  auto name = op.measured_name.empty()
+                  ? op.name
+                  : fmt::format("{} | {}", shortened(op.name, 20), shortened(op.measured_name, 28));
+  return op.occurrence == 0 ? name : fmt::format("{} #{}", name, op.occurrence);
+}
+
 void print_report(const executor::Comparison& c) {
   std::cout << fmt::format("strait compare: scenario '{}', {} ranks\n", c.scenario, c.ranks);
   std::cout << fmt::format("  simulated {}\n  measured  {}\n", c.simulated_file, c.measured_file);
@@ -49,18 +65,23 @@ void print_report(const executor::Comparison& c) {
   if (!c.has_traces) return;
   print_figures("kernel families, ms per step, all ranks", c.families);
   print_mape("kernel families", c.families);
-  print_figures("communication, ms per step, all ranks", c.purposes);
-  print_mape("communication purposes", c.purposes);
+  print_figures(c.comm_by_op ? "collectives, ms per step, all ranks"
+                             : "communication, ms per step, all ranks",
+                c.purposes);
+  print_mape(c.comm_by_op ? "collectives" : "communication purposes", c.purposes);
   std::cout << fmt::format("\n  ops with the largest absolute error ({} matched, {} unmatched)\n",
                            c.matched_ops, c.unmatched_ops);
-  std::cout << fmt::format("    {:>4} {:>4}  {:<36}{:>12}{:>12}{:>10}\n", "rank", "step", "op",
-                           "sim (ms)", "meas (ms)", "|err| ms");
+  const std::size_t width = c.comm_by_op ? 56 : 36;
+  std::cout << fmt::format("    {:>4} {:>4}  {:<{}}{:>12}{:>12}{:>10}\n", "rank", "step",
+                           c.comm_by_op ? "op (simulated | measured)" : "op", width, "sim (ms)",
+                           "meas (ms)", "|err| ms");
   for (const auto& op : c.top_ops) {
-    const auto name = op.occurrence == 0 ? op.name : fmt::format("{} #{}", op.name, op.occurrence);
-    std::cout << fmt::format("    {:>4} {:>4}  {:<36}{:>12.3f}{:>12.3f}{:>10.3f}\n", op.rank,
-                             op.step, name, op.simulated_ms, op.measured_ms,
+    std::cout << fmt::format("    {:>4} {:>4}  {:<{}}{:>12.3f}{:>12.3f}{:>10.3f}\n", op.rank,
+                             op.step, op_label(op), width, op.simulated_ms, op.measured_ms,
                              std::abs(op.simulated_ms - op.measured_ms));
   }
+  if (!c.notes.empty()) std::cout << "\n  notes\n";
+  for (const auto& note : c.notes) std::cout << "    " << note << "\n";
 }
 
 traces::Timeline read_trace(const std::string& path) {
@@ -70,24 +91,23 @@ traces::Timeline read_trace(const std::string& path) {
   return traces::read_kineto_trace(path, options);
 }
 
-}  // namespace
+// Kineto mode: SIMULATED and its trace against a real job's profiler traces.
+executor::Comparison compare_kineto(const po::variables_map& vm) {
+  if (vm.count("measured") || vm.count("measured-trace"))
+    throw UsageError("compare: --kineto replaces MEASURED.json and --measured-trace");
+  if (!vm.count("sim-trace")) throw UsageError("compare: --kineto needs --sim-trace");
+  if (vm.count("trace")) throw UsageError("compare: --trace is not available with --kineto");
+  const auto simulated = load_config(vm["simulated"].as<std::string>());
+  const auto sim_path = vm["sim-trace"].as<std::string>();
+  const auto measured = executor::read_kineto_run(
+      executor::kineto_trace_files(vm["kineto"].as<std::vector<std::string>>()));
+  return executor::compare_with_kineto(simulated, read_trace(sim_path), sim_path, measured);
+}
 
-int run_compare(const std::vector<std::string>& args) {
-  po::options_description desc("options");
-  desc.add_options()("simulated", po::value<std::string>()->required(),
-                     "strait simulate --json result")(
-      "measured", po::value<std::string>()->required(), "strait exec --out result")(
-      "sim-trace", po::value<std::string>(), "strait simulate --trace of the same scenario")(
-      "measured-trace", po::value<std::string>(), "strait exec --trace of the same run")(
-      "json", po::value<std::string>(), "write the comparison as JSON to this file")(
-      "trace", po::value<std::string>(),
-      "write one Perfetto trace with both timelines as sibling processes");
-  po::positional_options_description positional;
-  positional.add("simulated", 1).add("measured", 1);
-  po::variables_map vm;
-  if (!parse_options("compare", "SIMULATED.json MEASURED.json [options]", args, desc, positional,
-                     vm))
-    return 0;
+executor::Comparison compare_strait(const po::variables_map& vm,
+                                    std::optional<traces::Timeline>& sim_trace,
+                                    std::optional<traces::Timeline>& measured_trace) {
+  if (!vm.count("measured")) throw UsageError("compare: give MEASURED.json, or --kineto PATH");
   if (vm.count("sim-trace") != vm.count("measured-trace"))
     throw UsageError("compare: give --sim-trace and --measured-trace together");
   if (vm.count("trace") && !vm.count("sim-trace"))
@@ -95,7 +115,6 @@ int run_compare(const std::vector<std::string>& args) {
   const auto simulated = load_config(vm["simulated"].as<std::string>());
   const auto measured = load_config(vm["measured"].as<std::string>());
   auto comparison = executor::compare_results(simulated, measured);
-  std::optional<traces::Timeline> sim_trace, measured_trace;
   if (vm.count("sim-trace")) {
     const auto sim_path = vm["sim-trace"].as<std::string>();
     const auto measured_path = vm["measured-trace"].as<std::string>();
@@ -103,6 +122,35 @@ int run_compare(const std::vector<std::string>& args) {
     measured_trace = read_trace(measured_path);
     executor::compare_traces(*sim_trace, sim_path, *measured_trace, measured_path, comparison);
   }
+  return comparison;
+}
+
+}  // namespace
+
+int run_compare(const std::vector<std::string>& args) {
+  po::options_description desc("options");
+  desc.add_options()("simulated", po::value<std::string>()->required(),
+                     "strait simulate --json result")("measured", po::value<std::string>(),
+                                                      "strait exec --out result")(
+      "sim-trace", po::value<std::string>(), "strait simulate --trace of the same scenario")(
+      "measured-trace", po::value<std::string>(), "strait exec --trace of the same run")(
+      "kineto", po::value<std::vector<std::string>>()->multitoken(),
+      "PyTorch profiler (Kineto) traces of a real job instead of MEASURED: files, one per rank, "
+      "or directories of them (*.json)")("json", po::value<std::string>(),
+                                         "write the comparison as JSON to this file")(
+      "trace", po::value<std::string>(),
+      "write one Perfetto trace with both timelines as sibling processes");
+  po::positional_options_description positional;
+  positional.add("simulated", 1).add("measured", 1);
+  po::variables_map vm;
+  if (!parse_options("compare",
+                     "SIMULATED.json MEASURED.json [options] | SIMULATED.json --sim-trace "
+                     "S.json --kineto PATH... [options]",
+                     args, desc, positional, vm))
+    return 0;
+  std::optional<traces::Timeline> sim_trace, measured_trace;
+  const auto comparison =
+      vm.count("kineto") ? compare_kineto(vm) : compare_strait(vm, sim_trace, measured_trace);
   print_report(comparison);
   if (vm.count("json")) {
     const auto path = vm["json"].as<std::string>();

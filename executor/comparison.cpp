@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "calibration/kernel_names.hpp"
 #include "sim/core/error.hpp"
 #include "sim/cost/kernel_work.hpp"
 #include "sim/run/op_replay.hpp"
@@ -46,12 +47,55 @@ const char* family_of(KernelKind k) {
   return "other";
 }
 
+const char* family_of(calibration::KernelNameFamily f) {
+  using calibration::KernelNameFamily;
+  switch (f) {
+    case KernelNameFamily::kGemm:
+      return "gemm";
+    case KernelNameFamily::kAttentionForward:
+      return "attention_fwd";
+    case KernelNameFamily::kAttentionBackward:
+      return "attention_bwd";
+    case KernelNameFamily::kEmbeddingLookup:
+      return "embedding_lookup";
+    case KernelNameFamily::kEmbeddingUpdate:
+      return "embedding_update";
+    case KernelNameFamily::kElementwise:
+      return "elementwise";
+    case KernelNameFamily::kOptimizer:
+      return "optimizer";
+    case KernelNameFamily::kNccl:
+    case KernelNameFamily::kUnknown:
+      break;
+  }
+  return "other";
+}
+
+// A real job's all-to-all is all_to_allv or all_to_all by how c10d was called, the
+// simulator's by whether sizes differ: one row for both.
+std::string comm_op_label(std::optional<sim::network::CollectiveOp> op) {
+  using sim::network::CollectiveOp;
+  if (!op) return "other";
+  if (*op == CollectiveOp::kAllToAll || *op == CollectiveOp::kAllToAllV) return "all_to_all(v)";
+  return sim::network::to_string(*op);
+}
+
+std::vector<std::string> comm_op_labels() {
+  std::vector<std::string> out;
+  for (int i = 0; i < sim::network::kCollectiveOpCount; ++i) {
+    auto label = comm_op_label(static_cast<sim::network::CollectiveOp>(i));
+    if (std::find(out.begin(), out.end(), label) == out.end()) out.push_back(std::move(label));
+  }
+  out.emplace_back("other");
+  return out;
+}
+
 // An op's span as both runs write it: a kernel (its family) or a collective (its class).
 struct OpSpan {
   int rank;
   std::int64_t step;
   std::string name;
-  std::string group;  // family or communication purpose
+  std::string group;  // family, communication purpose or (Kineto mode) collective op
   bool is_kernel;
   double ms;
 };
@@ -71,7 +115,18 @@ std::optional<std::int64_t> step_arg(const traces::Timeline& tl, const traces::S
   return std::nullopt;
 }
 
-TraceOps trace_ops(const traces::Timeline& tl) {
+std::optional<sim::network::CollectiveOp> op_arg(const traces::Timeline& tl,
+                                                 const traces::Span& span) {
+  for (const auto& a : tl.args(span)) {
+    if (tl.name_of(a.key) != "op") continue;
+    if (const auto* s = std::get_if<traces::InternedString>(&a.value))
+      return sim::network::parse_collective_op(tl.name_of(s->id));
+  }
+  return std::nullopt;
+}
+
+// The op spans of a strait trace; collectives grouped by purpose, or by op if `comm_by_op`.
+TraceOps trace_ops(const traces::Timeline& tl, bool comm_by_op) {
   std::set<std::string, std::less<>> purposes;
   for (int c = 0; c < sim::workload::kCommClassCount; ++c)
     purposes.insert(sim::workload::to_string(static_cast<sim::workload::CommClass>(c)));
@@ -87,7 +142,7 @@ TraceOps trace_ops(const traces::Timeline& tl) {
       op.group = family_of(*kind);
       op.is_kernel = true;
     } else if (purposes.contains(category)) {
-      op.group = category;
+      op.group = comm_by_op ? comm_op_label(op_arg(tl, span)) : category;
     } else {
       continue;
     }
@@ -135,14 +190,49 @@ std::vector<ComparedFigure> figures(const std::map<std::string, double>& sim,
 
 using OpKey = std::tuple<int, std::int64_t, std::string, int>;
 
-std::map<OpKey, double> keyed_ops(const TraceOps& t) {
+// Ops keyed by (rank, step, name or group, occurrence), with their names and times.
+std::map<OpKey, std::pair<std::string, double>> keyed_ops(const TraceOps& t, bool by_group) {
   std::map<std::tuple<int, std::int64_t, std::string>, int> seen;
-  std::map<OpKey, double> out;
+  std::map<OpKey, std::pair<std::string, double>> out;
   for (const auto& op : t.ops) {
-    const int k = seen[{op.rank, op.step, op.name}]++;
-    out[{op.rank, op.step, op.name, k}] = op.ms;
+    const auto& key = by_group ? op.group : op.name;
+    const int k = seen[{op.rank, op.step, key}]++;
+    out[{op.rank, op.step, key, k}] = {op.name, op.ms};
   }
   return out;
+}
+
+// Fills the family, communication and top-op figures of `into`.
+void compare_ops(const TraceOps& sim, const TraceOps& meas, const std::vector<std::string>& comm,
+                 bool by_group, Comparison& into) {
+  into.has_traces = true;
+  const std::vector<std::string> families(std::begin(kFamilies), std::end(kFamilies));
+  into.families = figures(per_step_totals(sim, true), per_step_totals(meas, true), families);
+  into.purposes = figures(per_step_totals(sim, false), per_step_totals(meas, false), comm);
+
+  const auto sim_ops = keyed_ops(sim, by_group), meas_ops = keyed_ops(meas, by_group);
+  std::vector<ComparedOp> matched;
+  for (const auto& [key, op] : meas_ops) {
+    const auto s = sim_ops.find(key);
+    if (s == sim_ops.end()) continue;
+    const auto& [rank, step, name, occurrence] = key;
+    matched.push_back({rank, step, s->second.first, occurrence, by_group ? op.first : std::string(),
+                       s->second.second, op.second});
+  }
+  into.matched_ops = matched.size();
+  into.unmatched_ops = sim_ops.size() + meas_ops.size() - 2 * matched.size();
+  std::stable_sort(matched.begin(), matched.end(), [](const ComparedOp& a, const ComparedOp& b) {
+    return std::abs(a.simulated_ms - a.measured_ms) > std::abs(b.simulated_ms - b.measured_ms);
+  });
+  if (matched.size() > kTopOps) matched.resize(kTopOps);
+  into.top_ops = std::move(matched);
+}
+
+std::string no_ops(std::string_view command) {
+  return fmt::format(
+      "expected op spans (a kernel kind or communication class as \"cat\", a \"step\" arg), as "
+      "strait {} --trace writes them",
+      command);
 }
 
 double number_at(const ConfigNode& doc, std::string_view key) {
@@ -167,6 +257,90 @@ nlohmann::json figures_json(const std::vector<ComparedFigure>& fs) {
 
 nlohmann::json optional_json(std::optional<double> v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// The measured ops of `ranks` in steps [0, steps), in the form of a strait trace's.
+TraceOps kineto_ops(const KinetoRun& run, const std::set<int>& ranks, std::int64_t steps) {
+  TraceOps out;
+  for (std::int64_t k = 0; k < steps; ++k) out.steps.insert(k);
+  for (const int r : ranks) {
+    out.ranks.insert(r);
+    for (const auto& kernel : run.ranks.at(r).kernels) {
+      if (kernel.step >= steps) continue;
+      const bool nccl = kernel.family == calibration::KernelNameFamily::kNccl;
+      out.ops.push_back({r, kernel.step, kernel.name,
+                         nccl ? comm_op_label(kernel.collective) : family_of(kernel.family), !nccl,
+                         kernel.ms});
+    }
+  }
+  return out;
+}
+
+void keep_steps(TraceOps& t, std::int64_t steps) {
+  std::erase_if(t.ops, [steps](const OpSpan& op) { return op.step >= steps; });
+  std::erase_if(t.steps, [steps](std::int64_t step) { return step >= steps; });
+}
+
+// Step time (mean, p50, p99) and the "compute" breakdown of the first `steps` steps.
+void kineto_step_figures(const ConfigNode& simulated, const KinetoRun& run, std::int64_t steps,
+                         Comparison& c) {
+  std::vector<double> job_ms(static_cast<std::size_t>(steps), 0.0);
+  double compute_ms = 0;
+  for (const auto& [r, trace] : run.ranks) {
+    for (std::size_t k = 0; k < job_ms.size(); ++k) {
+      job_ms[k] = std::max(job_ms[k], trace.step_ms[k]);
+      compute_ms += trace.compute_ms[k];
+    }
+  }
+  compute_ms /= static_cast<double>(run.ranks.size() * job_ms.size());
+  double mean = 0;
+  for (const double ms : job_ms) mean += ms / static_cast<double>(job_ms.size());
+  c.step_time.push_back({"mean", number_at(simulated, "step_time_ms"), mean});
+  if (simulated.has("step_time_p50_ms"))
+    c.step_time.push_back(
+        {"p50", number_at(simulated, "step_time_p50_ms"), sim::run::percentile(job_ms, 0.5)});
+  if (simulated.has("step_time_p99_ms"))
+    c.step_time.push_back(
+        {"p99", number_at(simulated, "step_time_p99_ms"), sim::run::percentile(job_ms, 0.99)});
+  // Exposed communication by purpose, straggler wait and bubble have no measured figure.
+  if (const auto b = simulated.find("breakdown_ms"); b && b->is_object() && b->has("compute"))
+    c.breakdown.push_back({"compute", number_at(*b, "compute"), compute_ms});
+}
+
+void kineto_notes(const KinetoRun& run, const std::set<int>& sim_ranks, std::int64_t sim_steps,
+                  std::int64_t measured_steps, Comparison& c) {
+  const auto& first = run.ranks.begin()->second.step_numbers;
+  if (measured_steps > sim_steps) {
+    c.notes.push_back(fmt::format(
+        "the Kineto traces have {} profiler steps (ProfilerStep#{}..#{}), the simulated trace "
+        "{}: compared the first {}",
+        measured_steps, first.front(), first[static_cast<std::size_t>(measured_steps) - 1],
+        sim_steps, sim_steps));
+  } else if (measured_steps < sim_steps) {
+    c.notes.push_back(fmt::format(
+        "the simulated trace has {} steps, the Kineto traces {}: compared the first {} of each "
+        "(simulated step time: all its steps)",
+        sim_steps, measured_steps, measured_steps));
+  }
+  for (const auto& [r, trace] : run.ranks) {
+    if (static_cast<std::int64_t>(trace.step_numbers.size()) > measured_steps)
+      c.notes.push_back(fmt::format("rank {} ({}) has {} profiler steps, another rank only {}", r,
+                                    trace.file, trace.step_numbers.size(), measured_steps));
+    if (!sim_ranks.contains(r))
+      c.notes.push_back(
+          fmt::format("rank {} ({}) is not in the simulated trace: in step time and compute only",
+                      r, trace.file));
+  }
+  int unknown = 0;
+  std::pair<std::string, int> most{"", 0};
+  for (const auto& [name, n] : run.unknown_kernels) {
+    unknown += n;
+    if (n > most.second) most = {name, n};
+  }
+  if (unknown > 0)
+    c.notes.push_back(
+        fmt::format("{} kernels of no known family are not in the families (most frequent: {} x{})",
+                    unknown, most.first, most.second));
 }
 
 }  // namespace
@@ -226,15 +400,9 @@ Comparison compare_results(const ConfigNode& simulated, const ConfigNode& measur
 void compare_traces(const traces::Timeline& simulated, const std::string& simulated_file,
                     const traces::Timeline& measured, const std::string& measured_file,
                     Comparison& into) {
-  const auto sim = trace_ops(simulated), meas = trace_ops(measured);
-  if (sim.ops.empty())
-    throw ConfigError(simulated_file, "/traceEvents",
-                      "expected op spans (a kernel kind or communication class as \"cat\", a "
-                      "\"step\" arg), as strait simulate --trace writes them");
-  if (meas.ops.empty())
-    throw ConfigError(measured_file, "/traceEvents",
-                      "expected op spans (a kernel kind or communication class as \"cat\", a "
-                      "\"step\" arg), as strait exec --trace writes them");
+  const auto sim = trace_ops(simulated, false), meas = trace_ops(measured, false);
+  if (sim.ops.empty()) throw ConfigError(simulated_file, "/traceEvents", no_ops("simulate"));
+  if (meas.ops.empty()) throw ConfigError(measured_file, "/traceEvents", no_ops("exec"));
   if (sim.ranks != meas.ranks) {
     throw ConfigError(
         measured_file, "/traceEvents",
@@ -242,29 +410,47 @@ void compare_traces(const traces::Timeline& simulated, const std::string& simula
                     "different scenario?)",
                     simulated_file, fmt::join(sim.ranks, ","), fmt::join(meas.ranks, ",")));
   }
-  into.has_traces = true;
-  const std::vector<std::string> families(std::begin(kFamilies), std::end(kFamilies));
-  into.families = figures(per_step_totals(sim, true), per_step_totals(meas, true), families);
   std::vector<std::string> purposes;
   for (int c = 0; c < sim::workload::kCommClassCount; ++c)
     purposes.emplace_back(sim::workload::to_string(static_cast<sim::workload::CommClass>(c)));
-  into.purposes = figures(per_step_totals(sim, false), per_step_totals(meas, false), purposes);
+  compare_ops(sim, meas, purposes, false, into);
+}
 
-  const auto sim_ops = keyed_ops(sim), meas_ops = keyed_ops(meas);
-  std::vector<ComparedOp> matched;
-  for (const auto& [key, ms] : meas_ops) {
-    const auto s = sim_ops.find(key);
-    if (s == sim_ops.end()) continue;
-    const auto& [rank, step, name, occurrence] = key;
-    matched.push_back({rank, step, name, occurrence, s->second, ms});
+Comparison compare_with_kineto(const ConfigNode& simulated, const traces::Timeline& sim_trace,
+                               const std::string& sim_trace_file, const KinetoRun& measured) {
+  Comparison c;
+  c.simulated_file = simulated.file();
+  c.measured_file = measured.files();
+  c.comm_by_op = true;
+  if (!simulated.is_object()) simulated.fail("expected an object (strait simulate --json)");
+  c.scenario = simulated.string_or("scenario", "");
+  c.ranks = static_cast<int>(simulated.integer_or("gpus", 0));
+  auto sim = trace_ops(sim_trace, true);
+  if (sim.ops.empty()) throw ConfigError(sim_trace_file, "/traceEvents", no_ops("simulate"));
+  if (measured.ranks.empty())
+    throw ConfigError(c.measured_file, "", "expected at least one Kineto trace");
+  std::vector<int> measured_ranks;
+  for (const auto& [r, trace] : measured.ranks) measured_ranks.push_back(r);
+  for (const int r : sim.ranks) {
+    if (!measured.ranks.contains(r)) {
+      throw ConfigError(c.measured_file, "",
+                        fmt::format("expected a Kineto trace of rank {} (traced in {}); these "
+                                    "traces are of ranks {}",
+                                    r, sim_trace_file, fmt::join(measured_ranks, ",")));
+    }
   }
-  into.matched_ops = matched.size();
-  into.unmatched_ops = sim_ops.size() + meas_ops.size() - 2 * matched.size();
-  std::stable_sort(matched.begin(), matched.end(), [](const ComparedOp& a, const ComparedOp& b) {
-    return std::abs(a.simulated_ms - a.measured_ms) > std::abs(b.simulated_ms - b.measured_ms);
-  });
-  if (matched.size() > kTopOps) matched.resize(kTopOps);
-  into.top_ops = std::move(matched);
+  std::int64_t measured_steps = -1;
+  for (const auto& [r, trace] : measured.ranks) {
+    const auto n = static_cast<std::int64_t>(trace.step_numbers.size());
+    measured_steps = measured_steps < 0 ? n : std::min(measured_steps, n);
+  }
+  const auto sim_steps = static_cast<std::int64_t>(sim.steps.size());
+  const std::int64_t steps = std::min(sim_steps, measured_steps);
+  kineto_step_figures(simulated, measured, steps, c);
+  kineto_notes(measured, sim.ranks, sim_steps, measured_steps, c);
+  keep_steps(sim, steps);
+  compare_ops(sim, kineto_ops(measured, sim.ranks, steps), comm_op_labels(), true, c);
+  return c;
 }
 
 nlohmann::json comparison_json(const Comparison& c) {
@@ -277,14 +463,16 @@ nlohmann::json comparison_json(const Comparison& c) {
   if (!c.has_traces) return out;
   out["kernel_families"] = figures_json(c.families);
   out["kernel_family_mape_percent"] = optional_json(mape_percent(c.families));
-  out["comm_purposes"] = figures_json(c.purposes);
-  out["comm_purpose_mape_percent"] = optional_json(mape_percent(c.purposes));
+  const std::string comm = c.comm_by_op ? "comm_ops" : "comm_purposes";
+  out[comm] = figures_json(c.purposes);
+  out[comm.substr(0, comm.size() - 1) + "_mape_percent"] = optional_json(mape_percent(c.purposes));
   auto ops = nlohmann::json::array();
   for (const auto& op : c.top_ops) {
     ops.push_back({{"rank", op.rank},
                    {"step", op.step},
                    {"name", op.name},
                    {"occurrence", op.occurrence},
+                   {"measured_name", op.measured_name.empty() ? op.name : op.measured_name},
                    {"simulated_ms", op.simulated_ms},
                    {"measured_ms", op.measured_ms},
                    {"abs_error_ms", std::abs(op.simulated_ms - op.measured_ms)}});
@@ -292,6 +480,7 @@ nlohmann::json comparison_json(const Comparison& c) {
   out["top_ops"] = ops;
   out["matched_ops"] = c.matched_ops;
   out["unmatched_ops"] = c.unmatched_ops;
+  if (!c.notes.empty()) out["notes"] = c.notes;
   return out;
 }
 

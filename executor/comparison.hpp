@@ -14,6 +14,13 @@
 //     so a step the machine disturbed does not move it. MAPE = mean |error| in percent over the
 //     figures with measured time > 0.
 //   - Ops are matched by (rank, step, name, occurrence of that name in the step).
+//   - Kineto mode (compare_with_kineto; the measured side read by kineto_measured.hpp):
+//     measured step k is the trace's k-th ProfilerStep (the first K, K = the simulated
+//     trace's steps), the job's step time the largest over ranks of the step's GPU time;
+//     breakdown: "compute" only (kernel time of the average rank per step, NCCL excluded);
+//     communication per collective op ("all_reduce", "all_to_all(v)", ...: a real trace has
+//     no purposes), the simulated side from its spans' "op" arg; ops are matched by (rank,
+//     step, family or collective op, occurrence of it in the step), labelled with both names.
 // Limits: traces must hold the same ranks (the simulator traces ranks 0-7 by default).
 // The CPU executor polls MPI only between kernels, so a measured collective ends after the
 // kernel it overlapped: per-purpose measured time is in-flight time, an upper bound.
@@ -24,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "executor/kineto_measured.hpp"
 #include "sim/core/config_node.hpp"
 #include "traces/timeline.hpp"
 
@@ -38,12 +46,14 @@ struct ComparedFigure {
   std::optional<double> error() const;
 };
 
-/// One op of both timelines (matched by rank, step, name, occurrence).
+/// One op of both timelines (matched by rank, step, name, occurrence; in Kineto mode `name`
+/// is the family or collective op until the rows are labelled).
 struct ComparedOp {
   int rank = 0;
   std::int64_t step = 0;
   std::string name;
   int occurrence = 0;
+  std::string measured_name;  // Kineto mode: the measured kernel (`name` is the simulated op)
   double simulated_ms = 0;
   double measured_ms = 0;
 };
@@ -56,9 +66,11 @@ struct Comparison {
   std::vector<ComparedFigure> breakdown;  // breakdown_ms: average rank per step
   bool has_traces = false;
   std::vector<ComparedFigure> families;  // per step, summed over ranks
-  std::vector<ComparedFigure> purposes;  // communication classes, likewise
+  std::vector<ComparedFigure> purposes;  // communication classes (collective ops), likewise
+  bool comm_by_op = false;               // Kineto mode: `purposes` are collective ops
   std::vector<ComparedOp> top_ops;       // largest |simulated - measured| first, at most 10
   std::size_t matched_ops = 0, unmatched_ops = 0;
+  std::vector<std::string> notes;  // what was left out or trimmed (Kineto mode)
 };
 
 /// Mean |error| in percent over the figures whose measured time is > 0; nullopt if none.
@@ -73,6 +85,12 @@ Comparison compare_results(const ConfigNode& simulated, const ConfigNode& measur
 void compare_traces(const traces::Timeline& simulated, const std::string& simulated_file,
                     const traces::Timeline& measured, const std::string& measured_file,
                     Comparison& into);
+
+/// Compares `simulated` (`strait simulate --json`) and its trace with a real job's Kineto
+/// traces (Kineto mode above); ConfigError names the trace files when a rank the simulated
+/// trace holds has no trace.
+Comparison compare_with_kineto(const ConfigNode& simulated, const traces::Timeline& sim_trace,
+                               const std::string& sim_trace_file, const KinetoRun& measured);
 
 /// The comparison as JSON (the figures of the text report; errors as fractions).
 nlohmann::json comparison_json(const Comparison& comparison);
