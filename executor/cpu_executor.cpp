@@ -10,7 +10,7 @@
 #include <climits>
 #include <csignal>
 #include <cstdlib>
-#include <deque>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -19,14 +19,13 @@
 #include <fmt/format.h>
 
 #include "executor/cpu_kernels.hpp"
-#include "executor/detail/comm_thread.hpp"
 #include "executor/op_scheduler.hpp"
 #include "sim/core/error.hpp"
 
 namespace strait::executor {
 namespace {
 
-using detail::Clock;
+using Clock = std::chrono::steady_clock;
 using sim::network::CollectiveOp;
 using sim::workload::Op;
 using sim::workload::OpGraph;
@@ -106,6 +105,15 @@ struct Groups {
   }
 };
 
+// A collective op's MPI call with its buffers and counts, made once before the first run
+// (a framework reuses its communication buffers; filling them is no part of a
+// collective's time).
+struct PreparedCollective {
+  std::function<int(MPI_Request*)> start;
+  std::vector<char> send, recv;
+  std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
+};
+
 class RankRunner {
  public:
   RankRunner(const OpGraph& graph, int rank, std::int64_t table_rows, double collective_timeout_s)
@@ -136,12 +144,9 @@ class RankRunner {
     scheduler_.emplace(graph_.ranks[static_cast<std::size_t>(rank_)], graph_.streams.size(),
                        graph_.groups.size());
     check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-    // From here to the end of the run only the comm thread calls MPI.
-    comm_.emplace(collective_timeout_s_,
-                  [this](std::int32_t op, double timeout_s) { timed_out(op, timeout_s); });
     start_ = Clock::now();
     while (!scheduler_->done()) {
-      bool progressed = finish_completed(comm_->take(false));
+      bool progressed = false;
       std::optional<std::int32_t> kernel;
       for (auto index : scheduler_->ready()) {
         if (ops_[static_cast<std::size_t>(index)].kind == OpKind::kCollective) {
@@ -166,13 +171,13 @@ class RankRunner {
         set_current();
         progressed = true;
       }
+      if (!requests_.empty()) progressed = test_some() || progressed;
       if (!progressed) {
-        if (in_flight_.empty())
+        if (requests_.empty())
           throw Error(fmt::format("strait exec: rank {} has ops left but none can start", rank_));
-        finish_completed(comm_->take(true));
+        wait_any();
       }
     }
-    comm_.reset();
     g_current_op = -1;
     return std::chrono::duration<double>(Clock::now() - start_).count();
   }
@@ -189,30 +194,62 @@ class RankRunner {
   // The op this rank is in for the SIGTERM handler: the oldest collective in flight.
   void set_current() { g_current_op = in_flight_.empty() ? -1 : in_flight_.front(); }
 
-  // The watchdog (called on the comm thread): the oldest collective in flight past the
-  // timeout aborts the job.
-  void timed_out(std::int32_t index, double timeout_s) const {
-    const Op& op = ops_[static_cast<std::size_t>(index)];
+  // The watchdog: the oldest collective in flight past the timeout aborts the job.
+  void check_timeout() const {
+    if (in_flight_.empty() || collective_timeout_s_ <= 0) return;
+    if (std::chrono::duration<double>(Clock::now() - posted_.front()).count() <=
+        collective_timeout_s_)
+      return;
+    const Op& op = ops_[static_cast<std::size_t>(in_flight_.front())];
     std::cerr << fmt::format(
                      "strait exec: rank {}: collective '{}' (group {}, step {}) did not complete "
                      "in {:g} s\n",
                      rank_, graph_.names[static_cast<std::size_t>(op.name)],
                      graph_.groups[static_cast<std::size_t>(op.collective.group)].name, op.step,
-                     timeout_s)
+                     collective_timeout_s_)
               << std::flush;
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
 
-  // Records the collectives the comm thread saw complete; true when there were any.
-  bool finish_completed(const std::vector<detail::CompletedCollective>& completed) {
-    for (const auto& c : completed) {
-      times_.end[static_cast<std::size_t>(c.op)] =
-          Time::from_ns(std::chrono::duration<double, std::nano>(c.end - start_).count());
-      scheduler_->finish(c.op);
-      in_flight_.erase(std::find(in_flight_.begin(), in_flight_.end(), c.op));
+  // Records that the collectives in `slots` (of requests_) completed now.
+  void finish_collectives(std::vector<int> slots) {
+    const Time end = now();
+    std::sort(slots.rbegin(), slots.rend());
+    for (int s : slots) {
+      const auto k = static_cast<std::size_t>(s);
+      times_.end[static_cast<std::size_t>(in_flight_[k])] = end;
+      scheduler_->finish(in_flight_[k]);
+      requests_.erase(requests_.begin() + s);
+      in_flight_.erase(in_flight_.begin() + s);
+      posted_.erase(posted_.begin() + s);
     }
-    if (!completed.empty()) set_current();
-    return !completed.empty();
+    set_current();
+  }
+
+  bool test_some() {
+    std::vector<int> done(requests_.size());
+    int count = 0;
+    check(MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count, done.data(),
+                       MPI_STATUSES_IGNORE),
+          "MPI_Testsome");
+    if (count <= 0 || count == MPI_UNDEFINED) return false;
+    done.resize(static_cast<std::size_t>(count));
+    finish_collectives(std::move(done));
+    return true;
+  }
+
+  // MPI_Waitany with the watchdog: polls (as Open MPI's Waitany does) until one completes.
+  void wait_any() {
+    int slot = MPI_UNDEFINED;
+    int flag = 0;
+    while (true) {
+      check(MPI_Testany(static_cast<int>(requests_.size()), requests_.data(), &slot, &flag,
+                        MPI_STATUS_IGNORE),
+            "MPI_Testany");
+      if (flag) break;
+      check_timeout();
+    }
+    if (slot != MPI_UNDEFINED) finish_collectives({slot});
   }
 
   Time now() const {
@@ -268,19 +305,20 @@ class RankRunner {
     return *list[k];
   }
 
-  // Starts collective `index`: hands its prepared call to the comm thread.
+  // Starts collective `index`: its prepared MPI call.
   void start_collective(std::int32_t index) {
     const auto i = static_cast<std::size_t>(index);
     scheduler_->start(index);
     times_.start[i] = now();
+    MPI_Request request = MPI_REQUEST_NULL;
+    check(collectives_[i]->start(&request), "starting a collective");
+    requests_.push_back(request);
     in_flight_.push_back(index);
-    comm_->post(collectives_[i]);
+    posted_.push_back(Clock::now());
   }
 
-  // The MPI call of collective op `index` with its buffers and counts, made once before
-  // the first run (a framework reuses its communication buffers; filling them is no part
-  // of a collective's time).
-  std::shared_ptr<detail::PostedCollective> prepare_collective(std::int32_t index) {
+  // Collective op `index`'s MPI call, buffers and counts.
+  std::unique_ptr<PreparedCollective> prepare_collective(std::int32_t index) {
     const auto i = static_cast<std::size_t>(index);
     const Op& op = ops_[i];
     const auto g = static_cast<std::size_t>(op.collective.group);
@@ -291,9 +329,8 @@ class RankRunner {
     const MPI_Comm comm = groups_.comms[g];
     const auto n = static_cast<std::int64_t>(graph_.groups[g].ranks.size());
     const std::int64_t bytes = op.collective.bytes;
-    auto p = std::make_shared<detail::PostedCollective>();
-    p->op = index;
-    detail::PostedCollective* c = p.get();  // the calls below run on the comm thread
+    auto p = std::make_unique<PreparedCollective>();
+    PreparedCollective* c = p.get();  // the buffers the call below uses
     auto alloc = [](std::vector<char>& v, std::int64_t size) {
       v.assign(static_cast<std::size_t>(std::max<std::int64_t>(size, 1)), 1);
     };
@@ -388,11 +425,13 @@ class RankRunner {
   std::vector<int> handles_;
   OpTimes times_;
   Groups groups_;
-  std::vector<std::vector<std::vector<const Op*>>> calls_;              // [group][member][k]
-  std::vector<int> call_number_;                                        // k of each collective op
-  std::vector<std::shared_ptr<detail::PostedCollective>> collectives_;  // by op index
-  std::deque<std::int32_t> in_flight_;      // collectives posted, oldest first
-  std::optional<detail::CommThread> comm_;  // during a run
+  std::vector<std::vector<std::vector<const Op*>>> calls_;        // [group][member][k]
+  std::vector<int> call_number_;                                  // k of each collective op
+  std::vector<std::unique_ptr<PreparedCollective>> collectives_;  // by op index
+  // Collectives in flight, oldest first: request, op index, when posted.
+  std::vector<MPI_Request> requests_;
+  std::vector<std::int32_t> in_flight_;
+  std::vector<Clock::time_point> posted_;
   Clock::time_point start_;
   int runs_ = 0;
 };
