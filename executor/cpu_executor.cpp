@@ -46,6 +46,34 @@ int as_count(std::int64_t n, const Op& op) {
   return static_cast<int>(n);
 }
 
+// How long the start barrier and the final gathers may take: they also wait for the peers'
+// preparation (tables, buffers), so never less than 300 s; no limit when collectives have
+// none.
+double job_wait_limit_s(double collective_timeout_s) {
+  return collective_timeout_s > 0 ? std::max(collective_timeout_s, 300.0) : 0.0;
+}
+
+// Waits for a job-wide `request` (the start barrier, the final gathers); a peer that stopped
+// outside an op would leave it pending forever: past `timeout_s` (> 0) the job is aborted.
+void wait_for_job(MPI_Request& request, const char* what, int rank, double timeout_s) {
+  const auto start = std::chrono::steady_clock::now();
+  int flag = 0;
+  while (true) {
+    check(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), what);
+    if (flag) return;
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (timeout_s > 0 && waited > timeout_s) {
+      std::cerr << fmt::format(
+                       "strait exec: rank {}: {} did not complete in {:g} s (a peer "
+                       "stopped outside an op)\n",
+                       rank, what, timeout_s)
+                << std::flush;
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  }
+}
+
 // Where this rank is, for the SIGTERM handler: mpirun sends SIGTERM to the surviving
 // ranks when one dies, and the handler writes the line of the op this rank was in
 // (preformatted: write(2) and _exit are async-signal-safe, formatting is not).
@@ -143,7 +171,9 @@ class RankRunner {
     ++runs_;
     scheduler_.emplace(graph_.ranks[static_cast<std::size_t>(rank_)], graph_.streams.size(),
                        graph_.groups.size());
-    check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    MPI_Request barrier = MPI_REQUEST_NULL;
+    check(MPI_Ibarrier(MPI_COMM_WORLD, &barrier), "MPI_Ibarrier");
+    wait_for_job(barrier, "the start barrier", rank_, job_wait_limit_s(collective_timeout_s_));
     start_ = Clock::now();
     while (!scheduler_->done()) {
       bool progressed = false;
@@ -501,9 +531,13 @@ MeasuredRun run_cpu_ranks(const OpGraph& graph, const MpiSession& session, std::
   // Every rank's (start, end) pairs to rank 0, in rank order.
   const int count = static_cast<int>(mine.size());
   std::vector<int> counts(static_cast<std::size_t>(ranks)), displs;
-  check(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
+  const int me = session.rank();
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Igather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &request),
+        "MPI_Igather");
+  wait_for_job(request, "gathering the op counts", me, job_wait_limit_s(collective_timeout_s));
   std::vector<std::int64_t> all;
-  if (session.rank() == 0) {
+  if (me == 0) {
     int total = 0;
     for (int c : counts) {
       displs.push_back(total);
@@ -511,11 +545,14 @@ MeasuredRun run_cpu_ranks(const OpGraph& graph, const MpiSession& session, std::
     }
     all.resize(static_cast<std::size_t>(total));
   }
-  check(MPI_Gatherv(mine.data(), count, MPI_INT64_T, all.data(), counts.data(), displs.data(),
-                    MPI_INT64_T, 0, MPI_COMM_WORLD),
-        "MPI_Gatherv");
+  check(MPI_Igatherv(mine.data(), count, MPI_INT64_T, all.data(), counts.data(), displs.data(),
+                     MPI_INT64_T, 0, MPI_COMM_WORLD, &request),
+        "MPI_Igatherv");
+  wait_for_job(request, "gathering the op times", me, job_wait_limit_s(collective_timeout_s));
   double wall = run.wall_s;
-  check(MPI_Reduce(&run.wall_s, &wall, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD), "MPI_Reduce");
+  check(MPI_Ireduce(&run.wall_s, &wall, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD, &request),
+        "MPI_Ireduce");
+  wait_for_job(request, "gathering the wall times", me, job_wait_limit_s(collective_timeout_s));
   run.wall_s = wall;
   if (session.rank() != 0) return run;
   for (int r = 0; r < ranks; ++r) {

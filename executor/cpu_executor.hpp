@@ -27,8 +27,10 @@
 //   - Test hooks: the environment variable STRAIT_EXEC_KILL="RANK:OP_INDEX" makes rank
 //     RANK raise(SIGKILL) on itself when it is about to start its op OP_INDEX (first run);
 //     STRAIT_EXEC_FAIL="RANK:OP_INDEX" makes that op throw strait::Error instead.
-// Limits: the barrier and the final gathers have no watchdog; broadcast, reduce and
-// send/recv ops are refused.
+//   - The start barrier and the final gathers wait at most max(collective_timeout_s, 300 s)
+//     (they also wait for the peers' preparation), none when it is 0: "strait exec:
+//     rank R: the start barrier did not complete in T s (a peer stopped outside an op)".
+// Limits: broadcast, reduce and send/recv ops are refused.
 
 #include <cstdint>
 
