@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/atomic_file.hpp"
+#include "traces/detail/event_stream.hpp"
 #include "traces/detail/json_text.hpp"
 
 namespace strait::traces {
@@ -18,32 +19,7 @@ using detail::json_microseconds;
 using detail::json_number;
 using detail::json_quote;
 
-// Buffers formatted events and hands them to the stream in ~1 MiB pieces.
-class EventStream {
- public:
-  explicit EventStream(std::ostream& out) : out_(out) {}
-  EventStream(const EventStream&) = delete;
-  EventStream& operator=(const EventStream&) = delete;
-  ~EventStream() = default;
-
-  template <typename... Args>
-  void event(fmt::format_string<Args...> format, Args&&... args) {
-    buffer_.append(std::string_view(first_ ? "\n" : ",\n"));
-    first_ = false;
-    fmt::format_to(std::back_inserter(buffer_), format, std::forward<Args>(args)...);
-    if (buffer_.size() > (std::size_t{1} << 20)) flush();
-  }
-  void raw(std::string_view text) { buffer_.append(text); }
-  void flush() {
-    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-    buffer_.clear();
-  }
-
- private:
-  std::ostream& out_;
-  fmt::memory_buffer buffer_;
-  bool first_ = true;
-};
+using detail::EventStream;
 
 class ChromeTraceWriter {
  public:

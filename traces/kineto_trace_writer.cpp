@@ -13,6 +13,7 @@
 
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
+#include "traces/detail/event_stream.hpp"
 #include "traces/detail/json_text.hpp"
 
 namespace strait::traces {
@@ -103,32 +104,7 @@ const CollectiveName* collective_name(std::string_view op) {
   return nullptr;
 }
 
-// Appends `format` to a buffer handed to the stream in ~1 MiB pieces.
-class JsonOut {
- public:
-  explicit JsonOut(std::ostream& out) : out_(out) {}
-  template <typename... Args>
-  void append(fmt::format_string<Args...> format, Args&&... args) {
-    fmt::format_to(std::back_inserter(buffer_), format, std::forward<Args>(args)...);
-    if (buffer_.size() > (std::size_t{1} << 20)) flush();
-  }
-  /// One element of traceEvents (comma-separated).
-  template <typename... Args>
-  void event(fmt::format_string<Args...> format, Args&&... args) {
-    buffer_.append(std::string_view(first_ ? "\n" : ",\n"));
-    first_ = false;
-    append(format, std::forward<Args>(args)...);
-  }
-  void flush() {
-    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-    buffer_.clear();
-  }
-
- private:
-  std::ostream& out_;
-  fmt::memory_buffer buffer_;
-  bool first_ = true;
-};
+using detail::EventStream;
 
 // One GPU event: a span of the rank that is kernel or collective work.
 struct GpuEvent {
@@ -153,7 +129,7 @@ class KinetoTraceWriter {
   }
 
   void write(std::ostream& out) const {
-    JsonOut json(out);
+    EventStream json(out);
     const auto [major, minor] = compute_capability(options_.device.name);
     json.append(
         "{{\n\"schemaVersion\":1,\n\"deviceProperties\":[{{\"id\":{},\"name\":{},"
@@ -236,7 +212,7 @@ class KinetoTraceWriter {
     return GpuEvent{&s, kernel, meta + args, true, step};
   }
 
-  void write_metadata(JsonOut& json) const {
+  void write_metadata(EventStream& json) const {
     const int pid = cpu_pid();
     json.event(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", pid,
                json_quote(fmt::format("strait rank {}", options_.rank)));
@@ -266,7 +242,7 @@ class KinetoTraceWriter {
     Time gpu_last = Time::zero();
   };
 
-  void write_events(JsonOut& json) const {
+  void write_events(EventStream& json) const {
     const int pid = cpu_pid();
     const int device = options_.device.id;
     std::map<std::int64_t, StepExtent> steps;

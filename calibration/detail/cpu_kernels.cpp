@@ -7,9 +7,10 @@
 //     a step's weights were last touched a pass ago. Warm samples ran 8-15% faster than
 //     the same GEMMs inside a step.
 //   - attention: warm (compute-bound; its inputs are the projection it follows).
-//   - elementwise: warm. Its input is the activation the previous kernel just wrote: a
-//     small tensor is read from cache, one larger than the cache from DRAM, and the table
-//     keyed by bytes learns both.
+//   - elementwise: in the last-level cache (the core's private caches evicted before each
+//     sample). Its input is an activation an earlier kernel wrote, since displaced from
+//     L1/L2 by the kernels in between: a tensor smaller than the last-level cache is read
+//     from there, a larger one from DRAM, and the table keyed by bytes learns both.
 //   - embedding lookup: steady state. Every repetition looks up a fresh batch of ids
 //     (drawn with the case's skew, as successive batches bring new ids) with nothing
 //     flushed in between: a step's lookup follows the previous step's update of the same
@@ -47,13 +48,15 @@ double elapsed_us(Clock::time_point start) {
   return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
 }
 
-std::size_t last_level_cache_bytes() {
-  long size = -1;
-#ifdef _SC_LEVEL3_CACHE_SIZE
-  size = sysconf(_SC_LEVEL3_CACHE_SIZE);
-#endif
-  return size > 0 ? static_cast<std::size_t>(size) : std::size_t{32} << 20;
+// A cache's size from sysconf(`name`), or `fallback` where the system does not say (VMs).
+std::size_t cache_bytes(int name, std::size_t fallback) {
+  const long size = sysconf(name);
+  return size > 0 ? static_cast<std::size_t>(size) : fallback;
 }
+
+// The cache state a sample starts in: as the previous repetition left it, with the core's
+// private caches evicted (data in the last-level cache), or with every cache flushed.
+enum class Cache { kWarm, kLastLevel, kCold };
 
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
@@ -69,7 +72,10 @@ std::string cpu_model() {
 
 class CpuKernelBackend final : public KernelBackend {
  public:
-  CpuKernelBackend() : flush_(2 * last_level_cache_bytes() / sizeof(float), 1.0f) {}
+  CpuKernelBackend()
+      : flush_(2 * cache_bytes(_SC_LEVEL3_CACHE_SIZE, std::size_t{32} << 20) / sizeof(float), 1.0f),
+        evict_(2 * cache_bytes(_SC_LEVEL2_CACHE_SIZE, std::size_t{1} << 20) / sizeof(float), 1.0f) {
+  }
 
   std::string device() const override { return cpu_model() + " (1 core per rank)"; }
 
@@ -86,10 +92,11 @@ class CpuKernelBackend final : public KernelBackend {
  private:
   // Runs `body` warmup + repetitions times, timing the last `repetitions`.
   template <typename Body>
-  std::vector<double> run(int warmup, int repetitions, bool flush, Body&& body) {
+  std::vector<double> run(int warmup, int repetitions, Cache cache, Body&& body) {
     std::vector<double> samples;
     for (int i = 0; i < warmup + repetitions; ++i) {
-      if (flush) flush_cache();
+      if (cache == Cache::kCold) touch(flush_);
+      if (cache == Cache::kLastLevel) touch(evict_);
       const auto start = Clock::now();
       body();
       const double us = elapsed_us(start);
@@ -98,9 +105,10 @@ class CpuKernelBackend final : public KernelBackend {
     return samples;
   }
 
-  void flush_cache() {
-    for (std::size_t i = 0; i < flush_.size(); i += 16) flush_[i] += 1.0f;
-    sink_ = sink_ + flush_[flush_.size() / 2];
+  // Writes every cache line of `buffer`, evicting what it displaces.
+  void touch(std::vector<float>& buffer) {
+    for (std::size_t i = 0; i < buffer.size(); i += 16) buffer[i] += 1.0f;
+    sink_ = sink_ + buffer[buffer.size() / 2];
   }
 
   std::vector<double> time_gemm(const KernelCase& c, int warmup, int repetitions) override {
@@ -109,7 +117,7 @@ class CpuKernelBackend final : public KernelBackend {
                k = c.shape.at("k").get<Eigen::Index>();
     const Matrix a = Matrix::Random(m, k), b = Matrix::Random(k, n);
     Matrix out(m, n);
-    auto samples = run(warmup, repetitions, true, [&] { out.noalias() = a * b; });
+    auto samples = run(warmup, repetitions, Cache::kCold, [&] { out.noalias() = a * b; });
     sink_ = sink_ + out(0, 0);
     return samples;
   }
@@ -139,7 +147,7 @@ class CpuKernelBackend final : public KernelBackend {
     if (c.shape.at("pass").get<std::string>() == "forward") {
       const kernels::HstuAttentionForwardArgs args{q.data(), k.data(), v.data(), offsets.data(),
                                                    nullptr,  nullptr,  nullptr,  out.data()};
-      return run(warmup, repetitions, false,
+      return run(warmup, repetitions, Cache::kWarm,
                  [&] { kernels::hstu_attention_forward(kernels::Device::kCpu, s, args); });
     }
     kernels::HstuAttentionBackwardArgs args;
@@ -151,7 +159,7 @@ class CpuKernelBackend final : public KernelBackend {
     args.grad_q = dq.data();
     args.grad_k = dk.data();
     args.grad_v = dv.data();
-    return run(warmup, repetitions, false,
+    return run(warmup, repetitions, Cache::kWarm,
                [&] { kernels::hstu_attention_backward(kernels::Device::kCpu, s, args); });
   }
 
@@ -185,7 +193,7 @@ class CpuKernelBackend final : public KernelBackend {
       args.table_row_offsets = in.table_row_offsets.data();
       args.offsets = in.offsets.data();
       args.output = output.data();
-      return run(warmup, repetitions, false, [&] {
+      return run(warmup, repetitions, Cache::kWarm, [&] {
         args.indices = batches[next++].indices.data();
         kernels::tbe_forward(kernels::Device::kCpu, s, args);
       });
@@ -199,7 +207,7 @@ class CpuKernelBackend final : public KernelBackend {
     args.offsets = in.offsets.data();
     args.grad_output = grad.data();
     args.indices = in.indices.data();
-    return run(warmup, repetitions, true,
+    return run(warmup, repetitions, Cache::kCold,
                [&] { kernels::tbe_backward(kernels::Device::kCpu, s, args); });
   }
 
@@ -207,8 +215,8 @@ class CpuKernelBackend final : public KernelBackend {
     // The case's bytes count the read and the write.
     const auto bytes = static_cast<std::size_t>(c.shape.at("bytes").get<std::int64_t>() / 2);
     std::vector<char> src(bytes, 1), dst(bytes);
-    auto samples =
-        run(warmup, repetitions, false, [&] { std::memcpy(dst.data(), src.data(), bytes); });
+    auto samples = run(warmup, repetitions, Cache::kLastLevel,
+                       [&] { std::memcpy(dst.data(), src.data(), bytes); });
     sink_ = sink_ + dst[bytes / 2];
     return samples;
   }
@@ -218,12 +226,13 @@ class CpuKernelBackend final : public KernelBackend {
     auto p = random_floats(n, 8), g = random_floats(n, 9, 0.01f);
     std::vector<float> m(n, 0.0f), v(n, 0.0f);
     int step = 0;
-    return run(warmup, repetitions, true,
+    return run(warmup, repetitions, Cache::kCold,
                [&] { adam_step(p.data(), g.data(), m.data(), v.data(), n, ++step); });
   }
 
-  std::vector<float> flush_;
-  volatile float sink_ = 0;  // keeps results observable so no benchmark is optimised away
+  std::vector<float> flush_;  // twice the last-level cache
+  std::vector<float> evict_;  // twice the core's private (L2) cache
+  volatile float sink_ = 0;   // keeps results observable so no benchmark is optimised away
 };
 
 }  // namespace
