@@ -84,14 +84,14 @@ TEST(ExecCommand, TwoRanksRunDlrmTinyAndWriteAResultAndATrace) {
       << read_text(log);
   EXPECT_TRUE(contains(
       read_text(log),
-      "strait exec: scenario 'dlrm-tiny-cpu', 2 ranks, 3 steps measured after 1 warm-up run(s)"));
+      "strait exec: scenario 'dlrm-tiny-cpu', 2 ranks, 10 steps measured after 1 warm-up run(s)"));
 
   const auto result = read_json(out);
   EXPECT_EQ(result["scenario"], "dlrm-tiny-cpu");
   EXPECT_EQ(result["gpus"], 2);
-  EXPECT_EQ(result["steps"], 3);
+  EXPECT_EQ(result["steps"], 10);
   EXPECT_EQ(result["warmup_runs"], 1);
-  ASSERT_EQ(result["step_times_ms"].size(), 3u);
+  ASSERT_EQ(result["step_times_ms"].size(), 10u);
   for (const auto& s : result["step_times_ms"]) EXPECT_GT(s.get<double>(), 0);
   EXPECT_GT(result["step_time_ms"].get<double>(), 0);
   EXPECT_GT(result["breakdown_ms"]["compute"].get<double>(), 0);
