@@ -12,6 +12,7 @@
 #include "cli/command.hpp"
 #include "cli/options.hpp"
 #include "executor/cpu_executor.hpp"
+#include "executor/cuda_executor.hpp"
 #include "executor/launch_input.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
@@ -37,25 +38,43 @@ std::int64_t table_rows(const sim::workload::TrainingScenario& scenario, int ran
   return std::max<std::int64_t>(std::int64_t{1} << 16, rows / std::max(1, ranks));
 }
 
-void check_cpu_cluster(const sim::workload::TrainingScenario& scenario,
-                       const sim::workload::OpGraph& graph) {
+// The backend that runs the graph: --backend, else cpu when every rank's device is a "CPU",
+// else cuda. Refuses a backend the cluster's devices cannot be run with.
+std::string choose_backend(const sim::workload::TrainingScenario& scenario,
+                           const sim::workload::OpGraph& graph, const po::variables_map& vm) {
+  const sim::workload::RankOps* gpu_rank = nullptr;  // the first rank that is not a CPU
+  const sim::workload::RankOps* cpu_rank = nullptr;
   for (const auto& r : graph.ranks) {
-    const auto& type = scenario.cluster.gpu(r.gpu).type;
-    if (type != "CPU") {
-      throw UsageError(fmt::format(
-          "exec: rank {} runs on a '{}' GPU; only the CPU backend exists yet (a cluster whose "
-          "gpu_type is \"CPU\", e.g. configs/clusters/localhost-cpu.json)",
-          r.rank, type));
-    }
+    auto& first = scenario.cluster.gpu(r.gpu).type == "CPU" ? cpu_rank : gpu_rank;
+    if (first == nullptr) first = &r;
   }
+  const std::string backend = vm.count("backend") ? vm["backend"].as<std::string>()
+                              : gpu_rank          ? "cuda"
+                                                  : "cpu";
+  if (backend == "cpu" && gpu_rank != nullptr) {
+    throw UsageError(fmt::format(
+        "exec: rank {} runs on a '{}' GPU; the cpu backend runs a cluster whose gpu_type is "
+        "\"CPU\" (e.g. configs/clusters/localhost-cpu.json); use --backend cuda",
+        gpu_rank->rank, scenario.cluster.gpu(gpu_rank->gpu).type));
+  }
+  if (backend == "cuda" && cpu_rank != nullptr) {
+    throw UsageError(fmt::format(
+        "exec: --backend cuda: rank {} runs on a 'CPU' device; the cuda backend runs a cluster "
+        "of GPUs (use --backend cpu for a cluster whose gpu_type is \"CPU\")",
+        cpu_rank->rank));
+  }
+  if (backend != "cpu" && backend != "cuda")
+    throw UsageError(fmt::format("exec: --backend: expected cpu or cuda, got '{}'", backend));
+  if (backend == "cuda") executor::require_cuda_backend();
+  return backend;
 }
 
 void print_summary(const nlohmann::json& result) {
   std::cout << fmt::format(
-      "strait exec: scenario '{}', {} ranks, {} steps measured after {} warm-up run(s) (cpu "
+      "strait exec: scenario '{}', {} ranks, {} steps measured after {} warm-up run(s) ({} "
       "backend)\n\n",
       result["scenario"].get<std::string>(), result["gpus"].get<int>(), result["steps"].get<int>(),
-      result["warmup_runs"].get<int>());
+      result["warmup_runs"].get<int>(), result["backend"].get<std::string>());
   if (result.contains("launch_plan")) {
     std::cout << fmt::format("  launch plan    {} (fingerprint {} matches)\n",
                              result["launch_plan"]["file"].get<std::string>(),
@@ -89,7 +108,9 @@ int run_exec(const std::vector<std::string>& args) {
       "warmup", po::value<int>()->default_value(1),
       "untimed runs of the whole op graph first (first touch of buffers, MPI set-up)")(
       "collective-timeout", po::value<double>()->default_value(120.0),
-      "seconds a collective may take before the job is aborted (0: no limit)");
+      "seconds a collective may take before the job is aborted (0: no limit)")(
+      "backend", po::value<std::string>(),
+      "cpu or cuda (default: cpu when every rank's gpu_type is \"CPU\", else cuda)");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
@@ -109,11 +130,12 @@ int run_exec(const std::vector<std::string>& args) {
       vm.count("launch") ? std::optional(vm["launch"].as<std::string>()) : std::nullopt);
   const auto& scenario = input.scenario;
   const auto graph = sim::workload::build_op_graph(scenario);
-  check_cpu_cluster(scenario, graph);
+  const std::string backend = choose_backend(scenario, graph, vm);
   const executor::MpiSession session;
-  auto run = executor::run_cpu_ranks(graph, session,
-                                     table_rows(scenario, static_cast<int>(graph.ranks.size())),
-                                     warmup, collective_timeout);
+  const auto rows = table_rows(scenario, static_cast<int>(graph.ranks.size()));
+  auto run = backend == "cuda"
+                 ? executor::run_cuda_ranks(graph, session, rows, warmup, collective_timeout)
+                 : executor::run_cpu_ranks(graph, session, rows, warmup, collective_timeout);
   if (session.rank() != 0) return 0;
   run.scenario = scenario.name;
   run.cluster = scenario.cluster.name();

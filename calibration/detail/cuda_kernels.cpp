@@ -29,6 +29,7 @@
 #include "calibration/detail/backends.hpp"
 #include "calibration/detail/cuda_support.hpp"
 #include "calibration/detail/device_kernels.hpp"
+#include "calibration/detail/lt_gemm.hpp"
 #include "kernels/detail/cuda_check.hpp"
 #include "kernels/device.hpp"
 #include "kernels/hstu_attention.hpp"
@@ -38,32 +39,10 @@
 namespace strait::calibration::detail {
 namespace {
 
-[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file,
-                                     int line) {
-  throw kernels::CudaError(
-      fmt::format("{}:{}: {}: {}", file, line, call, cublasGetStatusString(status)));
-}
-
-}  // namespace
-}  // namespace strait::calibration::detail
-
-// The one check for cuBLAS and cuBLASLt calls (CUDA runtime calls use STRAIT_CUDA_CHECK).
-#define STRAIT_CUBLAS_CHECK(call)                                                               \
-  do {                                                                                          \
-    const cublasStatus_t strait_cublas_status_ = (call);                                        \
-    if (strait_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                         \
-      ::strait::calibration::detail::throw_cublas_error(strait_cublas_status_, #call, __FILE__, \
-                                                        __LINE__);                              \
-  } while (0)
-
-namespace strait::calibration::detail {
-namespace {
-
 using kernels::DeviceBuffer;
 using sim::cost::KernelKind;
 using sim::cost::Precision;
 
-constexpr std::size_t kGemmWorkspaceBytes = std::size_t{32} << 20;
 constexpr std::uint64_t kInputSeed = 20261123;
 constexpr double kGateUs = 200;           // longer than queueing one sample's launches
 constexpr double kMemoryHeadroom = 0.85;  // of the free memory a case may use
@@ -114,62 +93,7 @@ bool backward_attention(const KernelCase& c) {
   return *it == "backward";
 }
 
-// ---- inputs -------------------------------------------------------------------------------
-
-enum class Element { kF32, kF16, kBF16, kE4M3 };
-
-int element_bytes(Element e) { return e == Element::kF32 ? 4 : e == Element::kE4M3 ? 1 : 2; }
-
-// Random values in [-1, 1) in `e`'s encoding (e4m3: random sign and mantissa, exponents
-// 2^-3 .. 2^1, so magnitudes 0.125 .. 3.75 and never NaN).
-void random_elements(Element e, Rng& rng, std::vector<unsigned char>& out) {
-  const auto n = out.size() / static_cast<std::size_t>(element_bytes(e));
-  for (std::size_t i = 0; i < n; ++i) {
-    const float x = static_cast<float>(rng.uniform() * 2 - 1);
-    switch (e) {
-      case Element::kF32:
-        std::memcpy(&out[i * 4], &x, 4);
-        break;
-      case Element::kF16:
-      case Element::kBF16: {
-        const std::uint16_t h =
-            e == Element::kF16 ? kernels::float_to_f16(x) : kernels::float_to_bf16(x);
-        std::memcpy(&out[i * 2], &h, 2);
-        break;
-      }
-      case Element::kE4M3:
-        out[i] =
-            static_cast<unsigned char>((rng.next_u64() & 0x87u) | ((4 + rng.uniform_int(5)) << 3));
-        break;
-    }
-  }
-}
-
 // ---- the backend --------------------------------------------------------------------------
-
-struct GemmTypes {
-  cudaDataType_t in;
-  cudaDataType_t out;
-  cublasComputeType_t compute;
-  Element in_element;
-  int out_bytes;
-};
-
-std::optional<GemmTypes> gemm_types(Precision p) {
-  switch (p) {
-    case Precision::kFp32:
-      return GemmTypes{CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, Element::kF32, 4};
-    case Precision::kTf32:
-      return GemmTypes{CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, Element::kF32, 4};
-    case Precision::kBf16:
-      return GemmTypes{CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, Element::kBF16, 2};
-    case Precision::kFp16:
-      return GemmTypes{CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, Element::kF16, 2};
-    case Precision::kFp8:
-      return GemmTypes{CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, Element::kE4M3, 2};
-  }
-  return std::nullopt;
-}
 
 std::optional<kernels::DType> kernel_dtype(Precision p) {
   switch (p) {
@@ -183,70 +107,6 @@ std::optional<kernels::DType> kernel_dtype(Precision p) {
       return std::nullopt;
   }
 }
-
-// One cuBLASLt matmul plan, column-major D[n, m] = op_T(W)[n, k] X[k, m] (see the top).
-class LtGemm {
- public:
-  LtGemm(cublasLtHandle_t lt, const GemmTypes& t, std::int64_t m, std::int64_t n, std::int64_t k)
-      : lt_(lt) {
-    try {
-      const auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
-      STRAIT_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc_, t.compute, CUDA_R_32F));
-      const cublasOperation_t transpose = CUBLAS_OP_T, none = CUBLAS_OP_N;
-      STRAIT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                         &transpose, sizeof(transpose)));
-      STRAIT_CUBLAS_CHECK(
-          cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &none, sizeof(none)));
-      STRAIT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&w_, t.in, u(k), u(n), k));
-      STRAIT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&x_, t.in, u(k), u(m), k));
-      STRAIT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&y_, t.out, u(n), u(m), n));
-      STRAIT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference_));
-      const std::uint64_t workspace = kGemmWorkspaceBytes;
-      STRAIT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-          preference_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof(workspace)));
-      int returned = 0;
-      const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
-          lt_, desc_, w_, x_, y_, y_, preference_, 1, &heuristic_, &returned);
-      // NOT_SUPPORTED: no algorithm for this problem; the caller falls back.
-      if (status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED)
-        throw_cublas_error(status, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
-      found_ = status == CUBLAS_STATUS_SUCCESS && returned > 0;
-    } catch (...) {
-      release();
-      throw;
-    }
-  }
-  LtGemm(const LtGemm&) = delete;
-  LtGemm& operator=(const LtGemm&) = delete;
-  ~LtGemm() { release(); }
-
-  bool has_algorithm() const { return found_; }
-
-  void run(const void* x, const void* w, void* y, void* workspace, cudaStream_t stream) {
-    const float one = 1.0f, zero = 0.0f;
-    STRAIT_CUBLAS_CHECK(cublasLtMatmul(lt_, desc_, &one, w, w_, x, x_, &zero, y, y_, y, y_,
-                                       &heuristic_.algo, workspace, kGemmWorkspaceBytes, stream));
-  }
-
- private:
-  void release() noexcept {
-    if (preference_ != nullptr) (void)cublasLtMatmulPreferenceDestroy(preference_);
-    if (y_ != nullptr) (void)cublasLtMatrixLayoutDestroy(y_);
-    if (x_ != nullptr) (void)cublasLtMatrixLayoutDestroy(x_);
-    if (w_ != nullptr) (void)cublasLtMatrixLayoutDestroy(w_);
-    if (desc_ != nullptr) (void)cublasLtMatmulDescDestroy(desc_);
-    preference_ = nullptr;
-    y_ = x_ = w_ = nullptr;
-    desc_ = nullptr;
-  }
-
-  cublasLtHandle_t lt_;
-  cublasLtMatmulDesc_t desc_ = nullptr;
-  cublasLtMatrixLayout_t w_ = nullptr, x_ = nullptr, y_ = nullptr;
-  cublasLtMatmulPreference_t preference_ = nullptr;
-  cublasLtMatmulHeuristicResult_t heuristic_{};
-  bool found_ = false;
-};
 
 class CudaKernelBackend final : public KernelBackend {
  public:
@@ -432,23 +292,7 @@ std::vector<double> CudaKernelBackend::sample(const Launch& launch, int warmup, 
 // A deterministic pattern of 1 MiB of random elements, tiled over the buffer by doubling
 // device-to-device copies.
 DeviceBuffer CudaKernelBackend::random_buffer(std::size_t bytes, Element e) {
-  DeviceBuffer buffer(bytes);
-  const auto width = static_cast<std::size_t>(element_bytes(e));
-  std::vector<unsigned char> pattern(std::min<std::size_t>(bytes, std::size_t{1} << 20) / width *
-                                     width);
-  if (pattern.empty()) return buffer;
-  random_elements(e, rng_, pattern);
-  auto* base = static_cast<unsigned char*>(buffer.data());
-  STRAIT_CUDA_CHECK(cudaMemcpyAsync(base, pattern.data(), pattern.size(), cudaMemcpyHostToDevice,
-                                    timer_.stream()));
-  for (std::size_t done = pattern.size(); done < bytes;) {
-    const std::size_t n = std::min(done, bytes - done);
-    STRAIT_CUDA_CHECK(
-        cudaMemcpyAsync(base + done, base, n, cudaMemcpyDeviceToDevice, timer_.stream()));
-    done += n;
-  }
-  timer_.synchronize();
-  return buffer;
+  return random_device_buffer(bytes, e, rng_, timer_.stream());
 }
 
 DeviceBuffer CudaKernelBackend::zero_buffer(std::size_t bytes) {

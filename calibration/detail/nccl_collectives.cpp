@@ -24,30 +24,10 @@
 #include "calibration/detail/backends.hpp"
 #include "calibration/detail/communicator.hpp"
 #include "calibration/detail/cuda_support.hpp"
+#include "calibration/detail/nccl_check.hpp"
 #include "kernels/detail/cuda_check.hpp"
 #include "kernels/device.hpp"
 #include "sim/core/error.hpp"
-
-namespace strait::calibration::detail {
-namespace {
-
-[[noreturn]] void throw_nccl_error(ncclResult_t result, const char* call, const char* file,
-                                   int line) {
-  throw kernels::CudaError(
-      fmt::format("{}:{}: {}: {}", file, line, call, ncclGetErrorString(result)));
-}
-
-}  // namespace
-}  // namespace strait::calibration::detail
-
-// The one check for NCCL calls (CUDA runtime calls use STRAIT_CUDA_CHECK).
-#define STRAIT_NCCL_CHECK(call)                                                             \
-  do {                                                                                      \
-    const ncclResult_t strait_nccl_result_ = (call);                                        \
-    if (strait_nccl_result_ != ncclSuccess)                                                 \
-      ::strait::calibration::detail::throw_nccl_error(strait_nccl_result_, #call, __FILE__, \
-                                                      __LINE__);                            \
-  } while (0)
 
 namespace strait::calibration::detail {
 namespace {

@@ -166,10 +166,10 @@ TEST(ExecCommand, ACollectivePastTheTimeoutAbortsTheJob) {
   EXPECT_TRUE(contains(text, "(group sparse_mp, step 0) did not complete in 1e-05 s"));
 }
 
-TEST(ExecCommand, RefusesAClusterOfGpus) {
-  const auto r = run_strait({"exec", "configs/scenarios/dlrm-8gpu.json"});
+TEST(ExecCommand, RefusesAClusterOfGpusWithTheCpuBackend) {
+  const auto r = run_strait({"exec", "configs/scenarios/dlrm-8gpu.json", "--backend", "cpu"});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_TRUE(contains(r.err, "only the CPU backend exists yet"));
+  EXPECT_TRUE(contains(r.err, "the cpu backend runs a cluster whose gpu_type is \"CPU\""));
 }
 
 }  // namespace

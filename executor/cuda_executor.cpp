@@ -1,0 +1,660 @@
+// The CUDA executor on NCCL and MPI (see cuda_executor.hpp).
+
+#include "executor/cuda_executor.hpp"
+
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+#include <nccl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "calibration/detail/device_kernels.hpp"
+#include "calibration/detail/nccl_check.hpp"
+#include "executor/cuda_kernels.hpp"
+#include "executor/op_scheduler.hpp"
+#include "kernels/detail/cuda_check.hpp"
+#include "kernels/device.hpp"
+#include "sim/core/error.hpp"
+
+namespace strait::executor {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using kernels::DeviceBuffer;
+using sim::network::CollectiveOp;
+using sim::workload::Op;
+using sim::workload::OpGraph;
+using sim::workload::OpKind;
+
+constexpr double kGateUs = 1000;         // the host's head start on the GPU at the origin
+constexpr std::size_t kMaxQueued = 256;  // ops queued ahead of the GPU
+constexpr auto kScanEvery = std::chrono::milliseconds(1);  // collectives' watchdog while queueing
+
+void check(int code, const char* what) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw Error(fmt::format("strait exec: {} failed: {}", what, std::string(text, length)));
+}
+
+// How long the start barrier and the final gathers may take (as the CPU backend's): they
+// also wait for the peers' preparation, so never less than 300 s; no limit when collectives
+// have none.
+double job_wait_limit_s(double collective_timeout_s) {
+  return collective_timeout_s > 0 ? std::max(collective_timeout_s, 300.0) : 0.0;
+}
+
+// Waits for a job-wide `request`; past `timeout_s` (> 0) the job is aborted.
+void wait_for_job(MPI_Request& request, const char* what, int rank, double timeout_s) {
+  const auto start = Clock::now();
+  int flag = 0;
+  while (true) {
+    check(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), what);
+    if (flag) return;
+    if (timeout_s > 0 && std::chrono::duration<double>(Clock::now() - start).count() > timeout_s) {
+      std::cerr << fmt::format(
+                       "strait exec: rank {}: {} did not complete in {:g} s (a peer "
+                       "stopped outside an op)\n",
+                       rank, what, timeout_s)
+                << std::flush;
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  }
+}
+
+// Where this rank is, for the SIGTERM handler mpirun triggers when a peer dies (as in
+// cpu_executor.cpp: lines preformatted, write(2) and _exit only).
+volatile std::sig_atomic_t g_current_op = -1;
+std::vector<std::string> g_stopped_lines;
+std::string g_stopped_outside;
+
+extern "C" void on_sigterm_cuda(int) {
+  const std::sig_atomic_t op = g_current_op;
+  const std::string& line = op >= 0 && static_cast<std::size_t>(op) < g_stopped_lines.size()
+                                ? g_stopped_lines[static_cast<std::size_t>(op)]
+                                : g_stopped_outside;
+  [[maybe_unused]] const auto written = ::write(STDERR_FILENO, line.data(), line.size());
+  ::_exit(1);
+}
+
+void install_stop_handler(const OpGraph& graph, int rank) {
+  g_stopped_lines.clear();
+  for (const auto& op : graph.ranks[static_cast<std::size_t>(rank)].ops) {
+    g_stopped_lines.push_back(
+        fmt::format("strait exec: rank {} stopped in op '{}' (step {}) after a peer failed\n", rank,
+                    graph.names[static_cast<std::size_t>(op.name)], op.step));
+  }
+  g_stopped_outside =
+      fmt::format("strait exec: rank {} stopped between ops after a peer failed\n", rank);
+  struct sigaction action {};
+  action.sa_handler = on_sigterm_cuda;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// STRAIT_EXEC_KILL / STRAIT_EXEC_FAIL="RANK:OP_INDEX" (test hooks, as the CPU backend's).
+std::int32_t hook_op_index(const char* variable, int rank) {
+  const char* value = std::getenv(variable);
+  if (value == nullptr) return -1;
+  const std::string text(value);
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) return -1;
+  try {
+    if (std::stoi(text.substr(0, colon)) != rank) return -1;
+    return std::stoi(text.substr(colon + 1));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+// This process's index among the node's ranks: Open MPI's OMPI_COMM_WORLD_LOCAL_RANK,
+// else its rank in MPI's shared-memory split (collective: every rank calls it).
+int local_rank(int world_rank) {
+  MPI_Comm node = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node),
+        "MPI_Comm_split_type");
+  int node_rank = 0;
+  MPI_Comm_rank(node, &node_rank);
+  MPI_Comm_free(&node);
+  if (const char* env = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK"); env != nullptr) {
+    try {
+      return std::stoi(env);
+    } catch (const std::exception&) {
+    }
+  }
+  return node_rank;
+}
+
+// Selects GPU local_rank % devices on every rank, or throws on every rank when any has none
+// (a rank alone in NCCL's bootstrap would wait for ever).
+int select_device(int world_rank) {
+  const int local = local_rank(world_rank);
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();  // clear the "no device / no driver" error
+    count = 0;
+  }
+  int mine = count > 0 ? 1 : 0, all = 0;
+  check(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  if (count == 0)
+    throw Error(fmt::format(
+        "strait exec --backend cuda: no CUDA device found on rank {} (cudaGetDeviceCount)",
+        world_rank));
+  if (all == 0) throw Error("strait exec --backend cuda: another rank found no CUDA device");
+  const int device = local % count;
+  STRAIT_CUDA_CHECK(cudaSetDevice(device));
+  return device;
+}
+
+bool event_done(cudaEvent_t e) {
+  const cudaError_t status = cudaEventQuery(e);
+  if (status == cudaErrorNotReady) return false;
+  STRAIT_CUDA_CHECK(status);
+  return true;
+}
+
+// Owners of CUDA streams, CUDA events, MPI communicators and NCCL communicators.
+struct Streams {
+  std::vector<cudaStream_t> list;
+  ~Streams() {
+    for (auto s : list) (void)cudaStreamDestroy(s);
+  }
+};
+struct Events {
+  std::vector<cudaEvent_t> list;
+  cudaEvent_t make() {
+    cudaEvent_t e = nullptr;
+    STRAIT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDefault));
+    list.push_back(e);
+    return e;
+  }
+  ~Events() {
+    for (auto e : list) (void)cudaEventDestroy(e);
+  }
+};
+struct Groups {
+  std::vector<MPI_Comm> mpi;
+  std::vector<ncclComm_t> nccl;
+  std::vector<int> position;  // -1: not a member
+  ~Groups() {
+    for (auto c : nccl) {
+      if (c != nullptr) (void)ncclCommDestroy(c);
+    }
+    for (auto& c : mpi) {
+      if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+    }
+  }
+};
+
+// A collective op's NCCL call with its device buffers, made once before the first run.
+struct PreparedCollective {
+  std::function<void(cudaStream_t)> launch;
+  DeviceBuffer send, recv;
+  std::vector<std::size_t> send_bytes, recv_bytes, send_at, recv_at;  // by group member
+};
+
+class CudaRankRunner {
+ public:
+  CudaRankRunner(const OpGraph& graph, int rank, std::int64_t table_rows,
+                 double collective_timeout_s)
+      : graph_(graph),
+        rank_(rank),
+        collective_timeout_s_(collective_timeout_s),
+        kill_op_(hook_op_index("STRAIT_EXEC_KILL", rank)),
+        fail_op_(hook_op_index("STRAIT_EXEC_FAIL", rank)),
+        ops_(graph.ranks[static_cast<std::size_t>(rank)].ops),
+        handles_(ops_.size(), -1),
+        times_{std::vector<Time>(ops_.size()), std::vector<Time>(ops_.size())} {
+    for (std::size_t s = 0; s < std::max<std::size_t>(1, graph_.streams.size()); ++s) {
+      cudaStream_t stream = nullptr;
+      STRAIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      streams_.list.push_back(stream);
+    }
+    origin_ = events_.make();
+    for (std::size_t i = 0; i < ops_.size(); ++i) {
+      start_.push_back(events_.make());
+      end_.push_back(events_.make());
+    }
+    make_groups();
+    index_collectives();
+    kernels_.emplace(table_rows, ops_, streams_.list);
+    collectives_.resize(ops_.size());
+    for (std::size_t i = 0; i < ops_.size(); ++i) {
+      if (ops_[i].kind == OpKind::kKernel)
+        handles_[i] = kernels_->prepare(ops_[i].kernel, ops_[i].step, ops_[i].stream);
+      if (ops_[i].kind == OpKind::kCollective)
+        collectives_[i] = prepare_collective(static_cast<std::int32_t>(i));
+    }
+    STRAIT_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  ~CudaRankRunner() { (void)cudaDeviceSynchronize(); }
+  CudaRankRunner(const CudaRankRunner&) = delete;
+  CudaRankRunner& operator=(const CudaRankRunner&) = delete;
+
+  // Runs every op (again, when called again); returns the GPU time from the origin to the
+  // last op's end in seconds.
+  double run() {
+    if (runs_ > 0) kernels_->redraw(runs_);
+    ++runs_;
+    scheduler_.emplace(graph_.ranks[static_cast<std::size_t>(rank_)], graph_.streams.size(),
+                       graph_.groups.size());
+    STRAIT_CUDA_CHECK(cudaDeviceSynchronize());
+    MPI_Request barrier = MPI_REQUEST_NULL;
+    check(MPI_Ibarrier(MPI_COMM_WORLD, &barrier), "MPI_Ibarrier");
+    wait_for_job(barrier, "the start barrier", rank_, job_wait_limit_s(collective_timeout_s_));
+    calibration::detail::launch_gate(kGateUs, streams_.list.front());
+    STRAIT_CUDA_CHECK(cudaEventRecord(origin_, streams_.list.front()));
+    for (std::size_t s = 1; s < streams_.list.size(); ++s)
+      STRAIT_CUDA_CHECK(cudaStreamWaitEvent(streams_.list[s], origin_, 0));
+    while (!scheduler_->done()) {
+      const auto ready = scheduler_->ready();
+      if (ready.empty())
+        throw Error(fmt::format("strait exec: rank {} has ops left but none can start", rank_));
+      for (auto index : ready) enqueue(index);
+    }
+    // Everything is queued: wait for the collectives under the watchdog, then the rest.
+    while (!pending_.empty()) {
+      poll(true);
+      std::this_thread::yield();
+    }
+    STRAIT_CUDA_CHECK(cudaDeviceSynchronize());
+    queued_.clear();
+    g_current_op = -1;
+    double last_ms = 0;
+    for (std::size_t i = 0; i < ops_.size(); ++i) {
+      float start_ms = 0, end_ms = 0;
+      STRAIT_CUDA_CHECK(cudaEventElapsedTime(&start_ms, origin_, start_[i]));
+      STRAIT_CUDA_CHECK(cudaEventElapsedTime(&end_ms, origin_, end_[i]));
+      times_.start[i] = Time::from_ms(static_cast<double>(start_ms));
+      times_.end[i] = Time::from_ms(static_cast<double>(end_ms));
+      last_ms = std::max(last_ms, static_cast<double>(end_ms));
+    }
+    return last_ms / 1e3;
+  }
+
+  const OpTimes& times() const { return times_; }
+
+ private:
+  // The test hooks: this rank dies here as if killed from outside, or its op throws.
+  void kill_at(std::int32_t index) const {
+    if (index == kill_op_) std::raise(SIGKILL);
+    if (index == fail_op_) throw Error("injected failure (STRAIT_EXEC_FAIL)");
+  }
+
+  // Queues op `index` on its stream behind its cross-stream dependencies, between its two
+  // events; it counts as finished for the scheduler (its stream orders what follows).
+  void enqueue(std::int32_t index) {
+    const auto i = static_cast<std::size_t>(index);
+    const Op& op = ops_[i];
+    g_current_op = index;
+    kill_at(index);
+    scheduler_->start(index);
+    const cudaStream_t stream = streams_.list[static_cast<std::size_t>(op.stream)];
+    for (auto d : op.deps) {
+      if (ops_[static_cast<std::size_t>(d)].stream != op.stream)
+        STRAIT_CUDA_CHECK(cudaStreamWaitEvent(stream, end_[static_cast<std::size_t>(d)], 0));
+    }
+    STRAIT_CUDA_CHECK(cudaEventRecord(start_[i], stream));
+    if (op.kind == OpKind::kKernel) {
+      kernels_->run(handles_[i]);
+    } else {
+      collectives_[i]->launch(stream);
+      pending_.push_back({index, std::nullopt});
+    }
+    STRAIT_CUDA_CHECK(cudaEventRecord(end_[i], stream));
+    scheduler_->finish(index);
+    queued_.push_back(index);
+    // Keep at most kMaxQueued ops ahead of the GPU (a full launch queue would block the
+    // host inside a launch, out of the watchdog's reach).
+    set_current();
+    poll(false);
+    while (queued_.size() > kMaxQueued) {
+      std::this_thread::yield();
+      poll(true);
+    }
+  }
+
+  // Retires completed ops; with `scan` (else at most every kScanEvery) also the collectives:
+  // the watchdog and NCCL's asynchronous errors.
+  void poll(bool scan) {
+    while (!queued_.empty() && event_done(end_[static_cast<std::size_t>(queued_.front())]))
+      queued_.pop_front();
+    const auto now = Clock::now();
+    if (!scan && now - last_scan_ < kScanEvery) return;
+    last_scan_ = now;
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      const auto i = static_cast<std::size_t>(it->index);
+      if (event_done(end_[i])) {
+        it = pending_.erase(it);
+        continue;
+      }
+      const auto g = static_cast<std::size_t>(ops_[i].collective.group);
+      ncclResult_t async = ncclSuccess;
+      STRAIT_NCCL_CHECK(ncclCommGetAsyncError(groups_.nccl[g], &async));
+      if (async != ncclSuccess && async != ncclInProgress) {
+        g_current_op = it->index;
+        calibration::detail::throw_nccl_error(async, "ncclCommGetAsyncError", __FILE__, __LINE__);
+      }
+      if (!it->started && event_done(start_[i])) it->started = now;
+      if (it->started && collective_timeout_s_ > 0 &&
+          std::chrono::duration<double>(now - *it->started).count() > collective_timeout_s_)
+        abort_on_timeout(it->index);
+      ++it;
+    }
+    set_current();
+  }
+
+  [[noreturn]] void abort_on_timeout(std::int32_t index) const {
+    const Op& op = ops_[static_cast<std::size_t>(index)];
+    const auto g = static_cast<std::size_t>(op.collective.group);
+    std::cerr << fmt::format(
+                     "strait exec: rank {}: collective '{}' (group {}, step {}) did not complete "
+                     "in {:g} s\n",
+                     rank_, graph_.names[static_cast<std::size_t>(op.name)], graph_.groups[g].name,
+                     op.step, collective_timeout_s_)
+              << std::flush;
+    (void)ncclCommAbort(groups_.nccl[g]);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    std::_Exit(1);
+  }
+
+  // The op this rank is in for the SIGTERM handler: the oldest collective not complete.
+  void set_current() { g_current_op = pending_.empty() ? -1 : pending_.front().index; }
+
+  void make_groups() {
+    const auto count = graph_.groups.size();
+    groups_.mpi.assign(count, MPI_COMM_NULL);
+    groups_.nccl.assign(count, nullptr);
+    groups_.position.assign(count, -1);
+    for (std::size_t g = 0; g < count; ++g) {
+      const auto& members = graph_.groups[g].ranks;
+      const auto it = std::find(members.begin(), members.end(), rank_);
+      const int position = it == members.end() ? -1 : static_cast<int>(it - members.begin());
+      groups_.position[g] = position;
+      check(MPI_Comm_split(MPI_COMM_WORLD, position < 0 ? MPI_UNDEFINED : 0, std::max(position, 0),
+                           &groups_.mpi[g]),
+            "MPI_Comm_split");
+    }
+    // Groups in index order on every rank: the lowest group not yet initialised has all its
+    // members at it, so the blocking ncclCommInitRank calls never wait in a cycle.
+    for (std::size_t g = 0; g < count; ++g) {
+      if (groups_.position[g] < 0) continue;
+      // The first member's unique id, and whether it got one, reach every member in one
+      // broadcast (a member that threw alone would leave the others waiting in it).
+      struct Bootstrap {
+        ncclUniqueId id;
+        ncclResult_t result;
+      } boot{};
+      if (groups_.position[g] == 0) boot.result = ncclGetUniqueId(&boot.id);
+      check(MPI_Bcast(&boot, sizeof boot, MPI_BYTE, 0, groups_.mpi[g]), "MPI_Bcast");
+      if (boot.result != ncclSuccess)
+        calibration::detail::throw_nccl_error(boot.result, "ncclGetUniqueId", __FILE__, __LINE__);
+      STRAIT_NCCL_CHECK(ncclCommInitRank(&groups_.nccl[g],
+                                         static_cast<int>(graph_.groups[g].ranks.size()), boot.id,
+                                         groups_.position[g]));
+    }
+  }
+
+  // Per group and member: that member's collective ops on the group, in issue order, so
+  // this rank knows what each peer sends it in the k-th call.
+  void index_collectives() {
+    calls_.assign(graph_.groups.size(), {});
+    call_number_.assign(ops_.size(), -1);
+    for (std::size_t g = 0; g < graph_.groups.size(); ++g) {
+      if (groups_.position[g] < 0) continue;
+      for (int member : graph_.groups[g].ranks) {
+        std::vector<const Op*> list;
+        for (const auto& op : graph_.ranks[static_cast<std::size_t>(member)].ops) {
+          if (op.kind == OpKind::kCollective && op.collective.group == static_cast<int>(g))
+            list.push_back(&op);
+        }
+        calls_[g].push_back(std::move(list));
+      }
+    }
+    std::vector<int> seen(graph_.groups.size(), 0);
+    for (std::size_t i = 0; i < ops_.size(); ++i) {
+      if (ops_[i].kind != OpKind::kCollective) continue;
+      call_number_[i] = seen[static_cast<std::size_t>(ops_[i].collective.group)]++;
+    }
+  }
+
+  // What member `j` of the op's group sends in the same call.
+  const Op& peer_call(std::size_t i, std::size_t j) const {
+    const auto g = static_cast<std::size_t>(ops_[i].collective.group);
+    const auto& list = calls_[g][j];
+    const auto k = static_cast<std::size_t>(call_number_[i]);
+    if (k >= list.size())
+      throw Error(fmt::format(
+          "op graph: rank {} makes {} or more calls on group '{}' but rank {} makes only {}", rank_,
+          k + 1, graph_.groups[g].name, graph_.groups[g].ranks[j], list.size()));
+    return *list[k];
+  }
+
+  // Collective op `index`'s NCCL call and device buffers (sizes as the CPU backend's).
+  std::unique_ptr<PreparedCollective> prepare_collective(std::int32_t index) {
+    const auto i = static_cast<std::size_t>(index);
+    const Op& op = ops_[i];
+    const auto g = static_cast<std::size_t>(op.collective.group);
+    const int me = groups_.position[g];
+    if (me < 0)
+      throw Error(fmt::format("op graph: rank {} calls a collective on group '{}', not its own",
+                              rank_, graph_.groups[g].name));
+    const ncclComm_t comm = groups_.nccl[g];
+    const auto n = graph_.groups[g].ranks.size();
+    const auto bytes = static_cast<std::size_t>(std::max<std::int64_t>(op.collective.bytes, 0));
+    auto p = std::make_unique<PreparedCollective>();
+    PreparedCollective* c = p.get();  // the buffers the call below uses
+    // At least a few bytes each, so no buffer pointer is null.
+    const auto alloc = [](DeviceBuffer& b, std::size_t size) {
+      b = DeviceBuffer(std::max<std::size_t>(size, 16));
+      b.zero();
+    };
+    switch (op.collective.op) {
+      case CollectiveOp::kAllReduce: {
+        const std::size_t count = bytes / 4;
+        alloc(p->send, count * 4);
+        alloc(p->recv, count * 4);
+        p->launch = [c, count, comm](cudaStream_t s) {
+          STRAIT_NCCL_CHECK(
+              ncclAllReduce(c->send.data(), c->recv.data(), count, ncclFloat32, ncclSum, comm, s));
+        };
+        break;
+      }
+      case CollectiveOp::kAllGather: {
+        const std::size_t chunk = bytes / n;
+        alloc(p->send, chunk);
+        alloc(p->recv, chunk * n);
+        p->launch = [c, chunk, comm](cudaStream_t s) {
+          STRAIT_NCCL_CHECK(
+              ncclAllGather(c->send.data(), c->recv.data(), chunk, ncclUint8, comm, s));
+        };
+        break;
+      }
+      case CollectiveOp::kReduceScatter: {
+        const std::size_t block = bytes / n / 4;
+        alloc(p->send, block * n * 4);
+        alloc(p->recv, block * 4);
+        p->launch = [c, block, comm](cudaStream_t s) {
+          STRAIT_NCCL_CHECK(ncclReduceScatter(c->send.data(), c->recv.data(), block, ncclFloat32,
+                                              ncclSum, comm, s));
+        };
+        break;
+      }
+      case CollectiveOp::kAllToAll:
+      case CollectiveOp::kAllToAllV: {
+        // all_to_all: every member sends its buffer / n to each (members may differ);
+        // all_to_allv: send_row[j] to member j. Each pair's two sides agree on the size.
+        const bool v = op.collective.op == CollectiveOp::kAllToAllV;
+        const auto size = [](std::int64_t b) {
+          return static_cast<std::size_t>(std::max<std::int64_t>(b, 0));
+        };
+        std::size_t sent = 0, received = 0;
+        for (std::size_t j = 0; j < n; ++j) {
+          const Op& peer = j == static_cast<std::size_t>(me) ? op : peer_call(i, j);
+          p->send_bytes.push_back(v ? size(op.collective.send_row.at(j))
+                                    : size(op.collective.bytes) / n);
+          p->recv_bytes.push_back(
+              v ? size(peer.collective.send_row.at(static_cast<std::size_t>(me)))
+                : size(peer.collective.bytes) / n);
+          p->send_at.push_back(sent);
+          p->recv_at.push_back(received);
+          sent += p->send_bytes.back();
+          received += p->recv_bytes.back();
+        }
+        alloc(p->send, sent);
+        alloc(p->recv, received);
+        p->launch = [c, comm](cudaStream_t s) {
+          auto* in = static_cast<unsigned char*>(c->send.data());
+          auto* out = static_cast<unsigned char*>(c->recv.data());
+          STRAIT_NCCL_CHECK(ncclGroupStart());
+          for (std::size_t j = 0; j < c->send_bytes.size(); ++j) {
+            if (c->send_bytes[j] > 0)
+              STRAIT_NCCL_CHECK(ncclSend(in + c->send_at[j], c->send_bytes[j], ncclUint8,
+                                         static_cast<int>(j), comm, s));
+            if (c->recv_bytes[j] > 0)
+              STRAIT_NCCL_CHECK(ncclRecv(out + c->recv_at[j], c->recv_bytes[j], ncclUint8,
+                                         static_cast<int>(j), comm, s));
+          }
+          STRAIT_NCCL_CHECK(ncclGroupEnd());
+        };
+        break;
+      }
+      default:
+        throw Error(fmt::format("strait exec: {} collectives are not supported yet (op '{}')",
+                                sim::network::to_string(op.collective.op),
+                                graph_.names[static_cast<std::size_t>(op.name)]));
+    }
+    return p;
+  }
+
+  struct Pending {
+    std::int32_t index;
+    std::optional<Clock::time_point> started;  // when the host saw its start event complete
+  };
+
+  const OpGraph& graph_;
+  int rank_;
+  double collective_timeout_s_;
+  std::int32_t kill_op_;
+  std::int32_t fail_op_;
+  const std::vector<Op>& ops_;
+  // Destroyed in reverse: the kernels' and collectives' buffers, then the communicators,
+  // events and streams they were queued with.
+  Streams streams_;  // by op-graph stream
+  Events events_;
+  cudaEvent_t origin_ = nullptr;
+  std::vector<cudaEvent_t> start_, end_;  // by op index
+  Groups groups_;
+  std::vector<std::vector<std::vector<const Op*>>> calls_;  // [group][member][k]
+  std::vector<int> call_number_;                            // k of each collective op
+  std::optional<CudaKernels> kernels_;
+  std::vector<int> handles_;
+  std::vector<std::unique_ptr<PreparedCollective>> collectives_;  // by op index
+  std::optional<OpScheduler> scheduler_;                          // fresh for every run
+  std::deque<std::int32_t> queued_;                               // queued, not seen complete
+  std::deque<Pending> pending_;                                   // collectives, oldest first
+  Clock::time_point last_scan_;
+  OpTimes times_;
+  int runs_ = 0;
+};
+
+}  // namespace
+
+bool cuda_backend_available() { return true; }
+
+void require_cuda_backend() {}
+
+MeasuredRun run_cuda_ranks(const OpGraph& graph, const MpiSession& session, std::int64_t table_rows,
+                           int warmup_runs, double collective_timeout_s) {
+  const auto ranks = static_cast<int>(graph.ranks.size());
+  if (session.size() != ranks) {
+    throw Error(fmt::format(
+        "strait exec: the op graph has {} ranks but MPI started {} processes (run mpirun -np {})",
+        ranks, session.size(), ranks));
+  }
+  select_device(session.rank());
+  MeasuredRun run;
+  run.graph = &graph;
+  run.backend = "cuda";
+  run.warmup_runs = warmup_runs;
+  std::vector<std::int64_t> mine;
+  install_stop_handler(graph, session.rank());
+  try {
+    CudaRankRunner runner(graph, session.rank(), table_rows, collective_timeout_s);
+    for (int w = 0; w < warmup_runs; ++w) runner.run();
+    run.wall_s = runner.run();
+    for (std::size_t i = 0; i < runner.times().start.size(); ++i) {
+      mine.push_back(runner.times().start[i].ps());
+      mine.push_back(runner.times().end[i].ps());
+    }
+  } catch (const std::exception& e) {
+    // The peers wait on this rank's collectives: end the whole job, naming where.
+    const std::sig_atomic_t index = g_current_op;
+    const auto& ops = graph.ranks[static_cast<std::size_t>(session.rank())].ops;
+    if (index >= 0 && static_cast<std::size_t>(index) < ops.size()) {
+      const Op& op = ops[static_cast<std::size_t>(index)];
+      std::cerr << fmt::format("strait exec: rank {} failed in op '{}' (step {}): {}\n",
+                               session.rank(), graph.names[static_cast<std::size_t>(op.name)],
+                               op.step, e.what());
+    } else {
+      std::cerr << fmt::format("strait exec: rank {} failed: {}\n", session.rank(), e.what());
+    }
+    std::cerr << std::flush;
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  // Every rank's (start, end) pairs to rank 0, in rank order.
+  const int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<std::size_t>(ranks)), displs;
+  const int me = session.rank();
+  const double limit_s = job_wait_limit_s(collective_timeout_s);
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Igather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &request),
+        "MPI_Igather");
+  wait_for_job(request, "gathering the op counts", me, limit_s);
+  std::vector<std::int64_t> all;
+  if (me == 0) {
+    int total = 0;
+    for (int c : counts) {
+      displs.push_back(total);
+      total += c;
+    }
+    all.resize(static_cast<std::size_t>(total));
+  }
+  check(MPI_Igatherv(mine.data(), count, MPI_INT64_T, all.data(), counts.data(), displs.data(),
+                     MPI_INT64_T, 0, MPI_COMM_WORLD, &request),
+        "MPI_Igatherv");
+  wait_for_job(request, "gathering the op times", me, limit_s);
+  double wall = run.wall_s;
+  check(MPI_Ireduce(&run.wall_s, &wall, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD, &request),
+        "MPI_Ireduce");
+  wait_for_job(request, "gathering the wall times", me, limit_s);
+  run.wall_s = wall;
+  if (session.rank() != 0) return run;
+  for (int r = 0; r < ranks; ++r) {
+    OpTimes t;
+    const auto base = static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]);
+    for (int k = 0; k < counts[static_cast<std::size_t>(r)]; k += 2) {
+      t.start.push_back(Time::from_ps(all[base + static_cast<std::size_t>(k)]));
+      t.end.push_back(Time::from_ps(all[base + static_cast<std::size_t>(k) + 1]));
+    }
+    run.ranks.push_back(std::move(t));
+  }
+  return run;
+}
+
+}  // namespace strait::executor
