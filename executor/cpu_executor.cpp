@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "executor/cpu_kernels.hpp"
+#include "executor/detail/rank_job.hpp"
 #include "executor/op_scheduler.hpp"
 #include "sim/core/error.hpp"
 
@@ -31,95 +32,11 @@ using sim::workload::Op;
 using sim::workload::OpGraph;
 using sim::workload::OpKind;
 
-void check(int code, const char* what) {
-  if (code == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  throw Error(fmt::format("strait exec: {} failed: {}", what, std::string(text, length)));
-}
-
 int as_count(std::int64_t n, const Op& op) {
   if (n < 0 || n > INT_MAX)
     throw Error(fmt::format("strait exec: collective of {} bytes is beyond MPI's int counts",
                             op.collective.bytes));
   return static_cast<int>(n);
-}
-
-// How long the start barrier and the final gathers may take: they also wait for the peers'
-// preparation (tables, buffers), so never less than 300 s; no limit when collectives have
-// none.
-double job_wait_limit_s(double collective_timeout_s) {
-  return collective_timeout_s > 0 ? std::max(collective_timeout_s, 300.0) : 0.0;
-}
-
-// Waits for a job-wide `request` (the start barrier, the final gathers); a peer that stopped
-// outside an op would leave it pending forever: past `timeout_s` (> 0) the job is aborted.
-void wait_for_job(MPI_Request& request, const char* what, int rank, double timeout_s) {
-  const auto start = std::chrono::steady_clock::now();
-  int flag = 0;
-  while (true) {
-    check(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), what);
-    if (flag) return;
-    const double waited =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (timeout_s > 0 && waited > timeout_s) {
-      std::cerr << fmt::format(
-                       "strait exec: rank {}: {} did not complete in {:g} s (a peer "
-                       "stopped outside an op)\n",
-                       rank, what, timeout_s)
-                << std::flush;
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-  }
-}
-
-// Where this rank is, for the SIGTERM handler: mpirun sends SIGTERM to the surviving
-// ranks when one dies, and the handler writes the line of the op this rank was in
-// (preformatted: write(2) and _exit are async-signal-safe, formatting is not).
-volatile std::sig_atomic_t g_current_op = -1;
-std::vector<std::string> g_stopped_lines;  // per op of this rank; built before the handler
-std::string g_stopped_outside;             // when no op is in progress
-
-extern "C" void on_sigterm(int) {
-  const std::sig_atomic_t op = g_current_op;
-  const std::string& line = op >= 0 && static_cast<std::size_t>(op) < g_stopped_lines.size()
-                                ? g_stopped_lines[static_cast<std::size_t>(op)]
-                                : g_stopped_outside;
-  [[maybe_unused]] const auto written = ::write(STDERR_FILENO, line.data(), line.size());
-  ::_exit(1);
-}
-
-void install_stop_handler(const OpGraph& graph, int rank) {
-  const auto& ops = graph.ranks[static_cast<std::size_t>(rank)].ops;
-  g_stopped_lines.clear();
-  for (const auto& op : ops) {
-    g_stopped_lines.push_back(
-        fmt::format("strait exec: rank {} stopped in op '{}' (step {}) after a peer failed\n", rank,
-                    graph.names[static_cast<std::size_t>(op.name)], op.step));
-  }
-  g_stopped_outside =
-      fmt::format("strait exec: rank {} stopped between ops after a peer failed\n", rank);
-  struct sigaction action {};
-  action.sa_handler = on_sigterm;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGTERM, &action, nullptr);
-}
-
-// STRAIT_EXEC_KILL / STRAIT_EXEC_FAIL="RANK:OP_INDEX" (test hooks): the op index at which
-// this rank kills itself / throws, or -1.
-std::int32_t hook_op_index(const char* variable, int rank) {
-  const char* value = std::getenv(variable);
-  if (value == nullptr) return -1;
-  const std::string text(value);
-  const auto colon = text.find(':');
-  if (colon == std::string::npos) return -1;
-  try {
-    if (std::stoi(text.substr(0, colon)) != rank) return -1;
-    return std::stoi(text.substr(colon + 1));
-  } catch (const std::exception&) {
-    return -1;
-  }
 }
 
 // One communicator per process group, and where this rank sits in each.
@@ -148,8 +65,8 @@ class RankRunner {
       : graph_(graph),
         rank_(rank),
         collective_timeout_s_(collective_timeout_s),
-        kill_op_(hook_op_index("STRAIT_EXEC_KILL", rank)),
-        fail_op_(hook_op_index("STRAIT_EXEC_FAIL", rank)),
+        kill_op_(detail::hook_op_index("STRAIT_EXEC_KILL", rank)),
+        fail_op_(detail::hook_op_index("STRAIT_EXEC_FAIL", rank)),
         ops_(graph.ranks[static_cast<std::size_t>(rank)].ops),
         kernels_(table_rows),
         handles_(ops_.size(), -1),
@@ -172,15 +89,16 @@ class RankRunner {
     scheduler_.emplace(graph_.ranks[static_cast<std::size_t>(rank_)], graph_.streams.size(),
                        graph_.groups.size());
     MPI_Request barrier = MPI_REQUEST_NULL;
-    check(MPI_Ibarrier(MPI_COMM_WORLD, &barrier), "MPI_Ibarrier");
-    wait_for_job(barrier, "the start barrier", rank_, job_wait_limit_s(collective_timeout_s_));
+    detail::check_mpi(MPI_Ibarrier(MPI_COMM_WORLD, &barrier), "MPI_Ibarrier");
+    detail::wait_for_job(barrier, "the start barrier", rank_,
+                         detail::job_wait_limit_s(collective_timeout_s_));
     start_ = Clock::now();
     while (!scheduler_->done()) {
       bool progressed = false;
       std::optional<std::int32_t> kernel;
       for (auto index : scheduler_->ready()) {
         if (ops_[static_cast<std::size_t>(index)].kind == OpKind::kCollective) {
-          g_current_op = index;
+          detail::set_current_op(index);
           kill_at(index);
           start_collective(index);
           set_current();
@@ -191,7 +109,7 @@ class RankRunner {
       }
       if (kernel) {
         const auto i = static_cast<std::size_t>(*kernel);
-        g_current_op = *kernel;
+        detail::set_current_op(*kernel);
         kill_at(*kernel);
         scheduler_->start(*kernel);
         times_.start[i] = now();
@@ -208,7 +126,7 @@ class RankRunner {
         wait_any();
       }
     }
-    g_current_op = -1;
+    detail::set_current_op(-1);
     return std::chrono::duration<double>(Clock::now() - start_).count();
   }
 
@@ -222,7 +140,7 @@ class RankRunner {
   }
 
   // The op this rank is in for the SIGTERM handler: the oldest collective in flight.
-  void set_current() { g_current_op = in_flight_.empty() ? -1 : in_flight_.front(); }
+  void set_current() { detail::set_current_op(in_flight_.empty() ? -1 : in_flight_.front()); }
 
   // The watchdog: the oldest collective in flight past the timeout aborts the job.
   void check_timeout() const {
@@ -259,9 +177,9 @@ class RankRunner {
   bool test_some() {
     std::vector<int> done(requests_.size());
     int count = 0;
-    check(MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count, done.data(),
-                       MPI_STATUSES_IGNORE),
-          "MPI_Testsome");
+    detail::check_mpi(MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count,
+                                   done.data(), MPI_STATUSES_IGNORE),
+                      "MPI_Testsome");
     if (count <= 0 || count == MPI_UNDEFINED) return false;
     done.resize(static_cast<std::size_t>(count));
     finish_collectives(std::move(done));
@@ -273,9 +191,9 @@ class RankRunner {
     int slot = MPI_UNDEFINED;
     int flag = 0;
     while (true) {
-      check(MPI_Testany(static_cast<int>(requests_.size()), requests_.data(), &slot, &flag,
-                        MPI_STATUS_IGNORE),
-            "MPI_Testany");
+      detail::check_mpi(MPI_Testany(static_cast<int>(requests_.size()), requests_.data(), &slot,
+                                    &flag, MPI_STATUS_IGNORE),
+                        "MPI_Testany");
       if (flag) break;
       check_timeout();
     }
@@ -294,9 +212,9 @@ class RankRunner {
       const auto it = std::find(members.begin(), members.end(), rank_);
       const int position = it == members.end() ? -1 : static_cast<int>(it - members.begin());
       groups_.position[g] = position;
-      check(MPI_Comm_split(MPI_COMM_WORLD, position < 0 ? MPI_UNDEFINED : 0, std::max(position, 0),
-                           &groups_.comms[g]),
-            "MPI_Comm_split");
+      detail::check_mpi(MPI_Comm_split(MPI_COMM_WORLD, position < 0 ? MPI_UNDEFINED : 0,
+                                       std::max(position, 0), &groups_.comms[g]),
+                        "MPI_Comm_split");
     }
   }
 
@@ -341,7 +259,7 @@ class RankRunner {
     scheduler_->start(index);
     times_.start[i] = now();
     MPI_Request request = MPI_REQUEST_NULL;
-    check(collectives_[i]->start(&request), "starting a collective");
+    detail::check_mpi(collectives_[i]->start(&request), "starting a collective");
     requests_.push_back(request);
     in_flight_.push_back(index);
     posted_.push_back(Clock::now());
@@ -473,7 +391,8 @@ MpiSession::MpiSession() {
   MPI_Initialized(&initialized);
   if (!initialized) {
     int provided = 0;
-    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+    detail::check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided),
+                      "MPI_Init_thread");
     owns_ = true;
     if (provided < MPI_THREAD_SERIALIZED)
       throw Error(
@@ -494,77 +413,14 @@ bool mpi_available() { return true; }
 
 MeasuredRun run_cpu_ranks(const OpGraph& graph, const MpiSession& session, std::int64_t table_rows,
                           int warmup_runs, double collective_timeout_s) {
-  const auto ranks = static_cast<int>(graph.ranks.size());
-  if (session.size() != ranks) {
-    throw Error(fmt::format(
-        "strait exec: the op graph has {} ranks but MPI started {} processes (run mpirun -np {})",
-        ranks, session.size(), ranks));
-  }
-  MeasuredRun run;
-  run.graph = &graph;
-  run.warmup_runs = warmup_runs;
-  std::vector<std::int64_t> mine;
-  install_stop_handler(graph, session.rank());
-  try {
+  return detail::run_rank_job(graph, session, "cpu", warmup_runs, collective_timeout_s, [&] {
     RankRunner runner(graph, session.rank(), table_rows, collective_timeout_s);
     for (int w = 0; w < warmup_runs; ++w) runner.run();
-    run.wall_s = runner.run();
-    for (std::size_t i = 0; i < runner.times().start.size(); ++i) {
-      mine.push_back(runner.times().start[i].ps());
-      mine.push_back(runner.times().end[i].ps());
-    }
-  } catch (const std::exception& e) {
-    // The peers wait on this rank's collectives: end the whole job, naming where.
-    const std::sig_atomic_t index = g_current_op;
-    const auto& ops = graph.ranks[static_cast<std::size_t>(session.rank())].ops;
-    if (index >= 0 && static_cast<std::size_t>(index) < ops.size()) {
-      const Op& op = ops[static_cast<std::size_t>(index)];
-      std::cerr << fmt::format("strait exec: rank {} failed in op '{}' (step {}): {}\n",
-                               session.rank(), graph.names[static_cast<std::size_t>(op.name)],
-                               op.step, e.what());
-    } else {
-      std::cerr << fmt::format("strait exec: rank {} failed: {}\n", session.rank(), e.what());
-    }
-    std::cerr << std::flush;
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  // Every rank's (start, end) pairs to rank 0, in rank order.
-  const int count = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(ranks)), displs;
-  const int me = session.rank();
-  MPI_Request request = MPI_REQUEST_NULL;
-  check(MPI_Igather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &request),
-        "MPI_Igather");
-  wait_for_job(request, "gathering the op counts", me, job_wait_limit_s(collective_timeout_s));
-  std::vector<std::int64_t> all;
-  if (me == 0) {
-    int total = 0;
-    for (int c : counts) {
-      displs.push_back(total);
-      total += c;
-    }
-    all.resize(static_cast<std::size_t>(total));
-  }
-  check(MPI_Igatherv(mine.data(), count, MPI_INT64_T, all.data(), counts.data(), displs.data(),
-                     MPI_INT64_T, 0, MPI_COMM_WORLD, &request),
-        "MPI_Igatherv");
-  wait_for_job(request, "gathering the op times", me, job_wait_limit_s(collective_timeout_s));
-  double wall = run.wall_s;
-  check(MPI_Ireduce(&run.wall_s, &wall, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD, &request),
-        "MPI_Ireduce");
-  wait_for_job(request, "gathering the wall times", me, job_wait_limit_s(collective_timeout_s));
-  run.wall_s = wall;
-  if (session.rank() != 0) return run;
-  for (int r = 0; r < ranks; ++r) {
-    OpTimes t;
-    const auto base = static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]);
-    for (int k = 0; k < counts[static_cast<std::size_t>(r)]; k += 2) {
-      t.start.push_back(Time::from_ps(all[base + static_cast<std::size_t>(k)]));
-      t.end.push_back(Time::from_ps(all[base + static_cast<std::size_t>(k) + 1]));
-    }
-    run.ranks.push_back(std::move(t));
-  }
-  return run;
+    detail::RankTimes measured;
+    measured.wall_s = runner.run();
+    measured.times = runner.times();
+    return measured;
+  });
 }
 
 }  // namespace strait::executor

@@ -24,6 +24,7 @@
 #include "calibration/detail/device_kernels.hpp"
 #include "calibration/detail/nccl_check.hpp"
 #include "executor/cuda_kernels.hpp"
+#include "executor/detail/rank_job.hpp"
 #include "executor/op_scheduler.hpp"
 #include "kernels/detail/cuda_check.hpp"
 #include "kernels/device.hpp"
@@ -43,90 +44,13 @@ constexpr double kGateUs = 1000;         // the host's head start on the GPU at 
 constexpr std::size_t kMaxQueued = 256;  // ops queued ahead of the GPU
 constexpr auto kScanEvery = std::chrono::milliseconds(1);  // collectives' watchdog while queueing
 
-void check(int code, const char* what) {
-  if (code == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  throw Error(fmt::format("strait exec: {} failed: {}", what, std::string(text, length)));
-}
-
-// How long the start barrier and the final gathers may take (as the CPU backend's): they
-// also wait for the peers' preparation, so never less than 300 s; no limit when collectives
-// have none.
-double job_wait_limit_s(double collective_timeout_s) {
-  return collective_timeout_s > 0 ? std::max(collective_timeout_s, 300.0) : 0.0;
-}
-
-// Waits for a job-wide `request`; past `timeout_s` (> 0) the job is aborted.
-void wait_for_job(MPI_Request& request, const char* what, int rank, double timeout_s) {
-  const auto start = Clock::now();
-  int flag = 0;
-  while (true) {
-    check(MPI_Test(&request, &flag, MPI_STATUS_IGNORE), what);
-    if (flag) return;
-    if (timeout_s > 0 && std::chrono::duration<double>(Clock::now() - start).count() > timeout_s) {
-      std::cerr << fmt::format(
-                       "strait exec: rank {}: {} did not complete in {:g} s (a peer "
-                       "stopped outside an op)\n",
-                       rank, what, timeout_s)
-                << std::flush;
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-  }
-}
-
-// Where this rank is, for the SIGTERM handler mpirun triggers when a peer dies (as in
-// cpu_executor.cpp: lines preformatted, write(2) and _exit only).
-volatile std::sig_atomic_t g_current_op = -1;
-std::vector<std::string> g_stopped_lines;
-std::string g_stopped_outside;
-
-extern "C" void on_sigterm_cuda(int) {
-  const std::sig_atomic_t op = g_current_op;
-  const std::string& line = op >= 0 && static_cast<std::size_t>(op) < g_stopped_lines.size()
-                                ? g_stopped_lines[static_cast<std::size_t>(op)]
-                                : g_stopped_outside;
-  [[maybe_unused]] const auto written = ::write(STDERR_FILENO, line.data(), line.size());
-  ::_exit(1);
-}
-
-void install_stop_handler(const OpGraph& graph, int rank) {
-  g_stopped_lines.clear();
-  for (const auto& op : graph.ranks[static_cast<std::size_t>(rank)].ops) {
-    g_stopped_lines.push_back(
-        fmt::format("strait exec: rank {} stopped in op '{}' (step {}) after a peer failed\n", rank,
-                    graph.names[static_cast<std::size_t>(op.name)], op.step));
-  }
-  g_stopped_outside =
-      fmt::format("strait exec: rank {} stopped between ops after a peer failed\n", rank);
-  struct sigaction action {};
-  action.sa_handler = on_sigterm_cuda;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGTERM, &action, nullptr);
-}
-
-// STRAIT_EXEC_KILL / STRAIT_EXEC_FAIL="RANK:OP_INDEX" (test hooks, as the CPU backend's).
-std::int32_t hook_op_index(const char* variable, int rank) {
-  const char* value = std::getenv(variable);
-  if (value == nullptr) return -1;
-  const std::string text(value);
-  const auto colon = text.find(':');
-  if (colon == std::string::npos) return -1;
-  try {
-    if (std::stoi(text.substr(0, colon)) != rank) return -1;
-    return std::stoi(text.substr(colon + 1));
-  } catch (const std::exception&) {
-    return -1;
-  }
-}
-
 // This process's index among the node's ranks: Open MPI's OMPI_COMM_WORLD_LOCAL_RANK,
 // else its rank in MPI's shared-memory split (collective: every rank calls it).
 int local_rank(int world_rank) {
   MPI_Comm node = MPI_COMM_NULL;
-  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node),
-        "MPI_Comm_split_type");
+  detail::check_mpi(
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node),
+      "MPI_Comm_split_type");
   int node_rank = 0;
   MPI_Comm_rank(node, &node_rank);
   MPI_Comm_free(&node);
@@ -149,7 +73,8 @@ int select_device(int world_rank) {
     count = 0;
   }
   int mine = count > 0 ? 1 : 0, all = 0;
-  check(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  detail::check_mpi(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD),
+                    "MPI_Allreduce");
   if (count == 0)
     throw Error(fmt::format(
         "strait exec --backend cuda: no CUDA device found on rank {} (cudaGetDeviceCount)",
@@ -214,8 +139,8 @@ class CudaRankRunner {
       : graph_(graph),
         rank_(rank),
         collective_timeout_s_(collective_timeout_s),
-        kill_op_(hook_op_index("STRAIT_EXEC_KILL", rank)),
-        fail_op_(hook_op_index("STRAIT_EXEC_FAIL", rank)),
+        kill_op_(detail::hook_op_index("STRAIT_EXEC_KILL", rank)),
+        fail_op_(detail::hook_op_index("STRAIT_EXEC_FAIL", rank)),
         ops_(graph.ranks[static_cast<std::size_t>(rank)].ops),
         handles_(ops_.size(), -1),
         times_{std::vector<Time>(ops_.size()), std::vector<Time>(ops_.size())} {
@@ -255,8 +180,9 @@ class CudaRankRunner {
                        graph_.groups.size());
     STRAIT_CUDA_CHECK(cudaDeviceSynchronize());
     MPI_Request barrier = MPI_REQUEST_NULL;
-    check(MPI_Ibarrier(MPI_COMM_WORLD, &barrier), "MPI_Ibarrier");
-    wait_for_job(barrier, "the start barrier", rank_, job_wait_limit_s(collective_timeout_s_));
+    detail::check_mpi(MPI_Ibarrier(MPI_COMM_WORLD, &barrier), "MPI_Ibarrier");
+    detail::wait_for_job(barrier, "the start barrier", rank_,
+                         detail::job_wait_limit_s(collective_timeout_s_));
     calibration::detail::launch_gate(kGateUs, streams_.list.front());
     STRAIT_CUDA_CHECK(cudaEventRecord(origin_, streams_.list.front()));
     for (std::size_t s = 1; s < streams_.list.size(); ++s)
@@ -274,7 +200,7 @@ class CudaRankRunner {
     }
     STRAIT_CUDA_CHECK(cudaDeviceSynchronize());
     queued_.clear();
-    g_current_op = -1;
+    detail::set_current_op(-1);
     double last_ms = 0;
     for (std::size_t i = 0; i < ops_.size(); ++i) {
       float start_ms = 0, end_ms = 0;
@@ -301,7 +227,7 @@ class CudaRankRunner {
   void enqueue(std::int32_t index) {
     const auto i = static_cast<std::size_t>(index);
     const Op& op = ops_[i];
-    g_current_op = index;
+    detail::set_current_op(index);
     kill_at(index);
     scheduler_->start(index);
     const cudaStream_t stream = streams_.list[static_cast<std::size_t>(op.stream)];
@@ -347,7 +273,7 @@ class CudaRankRunner {
       ncclResult_t async = ncclSuccess;
       STRAIT_NCCL_CHECK(ncclCommGetAsyncError(groups_.nccl[g], &async));
       if (async != ncclSuccess && async != ncclInProgress) {
-        g_current_op = it->index;
+        detail::set_current_op(it->index);
         calibration::detail::throw_nccl_error(async, "ncclCommGetAsyncError", __FILE__, __LINE__);
       }
       if (!it->started && event_done(start_[i])) it->started = now;
@@ -374,7 +300,7 @@ class CudaRankRunner {
   }
 
   // The op this rank is in for the SIGTERM handler: the oldest collective not complete.
-  void set_current() { g_current_op = pending_.empty() ? -1 : pending_.front().index; }
+  void set_current() { detail::set_current_op(pending_.empty() ? -1 : pending_.front().index); }
 
   void make_groups() {
     const auto count = graph_.groups.size();
@@ -386,9 +312,9 @@ class CudaRankRunner {
       const auto it = std::find(members.begin(), members.end(), rank_);
       const int position = it == members.end() ? -1 : static_cast<int>(it - members.begin());
       groups_.position[g] = position;
-      check(MPI_Comm_split(MPI_COMM_WORLD, position < 0 ? MPI_UNDEFINED : 0, std::max(position, 0),
-                           &groups_.mpi[g]),
-            "MPI_Comm_split");
+      detail::check_mpi(MPI_Comm_split(MPI_COMM_WORLD, position < 0 ? MPI_UNDEFINED : 0,
+                                       std::max(position, 0), &groups_.mpi[g]),
+                        "MPI_Comm_split");
     }
     // Groups in index order on every rank: the lowest group not yet initialised has all its
     // members at it, so the blocking ncclCommInitRank calls never wait in a cycle.
@@ -401,7 +327,7 @@ class CudaRankRunner {
         ncclResult_t result;
       } boot{};
       if (groups_.position[g] == 0) boot.result = ncclGetUniqueId(&boot.id);
-      check(MPI_Bcast(&boot, sizeof boot, MPI_BYTE, 0, groups_.mpi[g]), "MPI_Bcast");
+      detail::check_mpi(MPI_Bcast(&boot, sizeof boot, MPI_BYTE, 0, groups_.mpi[g]), "MPI_Bcast");
       if (boot.result != ncclSuccess)
         calibration::detail::throw_nccl_error(boot.result, "ncclGetUniqueId", __FILE__, __LINE__);
       STRAIT_NCCL_CHECK(ncclCommInitRank(&groups_.nccl[g],
@@ -581,80 +507,15 @@ void require_cuda_backend() {}
 
 MeasuredRun run_cuda_ranks(const OpGraph& graph, const MpiSession& session, std::int64_t table_rows,
                            int warmup_runs, double collective_timeout_s) {
-  const auto ranks = static_cast<int>(graph.ranks.size());
-  if (session.size() != ranks) {
-    throw Error(fmt::format(
-        "strait exec: the op graph has {} ranks but MPI started {} processes (run mpirun -np {})",
-        ranks, session.size(), ranks));
-  }
-  select_device(session.rank());
-  MeasuredRun run;
-  run.graph = &graph;
-  run.backend = "cuda";
-  run.warmup_runs = warmup_runs;
-  std::vector<std::int64_t> mine;
-  install_stop_handler(graph, session.rank());
-  try {
+  if (session.size() == static_cast<int>(graph.ranks.size())) select_device(session.rank());
+  return detail::run_rank_job(graph, session, "cuda", warmup_runs, collective_timeout_s, [&] {
     CudaRankRunner runner(graph, session.rank(), table_rows, collective_timeout_s);
     for (int w = 0; w < warmup_runs; ++w) runner.run();
-    run.wall_s = runner.run();
-    for (std::size_t i = 0; i < runner.times().start.size(); ++i) {
-      mine.push_back(runner.times().start[i].ps());
-      mine.push_back(runner.times().end[i].ps());
-    }
-  } catch (const std::exception& e) {
-    // The peers wait on this rank's collectives: end the whole job, naming where.
-    const std::sig_atomic_t index = g_current_op;
-    const auto& ops = graph.ranks[static_cast<std::size_t>(session.rank())].ops;
-    if (index >= 0 && static_cast<std::size_t>(index) < ops.size()) {
-      const Op& op = ops[static_cast<std::size_t>(index)];
-      std::cerr << fmt::format("strait exec: rank {} failed in op '{}' (step {}): {}\n",
-                               session.rank(), graph.names[static_cast<std::size_t>(op.name)],
-                               op.step, e.what());
-    } else {
-      std::cerr << fmt::format("strait exec: rank {} failed: {}\n", session.rank(), e.what());
-    }
-    std::cerr << std::flush;
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  // Every rank's (start, end) pairs to rank 0, in rank order.
-  const int count = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(ranks)), displs;
-  const int me = session.rank();
-  const double limit_s = job_wait_limit_s(collective_timeout_s);
-  MPI_Request request = MPI_REQUEST_NULL;
-  check(MPI_Igather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &request),
-        "MPI_Igather");
-  wait_for_job(request, "gathering the op counts", me, limit_s);
-  std::vector<std::int64_t> all;
-  if (me == 0) {
-    int total = 0;
-    for (int c : counts) {
-      displs.push_back(total);
-      total += c;
-    }
-    all.resize(static_cast<std::size_t>(total));
-  }
-  check(MPI_Igatherv(mine.data(), count, MPI_INT64_T, all.data(), counts.data(), displs.data(),
-                     MPI_INT64_T, 0, MPI_COMM_WORLD, &request),
-        "MPI_Igatherv");
-  wait_for_job(request, "gathering the op times", me, limit_s);
-  double wall = run.wall_s;
-  check(MPI_Ireduce(&run.wall_s, &wall, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD, &request),
-        "MPI_Ireduce");
-  wait_for_job(request, "gathering the wall times", me, limit_s);
-  run.wall_s = wall;
-  if (session.rank() != 0) return run;
-  for (int r = 0; r < ranks; ++r) {
-    OpTimes t;
-    const auto base = static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]);
-    for (int k = 0; k < counts[static_cast<std::size_t>(r)]; k += 2) {
-      t.start.push_back(Time::from_ps(all[base + static_cast<std::size_t>(k)]));
-      t.end.push_back(Time::from_ps(all[base + static_cast<std::size_t>(k) + 1]));
-    }
-    run.ranks.push_back(std::move(t));
-  }
-  return run;
+    detail::RankTimes measured;
+    measured.wall_s = runner.run();
+    measured.times = runner.times();
+    return measured;
+  });
 }
 
 }  // namespace strait::executor

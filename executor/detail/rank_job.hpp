@@ -1,0 +1,56 @@
+#pragma once
+// What every backend of `strait exec` does around its own work, once: MPI error checks,
+// the watchdog on job-wide waits, the SIGTERM line that says where a rank stopped, the
+// test hooks, and run_rank_job (the world-size check, the warm-up and measured runs, a
+// failure ending the whole job with the rank and op named, the gather of every rank's op
+// times to rank 0). See cpu_executor.hpp for the fault messages.
+
+#include <mpi.h>
+
+#include <csignal>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "executor/cpu_executor.hpp"
+#include "executor/measured_run.hpp"
+#include "sim/workload/op_graph.hpp"
+
+namespace strait::executor::detail {
+
+/// Throws strait::Error "strait exec: WHAT failed: <MPI's text>" unless `code` is success.
+void check_mpi(int code, const char* what);
+
+/// How long the start barrier and the final gathers may take: they also wait for the
+/// peers' preparation, so never less than 300 s; no limit when collectives have none.
+double job_wait_limit_s(double collective_timeout_s);
+
+/// Waits for a job-wide `request`; a peer that stopped outside an op would leave it
+/// pending forever: past `timeout_s` (> 0) prints "strait exec: rank R: WHAT did not
+/// complete in T s (a peer stopped outside an op)" and aborts the job.
+void wait_for_job(MPI_Request& request, const char* what, int rank, double timeout_s);
+
+/// The op this rank is in (index into its ops; -1 between ops), read by the SIGTERM
+/// handler and by the failure message.
+void set_current_op(std::int32_t op);
+
+/// STRAIT_EXEC_KILL / STRAIT_EXEC_FAIL = "RANK:OP_INDEX" (test hooks): the op index of
+/// `variable` for this rank, or -1.
+std::int32_t hook_op_index(const char* variable, int rank);
+
+/// What a backend's runs of one rank measured.
+struct RankTimes {
+  OpTimes times;      // the measured run's op starts and ends
+  double wall_s = 0;  // its wall time
+};
+
+/// Runs this rank of `graph` with `measure` (which does the warm-up runs and the measured
+/// one) and gathers every rank's times to rank 0 (the returned run has `ranks` there,
+/// empty elsewhere). Throws strait::Error when MPI's world is not the graph's ranks; an
+/// exception from `measure` prints "strait exec: rank R failed in op 'X' (step S): ..."
+/// and aborts the job.
+MeasuredRun run_rank_job(const sim::workload::OpGraph& graph, const MpiSession& session,
+                         const std::string& backend, int warmup_runs, double collective_timeout_s,
+                         const std::function<RankTimes()>& measure);
+
+}  // namespace strait::executor::detail
