@@ -50,6 +50,8 @@ int run_collective(const std::vector<std::string>& args) {
       ("collective: " + sim::network::collective_op_names()).c_str())(
       "algo", po::value<std::string>()->default_value("auto"),
       ("algorithm: " + sim::network::algorithm_names()).c_str())(
+      "protocol", po::value<std::string>()->default_value("auto"),
+      ("NCCL protocol: " + sim::network::protocol_names()).c_str())(
       "mode", po::value<std::string>()->default_value("flow"), "flow | analytical")(
       "ranks", po::value<std::string>()->default_value("all"),
       "GPUs taking part: all, 0-7,16, dc0, host:3, first:64, local:0")(
@@ -89,6 +91,12 @@ int run_collective(const std::vector<std::string>& args) {
                                  sim::network::algorithm_names(), vm["algo"].as<std::string>()));
   }
   spec.algorithm = *algo;
+  const auto protocol = sim::network::parse_protocol(vm["protocol"].as<std::string>());
+  if (!protocol) {
+    throw UsageError(fmt::format("collective: --protocol: expected one of {}, got '{}'",
+                                 sim::network::protocol_names(), vm["protocol"].as<std::string>()));
+  }
+  spec.protocol = *protocol;
   spec.gpus = sim::network::parse_rank_set(vm["ranks"].as<std::string>(), cluster);
   spec.root = vm["root"].as<int>();
   spec.peer = vm["peer"].as<int>();
@@ -170,13 +178,17 @@ int run_collective(const std::vector<std::string>& args) {
     std::cout << fmt::format(
         "  {:>10} {:>12} {:>8} {:>6} {:>6} {:>12.2f} {:>8.2f} {:>8.2f}  {:<12} {:>10} {:>8.3f}\n",
         size, size / type_bytes, type_name, reduces ? "sum" : "none", rooted ? spec.root : -1,
-        r.time.to_us(), algbw, busbw, sim::network::to_string(r.algorithm), r.events, wall);
+        r.time.to_us(), algbw, busbw,
+        fmt::format("{}/{}", sim::network::to_string(r.algorithm),
+                    sim::network::to_string(r.protocol)),
+        r.events, wall);
     results.push_back({{"size_bytes", size},
                        {"count", size / type_bytes},
                        {"time_us", r.time.to_us()},
                        {"algbw_GBps", algbw},
                        {"busbw_GBps", busbw},
                        {"algorithm", sim::network::to_string(r.algorithm)},
+                       {"protocol", sim::network::to_string(r.protocol)},
                        {"channels", r.channels},
                        {"chunks", r.chunks},
                        {"events", r.events},

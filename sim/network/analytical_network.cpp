@@ -2,7 +2,38 @@
 
 #include <algorithm>
 
+#include "sim/network/detail/link_rate.hpp"
+
 namespace strait::sim::network {
+namespace {
+
+bool spans_hosts(const topology::Cluster& cluster, const CollectiveSpec& spec) {
+  for (int g : spec.gpus) {
+    if (cluster.gpu(g).host != cluster.gpu(spec.gpus.front()).host) return true;
+  }
+  return false;
+}
+
+// The most messages one rank posts in a direct all-to-all(v) (as build_all_to_all drops
+// empty ones).
+int direct_peer_messages(const CollectiveSpec& spec) {
+  const auto n = spec.gpus.size();
+  int most = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    int count = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const Bytes b = spec.op == CollectiveOp::kAllToAllV ? spec.send_matrix[i * n + j]
+                      : spec.send_bytes.empty()           ? spec.bytes
+                                                          : spec.send_bytes[i];
+      if (i != j && b > 0) ++count;
+    }
+    most = std::max(most, count);
+    if (spec.op == CollectiveOp::kAllToAll && spec.send_bytes.empty()) break;
+  }
+  return most;
+}
+
+}  // namespace
 
 AnalyticalNetwork::AnalyticalNetwork(engine::Simulator& sim, const topology::Cluster& cluster,
                                      NetworkOptions options)
@@ -11,15 +42,22 @@ AnalyticalNetwork::AnalyticalNetwork(engine::Simulator& sim, const topology::Clu
 void AnalyticalNetwork::start_collective(const CollectiveSpec& spec,
                                          std::function<void()> on_done) {
   const bool all_to_all = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV;
-  if (all_to_all && levels_.applicable() && resolve_algorithm(spec) == Algorithm::kDirect) {
+  const Choice choice = all_to_all ? resolve(spec) : Choice{};
+  if (all_to_all && levels_.applicable() && choice.algorithm == Algorithm::kDirect) {
     validate_collective(spec, cluster_);
-    // The closed form takes the calibrated sizes for its time; traffic stays the payload.
+    // The closed form takes the calibrated sizes (and the protocol's bandwidth share) for
+    // its time; traffic stays the payload.
     const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
-    const double scale = calibration_scale(c, spec);
+    const double scale = calibration_scale(c, spec) *
+                         protocol_bandwidth_fraction(cluster_, choice.protocol, Algorithm::kDirect);
     TrafficStats delta;
     const Time t = levels_.all_to_all(scale == 1.0 ? spec : scaled_spec(spec, scale), &delta);
     for (double& b : delta.link_bytes) b *= scale;
-    sim_.after(c.base_latency + t, std::move(on_done));
+    const Time overhead =
+        protocol_base_latency(cluster_, choice.protocol, Algorithm::kDirect) +
+        protocol_step_latency(cluster_, choice.protocol, Algorithm::kDirect, spec.op,
+                              spans_hosts(cluster_, spec), direct_peer_messages(spec));
+    sim_.after(c.base_latency + t + overhead, std::move(on_done));
     add_traffic(delta, spec.traffic_tag);
     return;
   }
@@ -42,7 +80,8 @@ void AnalyticalNetwork::start_transfer(int src, int dst, Bytes bytes, int /*prio
   for (auto l : path_) {
     const auto& link = cluster_.link(l);
     latency += link.latency;
-    bandwidth = bandwidth == 0 ? link.bandwidth : std::min(bandwidth, link.bandwidth);
+    const double rate = detail::library_bandwidth(cluster_, link);
+    bandwidth = bandwidth == 0 ? rate : std::min(bandwidth, rate);
   }
   account(path_, static_cast<double>(bytes));
   ++traffic_.transfers;

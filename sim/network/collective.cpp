@@ -17,13 +17,21 @@ constexpr std::array<std::pair<CollectiveOp, std::string_view>, 8> kOps = {{
     {CollectiveOp::kSendRecv, "sendrecv"},
 }};
 
-constexpr std::array<std::pair<Algorithm, std::string_view>, 6> kAlgorithms = {{
+constexpr std::array<std::pair<Protocol, std::string_view>, 4> kProtocols = {{
+    {Protocol::kAuto, "auto"},
+    {Protocol::kLL, "ll"},
+    {Protocol::kLL128, "ll128"},
+    {Protocol::kSimple, "simple"},
+}};
+
+constexpr std::array<std::pair<Algorithm, std::string_view>, 7> kAlgorithms = {{
     {Algorithm::kAuto, "auto"},
     {Algorithm::kRing, "ring"},
     {Algorithm::kTree, "tree"},
     {Algorithm::kHierarchical, "hierarchical"},
     {Algorithm::kDirect, "direct"},
     {Algorithm::kPairwise, "pairwise"},
+    {Algorithm::kNvls, "nvls"},
 }};
 
 template <typename Table>
@@ -48,6 +56,22 @@ const char* to_string(Algorithm algo) {
   }
   return "?";
 }
+
+const char* to_string(Protocol protocol) {
+  for (const auto& [value, name] : kProtocols) {
+    if (value == protocol) return name.data();
+  }
+  return "?";
+}
+
+std::optional<Protocol> parse_protocol(std::string_view text) {
+  for (const auto& [value, name] : kProtocols) {
+    if (name == text) return value;
+  }
+  return std::nullopt;
+}
+
+std::string protocol_names() { return join_names(kProtocols); }
 
 std::optional<CollectiveOp> parse_collective_op(std::string_view text) {
   // nccl-tests and NCCL spell them allreduce, alltoall, ...: accept those too.

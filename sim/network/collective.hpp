@@ -55,10 +55,19 @@ enum class Algorithm {
                   // exchange across datacenters (2 phases instead of 2(d-1): latency-bound)
   kDirect,        // all-to-all(v): every pair at once
   kPairwise,      // all-to-all(v): n-1 rounds, round k sends to rank + k
+  kNvls,          // all-reduce inside one host with NVLink SHARP: the NVSwitch reduces and
+                  // multicasts, each GPU sends and receives about S once (one phase)
 };
+
+/// NCCL's protocols (topology::CommParameters holds their costs); kAuto: the fastest by
+/// the analytical estimate, as NCCL's tuner picks per size.
+enum class Protocol { kAuto, kLL, kLL128, kSimple };
 
 const char* to_string(CollectiveOp op);
 const char* to_string(Algorithm algo);
+const char* to_string(Protocol protocol);
+std::optional<Protocol> parse_protocol(std::string_view text);
+std::string protocol_names();
 std::optional<CollectiveOp> parse_collective_op(std::string_view text);
 std::optional<Algorithm> parse_algorithm(std::string_view text);
 /// Names accepted by the parsers, for error messages and --help.
@@ -72,6 +81,7 @@ double busbw_factor(CollectiveOp op, int n);
 struct CollectiveSpec {
   CollectiveOp op = CollectiveOp::kAllReduce;
   Algorithm algorithm = Algorithm::kAuto;
+  Protocol protocol = Protocol::kAuto;
   Bytes bytes = 0;        // nccl-tests size convention (see above)
   std::vector<int> gpus;  // participating GPUs; rank i of the collective runs on gpus[i]
   int root = 0;           // broadcast/reduce root, send/recv source (a rank index)

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/network/detail/flow_collective.hpp"
+#include "sim/network/detail/link_rate.hpp"
 
 namespace strait::sim::network {
 
@@ -11,7 +12,7 @@ FlowNetwork::FlowNetwork(engine::Simulator& sim, const topology::Cluster& cluste
     : Network(sim, cluster, std::move(options)) {
   link_resources_.reserve(cluster.links().size());
   for (const auto& link : cluster.links()) {
-    link_resources_.push_back(sim_.fluid().add_resource(link.bandwidth));
+    link_resources_.push_back(sim_.fluid().add_resource(detail::library_bandwidth(cluster, link)));
   }
 }
 
@@ -19,6 +20,15 @@ FlowNetwork::~FlowNetwork() = default;
 
 void FlowNetwork::start_schedule(Schedule schedule, int priority, double weight,
                                  std::function<void()> on_done) {
+  if (schedule.start_latency > Time::zero()) {
+    const Time delay = schedule.start_latency;
+    schedule.start_latency = Time::zero();
+    sim_.after(delay, [this, schedule = std::move(schedule), priority, weight,
+                       on_done = std::move(on_done)]() mutable {
+      start_schedule(std::move(schedule), priority, weight, std::move(on_done));
+    });
+    return;
+  }
   collectives_.push_back(std::make_unique<detail::FlowCollective>(
       *this, std::move(schedule), priority, weight, std::move(on_done)));
   collectives_.back()->start();

@@ -23,35 +23,71 @@ Network::Network(engine::Simulator& sim, const topology::Cluster& cluster, Netwo
       levels_(cluster, router_) {}
 
 Time Network::estimate(const Schedule& schedule, TrafficStats* traffic) {
-  return levels_.applicable() ? levels_.estimate(schedule, traffic)
-                              : estimator_.estimate(schedule, traffic);
+  return schedule.start_latency + (levels_.applicable() ? levels_.estimate(schedule, traffic)
+                                                        : estimator_.estimate(schedule, traffic));
 }
 
-Algorithm Network::resolve_algorithm(const CollectiveSpec& spec) {
-  if (spec.algorithm != Algorithm::kAuto) return spec.algorithm;
-  if (spec.op != CollectiveOp::kAllReduce || spec.gpus.size() < 2)
-    return choose_algorithm(spec, cluster_);
-  std::uint64_t key =
-      std::hash<std::int64_t>{}(spec.bytes) ^ (static_cast<std::uint64_t>(spec.op) << 56);
+Algorithm Network::resolve_algorithm(const CollectiveSpec& spec) { return resolve(spec).algorithm; }
+
+Network::Choice Network::resolve(const CollectiveSpec& spec) {
+  const bool p2p = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV ||
+                   spec.op == CollectiveOp::kSendRecv;
+  // Peer-to-peer ops run Simple (NCCL's p2p path); tuning them would build n^2 transfers
+  // three times.
+  const Protocol fixed_protocol = spec.protocol != Protocol::kAuto ? spec.protocol
+                                  : p2p || spec.gpus.size() < 2    ? Protocol::kSimple
+                                                                   : Protocol::kAuto;
+  std::vector<Algorithm> algorithms;
+  if (spec.algorithm != Algorithm::kAuto) {
+    algorithms.push_back(spec.algorithm);
+  } else if (spec.op != CollectiveOp::kAllReduce || spec.gpus.size() < 2) {
+    algorithms.push_back(choose_algorithm(spec, cluster_));
+  } else {
+    algorithms = {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical};
+    if (cluster_.comm().nvls) algorithms.push_back(Algorithm::kNvls);
+  }
+  if (algorithms.size() == 1 && fixed_protocol != Protocol::kAuto)
+    return {algorithms.front(), fixed_protocol};
+  std::uint64_t key = std::hash<std::int64_t>{}(spec.bytes) ^
+                      (static_cast<std::uint64_t>(spec.op) << 56) ^
+                      (static_cast<std::uint64_t>(spec.algorithm) << 48) ^
+                      (static_cast<std::uint64_t>(spec.protocol) << 44);
   for (int g : spec.gpus) key = (key ^ static_cast<std::uint64_t>(g)) * 0x100000001B3ULL;
   if (auto it = auto_choice_.find(key); it != auto_choice_.end()) return it->second;
-  Algorithm best = choose_algorithm(spec, cluster_);
+  Choice best{algorithms.front() == Algorithm::kTree ? Algorithm::kRing : algorithms.front(),
+              fixed_protocol == Protocol::kAuto ? Protocol::kSimple : fixed_protocol};
+  if (spec.algorithm == Algorithm::kAuto && spec.op == CollectiveOp::kAllReduce)
+    best.algorithm = choose_algorithm(spec, cluster_);
   Time best_time = Time::infinite();
-  for (auto candidate : {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical}) {
-    // Trees only for messages of one chunk: pipelined trees contend with themselves in
-    // ways the estimate does not see (and cost many flows in flow mode); for larger
+  for (Algorithm algorithm : algorithms) {
+    // Auto trees only for messages of one chunk: pipelined trees contend with themselves
+    // in ways the estimate does not see (and cost many flows in flow mode); for larger
     // messages hierarchical plays the part of NCCL's trees across hosts.
-    if (candidate == Algorithm::kTree && spec.bytes > options_.schedule.chunk_bytes) continue;
+    if (spec.algorithm == Algorithm::kAuto && algorithm == Algorithm::kTree &&
+        spec.bytes > options_.schedule.chunk_bytes) {
+      continue;
+    }
     CollectiveSpec s = spec;
-    s.algorithm = candidate;
+    s.algorithm = algorithm;
+    Schedule built;
     try {
-      const Time t = estimate(build_schedule(s, cluster_, options_.schedule), nullptr);
+      built = build_schedule(s, cluster_, options_.schedule);
+    } catch (const Error&) {
+      continue;  // not applicable to this rank set (e.g. hierarchical on uneven hosts)
+    }
+    // Simple first: on ties (a neutral cluster) the choice stays what it was without
+    // protocols. NVLS runs Simple only, as in NCCL.
+    std::vector<Protocol> protocols = {Protocol::kSimple, Protocol::kLL128, Protocol::kLL};
+    if (fixed_protocol != Protocol::kAuto) protocols = {fixed_protocol};
+    if (algorithm == Algorithm::kNvls) protocols = {Protocol::kSimple};
+    for (Protocol protocol : protocols) {
+      Schedule schedule = built;
+      apply_protocol(schedule, cluster_, protocol);
+      const Time t = estimate(schedule, nullptr);
       if (t < best_time) {
         best_time = t;
-        best = candidate;
+        best = {algorithm, protocol};
       }
-    } catch (const Error&) {
-      // Not applicable to this rank set (e.g. hierarchical on uneven hosts).
     }
   }
   auto_choice_.emplace(key, best);
@@ -99,8 +135,10 @@ void apply_calibration(Schedule& schedule, double scale) {
 
 void Network::start_collective(const CollectiveSpec& spec, std::function<void()> on_done) {
   CollectiveSpec resolved = spec;
-  resolved.algorithm = resolve_algorithm(spec);
+  const Choice choice = resolve(spec);
+  resolved.algorithm = choice.algorithm;
   Schedule schedule = build_schedule(resolved, cluster_, options_.schedule);
+  apply_protocol(schedule, cluster_, choice.protocol);
   const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
   apply_calibration(schedule, calibration_scale(c, spec));
   if (c.base_latency > Time::zero()) {
@@ -146,12 +184,15 @@ CollectiveResult simulate_collective(const topology::Cluster& cluster, const Col
   engine::Simulator sim;
   auto network = make_network(sim, cluster, options);
   CollectiveSpec resolved = spec;
-  resolved.algorithm = network->resolve_algorithm(spec);
+  const auto choice = network->resolve(spec);
+  resolved.algorithm = choice.algorithm;
   Schedule schedule = build_schedule(resolved, cluster, options.schedule);
+  apply_protocol(schedule, cluster, choice.protocol);
   const OpCalibration& c = options.calibration[static_cast<std::size_t>(spec.op)];
   apply_calibration(schedule, calibration_scale(c, spec));
   CollectiveResult result;
   result.algorithm = schedule.algorithm;
+  result.protocol = schedule.protocol;
   result.channels = schedule.channels;
   result.chunks = schedule.chunks;
   Time finished = Time::zero();

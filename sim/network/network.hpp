@@ -81,6 +81,14 @@ class Network {
   /// rank set) of ring, hierarchical and, for messages of one chunk, tree; else
   /// choose_algorithm's rule.
   Algorithm resolve_algorithm(const CollectiveSpec& spec);
+  /// The algorithm and protocol `spec` runs with: each fixed where the spec names it,
+  /// else the pair with the least analytical estimate (NCCL's tuner does the same with its
+  /// own cost model), cached per op, size and rank set. Peer-to-peer ops run Simple.
+  struct Choice {
+    Algorithm algorithm = Algorithm::kRing;
+    Protocol protocol = Protocol::kSimple;
+  };
+  Choice resolve(const CollectiveSpec& spec);
 
   const TrafficStats& traffic() const { return traffic_; }
   /// Traffic of the collectives started with `traffic_tag` == tag (zero if none).
@@ -107,7 +115,7 @@ class Network {
 
   detail::ScheduleEstimator estimator_;
   detail::LevelEstimator levels_;
-  std::unordered_map<std::uint64_t, Algorithm> auto_choice_;
+  std::unordered_map<std::uint64_t, Choice> auto_choice_;
 };
 
 std::unique_ptr<Network> make_network(engine::Simulator& sim, const topology::Cluster& cluster,
@@ -119,6 +127,7 @@ struct CollectiveResult {
   std::uint64_t events = 0;
   TrafficStats traffic;
   Algorithm algorithm = Algorithm::kRing;
+  Protocol protocol = Protocol::kSimple;
   int channels = 1;
   int chunks = 1;
 };

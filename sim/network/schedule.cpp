@@ -1,6 +1,7 @@
 #include "sim/network/schedule.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -22,6 +23,75 @@ double Schedule::total_bytes() const {
     for (const auto& t : p.transfers) sum += static_cast<double>(t.bytes) * p.repeat;
   }
   return sum;
+}
+
+namespace {
+
+std::size_t protocol_index(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::kLL:
+      return 0;
+    case Protocol::kLL128:
+      return 1;
+    default:
+      return 2;
+  }
+}
+
+bool peer_to_peer(CollectiveOp op) {
+  return op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV ||
+         op == CollectiveOp::kSendRecv;
+}
+
+}  // namespace
+
+Time protocol_step_latency(const topology::Cluster& cluster, Protocol protocol, Algorithm algorithm,
+                           CollectiveOp op, bool crosses_hosts, int peer_messages) {
+  const auto& comm = cluster.comm();
+  const auto& p = comm.protocols[protocol_index(protocol)];
+  Time t = algorithm == Algorithm::kNvls ? comm.nvls_step_latency
+           : crosses_hosts ? p.net_step_latency + comm.proxy_latency + comm.rdma_round_trip
+                           : p.nvlink_step_latency;
+  if (peer_to_peer(op)) t += comm.per_peer_latency * peer_messages;
+  return t;
+}
+
+double protocol_bandwidth_fraction(const topology::Cluster& cluster, Protocol protocol,
+                                   Algorithm algorithm) {
+  const auto& comm = cluster.comm();
+  return algorithm == Algorithm::kNvls
+             ? comm.nvls_bandwidth_fraction
+             : comm.protocols[protocol_index(protocol)].bandwidth_fraction;
+}
+
+Time protocol_base_latency(const topology::Cluster& cluster, Protocol protocol,
+                           Algorithm algorithm) {
+  return algorithm == Algorithm::kNvls
+             ? Time::zero()
+             : cluster.comm().protocols[protocol_index(protocol)].base_latency;
+}
+
+void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protocol protocol) {
+  if (protocol == Protocol::kAuto) protocol = Protocol::kSimple;
+  schedule.protocol = protocol;
+  schedule.start_latency = protocol_base_latency(cluster, protocol, schedule.algorithm);
+  const double fraction = protocol_bandwidth_fraction(cluster, protocol, schedule.algorithm);
+  std::vector<int> sends(schedule.gpus.size(), 0);
+  for (Phase& phase : schedule.phases) {
+    bool crosses = false;
+    int most = 0;
+    for (Transfer& t : phase.transfers) {
+      crosses = crosses || cluster.gpu(schedule.gpus[static_cast<std::size_t>(t.src)]).host !=
+                               cluster.gpu(schedule.gpus[static_cast<std::size_t>(t.dst)]).host;
+      most = std::max(most, ++sends[static_cast<std::size_t>(t.src)]);
+      if (fraction != 1.0)
+        t.bytes = static_cast<Bytes>(std::llround(static_cast<double>(t.bytes) / fraction));
+    }
+    for (const Transfer& t : phase.transfers) sends[static_cast<std::size_t>(t.src)] = 0;
+    phase.step_latency =
+        protocol_step_latency(cluster, protocol, schedule.algorithm, schedule.op, crosses, most);
+  }
+  schedule.payload_fraction *= fraction;
 }
 
 Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& cluster) {
@@ -85,6 +155,12 @@ Schedule build_schedule(const CollectiveSpec& spec, const topology::Cluster& clu
   s.gpus = spec.gpus;
   s.algorithm =
       spec.algorithm == Algorithm::kAuto ? choose_algorithm(spec, cluster) : spec.algorithm;
+  if (s.algorithm == Algorithm::kNvls &&
+      (!cluster.comm().nvls || layout.hosts.size() != 1 || spec.op != CollectiveOp::kAllReduce)) {
+    throw Error(
+        "collective: algorithm 'nvls' needs all_reduce inside one host whose cluster file sets "
+        "\"nccl\": {\"nvls\": true}");
+  }
   detail::BuildContext ctx{spec, layout, options, s};
   if (layout.n > 1) detail::build_phases(ctx);
   // Drop empty phases (e.g. zero-byte all-to-all-v rows) so both modes skip them alike.

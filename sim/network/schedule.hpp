@@ -30,6 +30,9 @@ struct Phase {
   std::vector<Transfer> transfers;
   int repeat = 1;
   std::string name;  // e.g. "reduce_scatter/host", for traces
+  /// Added to every repeat's time after its bytes drain (protocol step latency, network
+  /// proxy and RDMA round trip, per-peer overheads; see apply_protocol).
+  Time step_latency = Time::zero();
 };
 
 struct Schedule {
@@ -39,7 +42,9 @@ struct Schedule {
   std::vector<Phase> phases;
   int chunks = 1;
   int channels = 1;
-  int traffic_tag = -1;  // from the spec
+  int traffic_tag = -1;                   // from the spec
+  Protocol protocol = Protocol::kSimple;  // never kAuto once the protocol is applied
+  Time start_latency = Time::zero();      // before the first phase (protocol base latency)
   /// Payload share of each transfer's bytes: a calibrated schedule carries bytes / scale so
   /// that it takes the measured time (apply_calibration); traffic counts only the payload.
   double payload_fraction = 1.0;
@@ -62,6 +67,23 @@ struct ScheduleOptions {
 /// all-gather, reduce-scatter, broadcast, reduce: ring; all-to-all(v): direct (NCCL
 /// posts every peer's send and receive in one group); send/recv: direct.
 Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& cluster);
+
+/// Applies `protocol`'s costs from cluster.comm() to `schedule`: its transfers carry
+/// bytes / bandwidth_fraction (payload_fraction keeps traffic at the payload), it starts
+/// base_latency late, and every phase pays, per repeat, the protocol's step latency
+/// (nvlink or net, net when a transfer crosses hosts, plus proxy and RDMA round trip),
+/// and for all-to-all(v) and send/recv per_peer_latency times the most messages one rank
+/// sends in the phase. NVLS phases pay nvls_step_latency at nvls_bandwidth_fraction.
+void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protocol protocol);
+/// The latency one phase pays per repeat under `protocol` (see apply_protocol).
+Time protocol_step_latency(const topology::Cluster& cluster, Protocol protocol, Algorithm algorithm,
+                           CollectiveOp op, bool crosses_hosts, int peer_messages);
+/// The share of link bandwidth `protocol` achieves for `algorithm`.
+double protocol_bandwidth_fraction(const topology::Cluster& cluster, Protocol protocol,
+                                   Algorithm algorithm);
+/// The latency a collective pays once before its first phase under `protocol`.
+Time protocol_base_latency(const topology::Cluster& cluster, Protocol protocol,
+                           Algorithm algorithm);
 
 /// Checks a spec (GPUs exist and are distinct, sizes and matrices fit the rank set, roots
 /// are ranks); throws strait::Error like build_schedule.

@@ -24,6 +24,7 @@
 
 #include "sim/core/config_node.hpp"
 #include "sim/core/units.hpp"
+#include "sim/topology/comm_parameters.hpp"
 
 namespace strait::sim::topology {
 
@@ -119,11 +120,15 @@ class Cluster {
     links_[i].bandwidth = bandwidth;
     links_[i].latency = latency;
   }
+  /// The collective library's protocols and overheads (neutral unless a file or a test sets them).
+  const CommParameters& comm() const { return comm_; }
+  void set_comm(const CommParameters& comm) { comm_ = comm; }
   /// Builds adjacency; call after the last add_*.
   void finalize();
 
  private:
   std::string name_;
+  CommParameters comm_;
   std::vector<Node> nodes_;
   std::vector<Link> links_;
   std::vector<Gpu> gpus_;

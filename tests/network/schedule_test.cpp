@@ -155,7 +155,10 @@ TEST(Collective, ParsesNcclAndStraitSpellings) {
   EXPECT_EQ(parse_collective_op("alltoallv"), CollectiveOp::kAllToAllV);
   EXPECT_FALSE(parse_collective_op("allreduc"));
   EXPECT_EQ(parse_algorithm("hierarchical"), Algorithm::kHierarchical);
-  EXPECT_FALSE(parse_algorithm("nvls"));
+  EXPECT_EQ(parse_algorithm("nvls"), Algorithm::kNvls);
+  EXPECT_FALSE(parse_algorithm("collnet"));
+  EXPECT_EQ(parse_protocol("ll128"), Protocol::kLL128);
+  EXPECT_FALSE(parse_protocol("LL"));
 }
 
 }  // namespace

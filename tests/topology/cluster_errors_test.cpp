@@ -53,6 +53,18 @@ TEST(ClusterErrors, UnknownKeySuggestsTheClosestOne) {
             "\"hosts_per_leaf\"?");
 }
 
+TEST(ClusterErrors, NcclSectionChecksItsKeysAndRanges) {
+  EXPECT_EQ(
+      error_of(with("/nccl", Json::parse(R"({"protocols": {"ll": {"bandwidth_fraction": 1.5}}})"))),
+      "cluster.json: /nccl/protocols/ll/bandwidth_fraction: expected a number in (0, 1]");
+  EXPECT_EQ(error_of(with("/nccl", Json::parse(R"({"proxy_latency": "-1 us"})"))),
+            "cluster.json: /nccl/proxy_latency: expected a duration with its unit such as \"2 us\" "
+            "or \"5 ms\", got the string \"-1 us\"");
+  EXPECT_EQ(error_of(with("/nccl", "off")), "cluster.json: /nccl: expected an object or \"none\"");
+  EXPECT_EQ(error_of(with("/nccl/protocols/ll129", Json::object())),
+            "cluster.json: /nccl/protocols/ll129: unknown key; did you mean \"ll128\"?");
+}
+
 TEST(ClusterErrors, WrongTypeSaysWhatWasFound) {
   EXPECT_EQ(error_of(with("/defaults/host/gpus", "eight")),
             "cluster.json: /defaults/host/gpus: expected an integer, got the string \"eight\"");

@@ -122,7 +122,8 @@ TEST(Cluster, ScaleAcrossHasThreeDatacentersJoinedByParallelLinks) {
 TEST(Cluster, DatacenterOverridesDefaultsKeyByKey) {
   // mixed-h100-a100: the a100 datacenter overrides gpu_type, NVLink bandwidth (300 GB/s),
   // NIC bandwidth (200 Gb/s), PCIe bandwidth and oversubscription (2.0) and keeps the
-  // default latencies, GPU and NIC counts. Its 16 leaves of 16 x 200 Gb/s downlinks need
+  // default latencies (NVLink 0.1 us: the wire and switch only, NCCL's per-step cost is in
+  // the "nccl" protocols), GPU and NIC counts. Its 16 leaves of 16 x 200 Gb/s downlinks need
   // 16 * 25 GB/s / 2 = 200 GB/s of uplinks: 8 spines of 25 GB/s.
   const Cluster c = Cluster::load(bundled("mixed-h100-a100.json"));
   EXPECT_EQ(c.gpu_count(), 512 + 256);
@@ -138,7 +139,7 @@ TEST(Cluster, DatacenterOverridesDefaultsKeyByKey) {
       EXPECT_DOUBLE_EQ(link.bandwidth, 32e9);
     }
     EXPECT_EQ(link.latency,
-              link.link_class == LinkClass::kNvlink ? Time::from_us(1) : Time::from_us(0.5));
+              link.link_class == LinkClass::kNvlink ? Time::from_us(0.1) : Time::from_us(0.5));
   }
   EXPECT_FALSE(c.find_node("a100/spine8").has_value());
   const NodeIndex spine = *c.find_node("a100/spine7");
@@ -159,6 +160,35 @@ TEST(Cluster, DefaultPcieIsNeverSlowerThanTheNic) {
     EXPECT_DOUBLE_EQ(l.bandwidth, 100e9);
     EXPECT_EQ(l.latency, Time::from_us(0.5));
   }
+}
+
+TEST(Cluster, NcclSectionOverridesThePublishedDefaultsKeyByKey) {
+  // No "nccl": NCCL's ring constants (LL 6.6 us base, 0.6 us per NVLink step, half the
+  // bandwidth; Simple 8.4 us, 3.4 us, 14 us across hosts), 1 us proxy, no NVLS; "none":
+  // the bare link model; an override keeps the other keys' defaults.
+  const std::string host =
+      R"("host": {"gpus": 2, "gpu_type": "X", "nvlink": {"bandwidth": "100 GB/s"},
+      "nics": 1, "nic": {"bandwidth": "100 Gb/s"}}, "network": {"hosts_per_leaf": 4})";
+  const Cluster plain = testing_support::inline_cluster(
+      R"({"name": "t", "datacenters": [{"name": "a", "hosts": 2, )" + host + "}]}");
+  const auto& ll = plain.comm().protocols[0];
+  EXPECT_DOUBLE_EQ(ll.bandwidth_fraction, 0.5);
+  EXPECT_EQ(ll.base_latency, Time::from_us(6.6));
+  EXPECT_EQ(ll.nvlink_step_latency, Time::from_us(0.6));
+  EXPECT_EQ(plain.comm().protocols[2].net_step_latency, Time::from_us(14));
+  EXPECT_EQ(plain.comm().proxy_latency, Time::from_us(1));
+  EXPECT_FALSE(plain.comm().nvls);
+  const Cluster none = testing_support::inline_cluster(
+      R"({"name": "t", "nccl": "none", "datacenters": [{"name": "a", "hosts": 2, )" + host + "}]}");
+  EXPECT_EQ(none.comm().protocols[0].base_latency, Time::zero());
+  EXPECT_DOUBLE_EQ(none.comm().nvlink_efficiency, 1.0);
+  const Cluster tuned = testing_support::inline_cluster(
+      R"({"name": "t", "nccl": {"nvls": true, "protocols": {"simple": {"base_latency": "5 us"}}},
+          "datacenters": [{"name": "a", "hosts": 2, )" +
+      host + "}]}");
+  EXPECT_TRUE(tuned.comm().nvls);
+  EXPECT_EQ(tuned.comm().protocols[2].base_latency, Time::from_us(5));
+  EXPECT_EQ(tuned.comm().protocols[2].nvlink_step_latency, Time::from_us(3.4));
 }
 
 TEST(Cluster, OversubscribedLeafGetsFewerSpines) {

@@ -35,14 +35,14 @@ void expect_valid_path(const Cluster& c, int src, int dst, const std::vector<Lin
 }
 
 TEST(Router, SameHostGpusTalkOverTwoNvlinkHops) {
-  // GPU 3 -> NVSwitch -> GPU 5 on one HGX H100 host: 2 links of 450 GB/s, 1 us each.
+  // GPU 3 -> NVSwitch -> GPU 5 on one HGX H100 host: 2 links of 450 GB/s, 0.1 us each.
   const Cluster c = Cluster::load(bundled("h100-1024-rail.json"));
   Router router(c);
   std::vector<LinkIndex> path;
   router.gpu_path(3, 5, path);
   EXPECT_EQ(classes(c, path), (std::vector{LinkClass::kNvlink, LinkClass::kNvlink}));
   expect_valid_path(c, 3, 5, path);
-  EXPECT_EQ(router.gpu_path_latency(3, 5), Time::from_us(2));
+  EXPECT_EQ(router.gpu_path_latency(3, 5), Time::from_us(0.2));
   EXPECT_DOUBLE_EQ(router.gpu_path_bandwidth(3, 5), 450e9);
 }
 

@@ -144,6 +144,7 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
           static_cast<double>(t.bytes);
     }
   }
+  out.latency += schedule_.phases[pattern].step_latency;
   for (auto link : touched_) {
     out.uses.push_back({network_.link_resource(link), coefficient_[link]});
     coefficient_[link] = 0.0;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/network/detail/link_rate.hpp"
 
 namespace strait::sim::network::detail {
 namespace {
@@ -163,7 +164,8 @@ BytesPerSec LevelEstimator::nvlink_bandwidth(int gpu) {
   if (bw > 0) return bw;
   for (auto l : cluster_.out_links(cluster_.gpu(gpu).node)) {
     if (cluster_.link(l).link_class == topology::LinkClass::kNvlink) {
-      bw = bw == 0 ? cluster_.link(l).bandwidth : std::min(bw, cluster_.link(l).bandwidth);
+      const BytesPerSec rate = library_bandwidth(cluster_, cluster_.link(l));
+      bw = bw == 0 ? rate : std::min(bw, rate);
     }
   }
   if (bw == 0)
@@ -244,7 +246,7 @@ Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
             static_cast<std::uint64_t>(phase.repeat) * static_cast<std::uint64_t>(lanes);
       }
     }
-    const Time t = phase_.busiest(*this) + latency;
+    const Time t = phase_.busiest(*this) + latency + phase.step_latency;
     phase_.clear();
     sum += t * phase.repeat;
     slowest = std::max(slowest, t);

@@ -298,6 +298,23 @@ void build_all_to_all(BuildContext& ctx) {
   }
 }
 
+void build_nvls(BuildContext& ctx) {
+  // NVLink SHARP all-reduce: rank i owns slice i; the switch sums every rank's slice i
+  // for its owner (multimem ld_reduce) and multicasts the result (multimem st), the two
+  // halves pipelined. On the wire that is each rank sending its slice j to rank j and
+  // receiving every rank's slice of its own: one phase of S/n to every other rank.
+  const int n = ctx.layout.n;
+  const Bytes slice = divide_up(ctx.spec.bytes, n);
+  Phase p;
+  p.name = "all_reduce/nvls";
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      if (i != j && slice > 0) p.transfers.push_back({i, j, slice});
+    }
+  }
+  ctx.schedule.phases.push_back(std::move(p));
+}
+
 void build_phases(BuildContext& ctx) {
   const auto op = ctx.spec.op;
   if (op == CollectiveOp::kSendRecv) {
@@ -324,6 +341,10 @@ void build_phases(BuildContext& ctx) {
     case Algorithm::kPairwise:
       if (op != CollectiveOp::kAllToAll && op != CollectiveOp::kAllToAllV) unsupported(ctx);
       build_all_to_all(ctx);
+      return;
+    case Algorithm::kNvls:
+      if (op != CollectiveOp::kAllReduce) unsupported(ctx);
+      build_nvls(ctx);
       return;
     case Algorithm::kAuto:
       break;

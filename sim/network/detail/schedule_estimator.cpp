@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/network/detail/link_rate.hpp"
+
 namespace strait::sim::network::detail {
 
 ScheduleEstimator::ScheduleEstimator(const topology::Cluster& cluster, topology::Router& router)
@@ -35,11 +37,12 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
     }
     Time busiest = Time::zero();
     for (auto l : touched_) {
-      busiest = std::max(busiest, Time::for_work(link_load_[l], cluster_.link(l).bandwidth));
+      busiest = std::max(
+          busiest, Time::for_work(link_load_[l], library_bandwidth(cluster_, cluster_.link(l))));
       link_load_[l] = 0.0;
     }
     touched_.clear();
-    const Time t = busiest + latency;
+    const Time t = busiest + latency + phase.step_latency;
     sum += t * phase.repeat;
     slowest = std::max(slowest, t);
   }
@@ -52,7 +55,8 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
     if (lane_load_[l] > 0) {
       cycle = std::max(
           cycle, Time::for_work(lane_load_[l],
-                                cluster_.link(static_cast<topology::LinkIndex>(l)).bandwidth));
+                                library_bandwidth(
+                                    cluster_, cluster_.link(static_cast<topology::LinkIndex>(l)))));
     }
   }
   return sum + cycle * (lanes - 1);

@@ -36,8 +36,10 @@ class GraphLoader {
   explicit GraphLoader(const ConfigNode& root) : root_(root) {}
 
   Cluster load() {
-    root_.allow_only({"name", "description", "nodes", "links", "routes"});
+    root_.allow_only({"name", "description", "nodes", "links", "routes", "nccl"});
     cluster_.set_name(root_.string("name"));
+    auto nccl = root_.find("nccl");
+    cluster_.set_comm(nccl ? parse_comm_parameters(*nccl) : CommParameters::published_defaults());
     if (root_.has("description")) root_.string("description");
     load_nodes(root_.at("nodes"));
     load_links(root_.at("links"));

@@ -298,9 +298,11 @@ std::vector<NodeIndex> build_datacenter(Cluster& cluster, int dc, const Datacent
 }  // namespace
 
 Cluster load_hierarchy_form(const ConfigNode& root) {
-  root.allow_only({"name", "description", "defaults", "datacenters", "cross_dc"});
+  root.allow_only({"name", "description", "defaults", "datacenters", "cross_dc", "nccl"});
   Cluster cluster;
   cluster.set_name(root.string("name"));
+  auto nccl = root.find("nccl");
+  cluster.set_comm(nccl ? parse_comm_parameters(*nccl) : CommParameters::published_defaults());
   if (root.has("description")) root.string("description");
   const std::vector<DatacenterSpec> dcs = parse_datacenters(root);
   const std::vector<CrossDcSpec> cross = parse_cross_dc(root, dcs);

@@ -1,0 +1,76 @@
+#include "sim/topology/comm_parameters.hpp"
+
+#include <string>
+
+namespace strait::sim::topology {
+
+CommParameters CommParameters::published_defaults() {
+  // NCCL's tuner constants for ring algorithms (src/graph/tuning.cc): baseLat
+  // {LL 6.6, LL128 14.0, Simple 8.4} us, hwLat NVLINK {0.6, 1.9, 3.4} us and NET
+  // {2.7, 4.0, 14.0} us per step; LL carries half the bandwidth (flags), LL128 0.92.
+  CommParameters c;
+  c.protocols[0] = {0.5, Time::from_us(6.6), Time::from_us(0.6), Time::from_us(2.7)};
+  c.protocols[1] = {0.92, Time::from_us(14.0), Time::from_us(1.9), Time::from_us(4.0)};
+  c.protocols[2] = {1.0, Time::from_us(8.4), Time::from_us(3.4), Time::from_us(14.0)};
+  // NCCL's net overhead on x86 (getNetOverhead: 1 us, paid per inter-node step), and an
+  // RDMA write with its completion (~1 us each way on ConnectX-7/NDR, perftest order).
+  c.proxy_latency = Time::from_us(1.0);
+  c.rdma_round_trip = Time::from_us(2.0);
+  c.per_peer_latency = Time::from_us(0.5);
+  // 8 x H100 NVLS all-reduce peaks at ~480 GB/s busbw (nccl-tests issue #212), where
+  // nvls moves (7/8) S each way at 370 GB/s x f: busbw = 2 x 370 x f, f = 480 / 740;
+  // NCCL's tuner charges NVLS 25 us per NVLink step (hwLat).
+  c.nvls_bandwidth_fraction = 480.0 / 740.0;
+  c.nvls_step_latency = Time::from_us(25.0);
+  // "With the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of
+  // 370GB/s" of 450 (nccl-tests issue #212).
+  c.nvlink_efficiency = 370.0 / 450.0;
+  return c;
+}
+
+CommParameters parse_comm_parameters(const ConfigNode& section) {
+  if (section.is_string()) {
+    // "none": the bare link model (e.g. MPI over shared memory, not NCCL).
+    if (section.as_string() != "none") section.fail("expected an object or \"none\"");
+    return CommParameters::neutral();
+  }
+  CommParameters c = CommParameters::published_defaults();
+  section.allow_only({"protocols", "proxy_latency", "rdma_round_trip", "per_peer_latency", "nvls",
+                      "nvls_bandwidth_fraction", "nvls_step_latency", "nvlink_efficiency"});
+  const auto fraction = [](const ConfigNode& node, std::string_view key, double fallback) {
+    const double f = node.number_or(key, fallback);
+    if (!(f > 0 && f <= 1)) node.at(key).fail("expected a number in (0, 1]");
+    return f;
+  };
+  const auto duration = [](const ConfigNode& node, std::string_view key, Time fallback) {
+    const Time t = node.duration_or(key, fallback);
+    if (t < Time::zero()) node.at(key).fail("expected a duration >= 0");
+    return t;
+  };
+  if (auto protocols = section.find("protocols")) {
+    protocols->allow_only({"ll", "ll128", "simple"});
+    constexpr std::array<std::string_view, kProtocolCount> kNames = {"ll", "ll128", "simple"};
+    for (std::size_t p = 0; p < kNames.size(); ++p) {
+      auto node = protocols->find(kNames[p]);
+      if (!node) continue;
+      node->allow_only(
+          {"bandwidth_fraction", "base_latency", "nvlink_step_latency", "net_step_latency"});
+      auto& out = c.protocols[p];
+      out.bandwidth_fraction = fraction(*node, "bandwidth_fraction", out.bandwidth_fraction);
+      out.base_latency = duration(*node, "base_latency", out.base_latency);
+      out.nvlink_step_latency = duration(*node, "nvlink_step_latency", out.nvlink_step_latency);
+      out.net_step_latency = duration(*node, "net_step_latency", out.net_step_latency);
+    }
+  }
+  c.proxy_latency = duration(section, "proxy_latency", c.proxy_latency);
+  c.rdma_round_trip = duration(section, "rdma_round_trip", c.rdma_round_trip);
+  c.per_peer_latency = duration(section, "per_peer_latency", c.per_peer_latency);
+  c.nvls = section.bool_or("nvls", c.nvls);
+  c.nvls_bandwidth_fraction =
+      fraction(section, "nvls_bandwidth_fraction", c.nvls_bandwidth_fraction);
+  c.nvls_step_latency = duration(section, "nvls_step_latency", c.nvls_step_latency);
+  c.nvlink_efficiency = fraction(section, "nvlink_efficiency", c.nvlink_efficiency);
+  return c;
+}
+
+}  // namespace strait::sim::topology

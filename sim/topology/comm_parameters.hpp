@@ -1,0 +1,57 @@
+#pragma once
+// CommParameters: what the collective library (NCCL) adds on top of the links — its
+// protocols, per-step and per-message latencies, NVLink SHARP — read from a cluster
+// file's optional "nccl" section (see configs/clusters/README.md).
+//
+// A protocol p moves a step of b bytes in b / (bandwidth x bandwidth_fraction_p) plus its
+// step latency (nvlink_step inside a host, net_step across hosts), and a collective run
+// with p starts base_latency_p after it is issued. The defaults of a cluster file are
+// NCCL's own tuner constants for rings (src/graph/tuning.cc, NCCL 2.2x: baseLat, hwLat
+// NVLINK/NET, LL = half the bandwidth, LL128 0.92); a Cluster built in code starts from
+// neutral() (every protocol is the bare link model), so hand-built tests keep their
+// closed forms. Limits: one set per cluster (not per datacenter); no per-channel caps.
+
+#include <array>
+
+#include "sim/core/config_node.hpp"
+#include "sim/core/units.hpp"
+
+namespace strait::sim::topology {
+
+/// NCCL's protocols, in its order: LL (8-byte stores with a flag), LL128, Simple.
+inline constexpr int kProtocolCount = 3;
+
+struct ProtocolParameters {
+  double bandwidth_fraction = 1.0;  // achievable share of link bandwidth, in (0, 1]
+  Time base_latency;                // once per collective
+  Time nvlink_step_latency;         // per step whose transfers stay inside hosts
+  Time net_step_latency;            // per step that crosses hosts
+};
+
+struct CommParameters {
+  std::array<ProtocolParameters, kProtocolCount> protocols{};  // LL, LL128, Simple
+  /// Per step that crosses hosts: the network proxy thread posting the message and the
+  /// RDMA write plus its completion (a round trip), on top of the link latencies.
+  Time proxy_latency;
+  Time rdma_round_trip;
+  /// All-to-all(v) and send/recv: per peer message a rank posts in a step (NCCL's p2p
+  /// setup of each peer's channel and proxy work).
+  Time per_peer_latency;
+  /// NVLink SHARP: the hosts' NVSwitches reduce and multicast (enables nvls, nvls_tree).
+  bool nvls = false;
+  double nvls_bandwidth_fraction = 1.0;  // NVLS achievable share of NVLink bandwidth
+  Time nvls_step_latency;                // per NVLS step inside a host
+  /// Achievable share of NVLink line rate for the library's copies (all protocols).
+  double nvlink_efficiency = 1.0;
+
+  /// Every protocol the bare link model, no extra latency, no NVLS (code-built clusters).
+  static CommParameters neutral() { return {}; }
+  /// The defaults of a cluster file (sources in configs/clusters/README.md).
+  static CommParameters published_defaults();
+};
+
+/// A cluster file's "nccl" section over published_defaults() (or "none": neutral());
+/// throws ConfigError.
+CommParameters parse_comm_parameters(const ConfigNode& section);
+
+}  // namespace strait::sim::topology

@@ -1,0 +1,182 @@
+// NCCL's protocols, per-step and per-message latencies and NVLink SHARP (topology::
+// CommParameters), on clusters built in code so every number is worked out by hand.
+
+#include <gtest/gtest.h>
+
+#include "sim/core/error.hpp"
+#include "sim/network/network.hpp"
+#include "test_clusters.hpp"
+
+namespace strait::sim::network {
+namespace {
+
+using testing::all_gpus;
+using testing::Fabric;
+using testing::make_cluster;
+using topology::CommParameters;
+using topology::ProtocolParameters;
+
+// LL: half the bandwidth, 5 us base, 1 us per step; Simple: full bandwidth, 10 us base,
+// 4 us per step; LL128 made useless (100 us base) so the crossover is LL vs Simple.
+// Across hosts a step pays net_step + proxy + RDMA round trip instead.
+CommParameters two_protocols() {
+  CommParameters c;
+  c.protocols[0] = ProtocolParameters{0.5, Time::from_us(5), Time::from_us(1), Time::from_us(3)};
+  c.protocols[1] = ProtocolParameters{0.9, Time::from_us(100), Time::from_us(1), Time::from_us(3)};
+  c.protocols[2] = ProtocolParameters{1.0, Time::from_us(10), Time::from_us(4), Time::from_us(6)};
+  c.proxy_latency = Time::from_us(1);
+  c.rdma_round_trip = Time::from_us(2);
+  return c;
+}
+
+CollectiveSpec spec_for(const topology::Cluster& c, CollectiveOp op, Algorithm algo, Bytes bytes,
+                        Protocol protocol = Protocol::kAuto) {
+  CollectiveSpec s;
+  s.op = op;
+  s.algorithm = algo;
+  s.protocol = protocol;
+  s.bytes = bytes;
+  s.gpus = all_gpus(c);
+  return s;
+}
+
+NetworkOptions analytical() {
+  NetworkOptions o;
+  o.mode = NetworkMode::kAnalytical;
+  return o;
+}
+
+// Ring all-reduce of S on n = 8 GPUs of one host (NVLink 100 GB/s, no link latency), one
+// channel: T_p = base_p + 2(n-1)(step_p + S / (n bw f_p)).
+//   S = 8 MiB: LL 5 + 14 (1 + 20.97 us) = 312.6 us; Simple 10 + 14 (4 + 10.49) = 212.8 us.
+TEST(Protocols, RingAllReduceTakesBasePlusStepsAtTheProtocolsBandwidth) {
+  Fabric f;
+  f.nvlink = 100e9;
+  auto c = make_cluster(1, 1, 8, f);
+  c.set_comm(two_protocols());
+  const Bytes s = 8 * kMiB;
+  const double x_us = static_cast<double>(s) / 8 / 100e9 * 1e6;
+  for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+    NetworkOptions o;
+    o.mode = mode;
+    const auto ll = simulate_collective(
+        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, s, Protocol::kLL), o);
+    const auto simple = simulate_collective(
+        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, s, Protocol::kSimple), o);
+    EXPECT_NEAR(ll.time.to_us(), 5 + 14 * (1 + x_us / 0.5), 1e-3);
+    EXPECT_NEAR(simple.time.to_us(), 10 + 14 * (4 + x_us), 1e-3);
+    EXPECT_EQ(ll.protocol, Protocol::kLL);
+    // Traffic counts the payload, whatever the protocol's flags cost on the wire.
+    EXPECT_NEAR(ll.traffic.bytes(topology::LinkClass::kNvlink),
+                simple.traffic.bytes(topology::LinkClass::kNvlink), 1.0);
+  }
+}
+
+// The tuner picks LL while 5 + 14 (1 + 2x) < 10 + 14 (4 + x), i.e. x < 47/14 us with
+// x = S / (8 x 100 GB/s): below S* = 47/14 us x 800 GB/s = 2,685,714 B, Simple above.
+TEST(Protocols, TunerPicksLowLatencyBelowTheCrossoverAndSimpleAbove) {
+  Fabric f;
+  f.nvlink = 100e9;
+  auto c = make_cluster(1, 1, 8, f);
+  c.set_comm(two_protocols());
+  const double crossover = 47.0 / 14.0 * 1e-6 * 800e9;
+  engine::Simulator sim;
+  auto net = make_network(sim, c, analytical());
+  const auto below = net->resolve(spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing,
+                                           static_cast<Bytes>(crossover * 0.95)));
+  const auto above = net->resolve(spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing,
+                                           static_cast<Bytes>(crossover * 1.05)));
+  EXPECT_EQ(below.protocol, Protocol::kLL);
+  EXPECT_EQ(above.protocol, Protocol::kSimple);
+  // All-gather tunes the same way (n-1 steps: x < 47/7 us is the same crossover per step).
+  const auto ag = net->resolve(spec_for(c, CollectiveOp::kAllGather, Algorithm::kRing, 64 * kKiB));
+  EXPECT_EQ(ag.protocol, Protocol::kLL);
+}
+
+// Two hosts of one GPU (NIC 50 GB/s, no link latency): every ring step crosses hosts and
+// pays net_step + proxy + RDMA = 6 + 1 + 2 = 9 us with Simple. All-reduce of 1 MiB, n = 2:
+// T = 10 + 2 (9 + 524,288 B / 50 GB/s) = 10 + 2 (9 + 10.486) = 48.97 us.
+TEST(Protocols, StepsAcrossHostsPayTheProxyAndTheRdmaRoundTrip) {
+  auto c = make_cluster(1, 2, 1);
+  c.set_comm(two_protocols());
+  for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+    NetworkOptions o;
+    o.mode = mode;
+    const auto r = simulate_collective(
+        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, kMiB, Protocol::kSimple), o);
+    EXPECT_NEAR(r.time.to_us(), 10 + 2 * (9 + 524288 / 50e9 * 1e6), 1e-3);
+  }
+}
+
+// Direct all-to-all of S per rank on n GPUs of one host (NVLink 100 GB/s) with 0.5 us per
+// peer message and no other latency: T = (n-1) S/n / bw + (n-1) 0.5 us.
+//   n = 4, S = 4 MiB: 31.457 + 1.5 us; n = 8: 36.700 + 3.5 us.
+TEST(Protocols, DirectAllToAllPaysAPerPeerOverheadPerMessage) {
+  Fabric f;
+  f.nvlink = 100e9;
+  for (int n : {4, 8}) {
+    auto c = make_cluster(1, 1, n, f);
+    CommParameters comm;
+    comm.per_peer_latency = Time::from_ns(500);
+    c.set_comm(comm);
+    const Bytes s = 4 * kMiB;
+    const double expected = (n - 1) * static_cast<double>(s / n) / 100e9 * 1e6 + (n - 1) * 0.5;
+    for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+      NetworkOptions o;
+      o.mode = mode;
+      const auto r =
+          simulate_collective(c, spec_for(c, CollectiveOp::kAllToAll, Algorithm::kDirect, s), o);
+      EXPECT_NEAR(r.time.to_us(), expected, 1e-3) << n;
+    }
+  }
+}
+
+// NVLS on 8 GPUs (NVLink 100 GB/s, NVLS at 0.8 of it, 25 us per NVLS step): one phase of
+// S/8 to every other GPU, T = 25 + (7/8) S / 80 GB/s; busbw = 2 (7/8) S / T -> 160 GB/s,
+// against ring's 100 GB/s. The tuner keeps the ring for 8 B (LL: 5 + 14 x 1 = 19 us < 25),
+// NVLS for 64 MiB.
+TEST(Protocols, NvlsAllReduceSendsEachSliceOnceAndWinsForLargeMessages) {
+  Fabric f;
+  f.nvlink = 100e9;
+  auto c = make_cluster(1, 1, 8, f);
+  CommParameters comm = two_protocols();
+  comm.nvls = true;
+  comm.nvls_bandwidth_fraction = 0.8;
+  comm.nvls_step_latency = Time::from_us(25);
+  c.set_comm(comm);
+  const Bytes s = 64 * kMiB;
+  for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+    NetworkOptions o;
+    o.mode = mode;
+    const auto r =
+        simulate_collective(c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvls, s), o);
+    EXPECT_NEAR(r.time.to_us(), 25 + 7.0 / 8 * static_cast<double>(s) / 80e9 * 1e6, 1e-3);
+  }
+  engine::Simulator sim;
+  auto net = make_network(sim, c, analytical());
+  EXPECT_EQ(net->resolve(spec_for(c, CollectiveOp::kAllReduce, Algorithm::kAuto, s)).algorithm,
+            Algorithm::kNvls);
+  EXPECT_NE(net->resolve(spec_for(c, CollectiveOp::kAllReduce, Algorithm::kAuto, 8)).algorithm,
+            Algorithm::kNvls);
+  // Without "nvls" in the cluster, asking for it is an error naming the key.
+  c.set_comm(two_protocols());
+  EXPECT_THROW(
+      simulate_collective(c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvls, s), {}),
+      strait::Error);
+}
+
+// A neutral cluster (every protocol the bare link model) reproduces the model without
+// protocols: ring all-reduce T = 2(n-1) S/(n bw) exactly.
+TEST(Protocols, NeutralParametersKeepTheBareLinkModel) {
+  Fabric f;
+  f.nvlink = 100e9;
+  const auto c = make_cluster(1, 1, 8, f);
+  const Bytes s = 8 * kMiB;
+  const auto r = simulate_collective(c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, s),
+                                     NetworkOptions{});
+  EXPECT_NEAR(r.time.to_us(), 14 * static_cast<double>(s) / 8 / 100e9 * 1e6, 1e-3);
+  EXPECT_EQ(r.protocol, Protocol::kSimple);
+}
+
+}  // namespace
+}  // namespace strait::sim::network
