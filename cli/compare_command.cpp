@@ -60,6 +60,12 @@ void print_report(const executor::Comparison& c) {
   std::cout << fmt::format("strait compare: scenario '{}', {} ranks\n", c.scenario, c.ranks);
   std::cout << fmt::format("  simulated {}\n  measured  {}\n", c.simulated_file, c.measured_file);
   std::cout << "  error = simulated / measured - 1\n";
+  if (c.measured_kernel_spread_percent) {
+    std::cout << fmt::format(
+        "  measured kernels varied {:.1f}% across steps (IQR / median; a steady machine gives "
+        "a few percent)\n",
+        *c.measured_kernel_spread_percent);
+  }
   print_figures("step time (ms)", c.step_time);
   print_figures("breakdown, average rank per step (ms)", c.breakdown);
   if (!c.has_traces) return;

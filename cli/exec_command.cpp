@@ -84,6 +84,17 @@ void print_summary(const nlohmann::json& result) {
                            result["step_time_ms"].get<double>(),
                            result["step_time_p50_ms"].get<double>(),
                            result["step_time_p99_ms"].get<double>());
+  std::cout << fmt::format(
+      "  kernels varied {:.1f}% across steps (IQR / median; a steady machine gives a few "
+      "percent)\n",
+      result["kernel_spread_percent"].get<double>());
+  if (result.contains("machine")) {
+    const double other = result["machine"]["other_busy_cores"].get<double>();
+    std::cout << fmt::format(
+        "  other processes kept {:.2f} of the machine's {} cores busy{}\n", other,
+        result["machine"]["cores"].get<int>(),
+        other > 0.25 ? " (the measurement is disturbed: run on an idle machine)" : "");
+  }
   std::cout << "  steps (ms)    ";
   for (const auto& s : result["step_times_ms"])
     std::cout << fmt::format(" {:.3f}", s.get<double>());

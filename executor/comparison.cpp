@@ -387,6 +387,8 @@ Comparison compare_results(const ConfigNode& simulated, const ConfigNode& measur
     if (std::string_view(label) != "mean" && !(simulated.has(key) && measured.has(key))) continue;
     c.step_time.push_back({label, number_at(simulated, key), number_at(measured, key)});
   }
+  if (measured.has("kernel_spread_percent"))
+    c.measured_kernel_spread_percent = number_at(measured, "kernel_spread_percent");
   const auto sim_b = simulated.at("breakdown_ms"), meas_b = measured.at("breakdown_ms");
   if (!sim_b.is_object()) sim_b.fail("expected an object of milliseconds by term");
   if (!meas_b.is_object()) meas_b.fail("expected an object of milliseconds by term");
@@ -454,12 +456,14 @@ Comparison compare_with_kineto(const ConfigNode& simulated, const traces::Timeli
 }
 
 nlohmann::json comparison_json(const Comparison& c) {
-  nlohmann::json out = {{"scenario", c.scenario},
-                        {"gpus", c.ranks},
-                        {"simulated", c.simulated_file},
-                        {"measured", c.measured_file},
-                        {"step_time", figures_json(c.step_time)},
-                        {"breakdown_ms", figures_json(c.breakdown)}};
+  nlohmann::json out = {
+      {"scenario", c.scenario},
+      {"gpus", c.ranks},
+      {"simulated", c.simulated_file},
+      {"measured", c.measured_file},
+      {"step_time", figures_json(c.step_time)},
+      {"breakdown_ms", figures_json(c.breakdown)},
+      {"measured_kernel_spread_percent", optional_json(c.measured_kernel_spread_percent)}};
   if (!c.has_traces) return out;
   out["kernel_families"] = figures_json(c.families);
   out["kernel_family_mape_percent"] = optional_json(mape_percent(c.families));

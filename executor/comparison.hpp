@@ -70,6 +70,9 @@ struct Comparison {
   bool comm_by_op = false;               // Kineto mode: `purposes` are collective ops
   std::vector<ComparedOp> top_ops;       // largest |simulated - measured| first, at most 10
   std::size_t matched_ops = 0, unmatched_ops = 0;
+  /// The measured run's kernel_spread_percent (measured_run.hpp), when it has one: how
+  /// steady the machine was.
+  std::optional<double> measured_kernel_spread_percent;
   std::vector<std::string> notes;  // what was left out or trimmed (Kineto mode)
 };
 

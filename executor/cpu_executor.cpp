@@ -417,7 +417,9 @@ MeasuredRun run_cpu_ranks(const OpGraph& graph, const MpiSession& session, std::
     RankRunner runner(graph, session.rank(), table_rows, collective_timeout_s);
     for (int w = 0; w < warmup_runs; ++w) runner.run();
     detail::RankTimes measured;
+    measured.cpu.start();
     measured.wall_s = runner.run();
+    measured.cpu.stop();
     measured.times = runner.times();
     return measured;
   });

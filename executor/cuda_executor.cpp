@@ -512,7 +512,9 @@ MeasuredRun run_cuda_ranks(const OpGraph& graph, const MpiSession& session, std:
     CudaRankRunner runner(graph, session.rank(), table_rows, collective_timeout_s);
     for (int w = 0; w < warmup_runs; ++w) runner.run();
     detail::RankTimes measured;
+    measured.cpu.start();
     measured.wall_s = runner.run();
+    measured.cpu.stop();
     measured.times = runner.times();
     return measured;
   });

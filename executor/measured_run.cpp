@@ -1,7 +1,9 @@
 #include "executor/measured_run.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -139,6 +141,28 @@ RankAccount rank_account(const MeasuredRun& run, int r, Time makespan,
   return a;
 }
 
+double kernel_spread_percent(const MeasuredRun& run) {
+  const auto& graph = *run.graph;
+  // Per rank and kernel (name, occurrence in its step): its times over the steps.
+  std::map<std::tuple<std::size_t, std::int32_t, int>, std::vector<double>> times;
+  for (std::size_t r = 0; r < run.ranks.size(); ++r) {
+    std::map<std::pair<std::int64_t, std::int32_t>, int> seen;
+    const auto& ops = graph.ranks[r].ops;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].kind != sim::workload::OpKind::kKernel) continue;
+      const int k = seen[{ops[i].step, ops[i].name}]++;
+      times[{r, ops[i].name, k}].push_back((run.ranks[r].end[i] - run.ranks[r].start[i]).to_us());
+    }
+  }
+  std::vector<double> spreads;
+  for (auto& [key, t] : times) {
+    const double mid = percentile(t, 0.5);
+    if (t.size() < 3 || mid < 10) continue;  // too few steps, or near the timer's resolution
+    spreads.push_back(100 * (percentile(t, 0.75) - percentile(t, 0.25)) / mid);
+  }
+  return spreads.empty() ? 0.0 : percentile(spreads, 0.5);
+}
+
 nlohmann::json measured_report_json(const MeasuredRun& run) {
   const auto& graph = *run.graph;
   const auto ends = step_ends(run);
@@ -184,30 +208,36 @@ nlohmann::json measured_report_json(const MeasuredRun& run) {
   for (std::size_t i = 0; i < std::min<std::size_t>(5, by_compute.size()); ++i)
     stragglers.push_back({{"rank", by_compute[i].second}, {"compute_ms", -by_compute[i].first}});
   const double seconds = makespan.to_s();
-  return {{"scenario", run.scenario},
-          {"cluster", run.cluster},
-          {"gpus", static_cast<int>(n)},
-          {"mode", "measured"},
-          {"backend", run.backend},
-          {"steps", graph.steps},
-          {"step_time_ms", mean},
-          {"step_time_p50_ms", percentile(step_ms, 0.50)},
-          {"step_time_p99_ms", percentile(step_ms, 0.99)},
-          {"step_times_ms", step_ms},
-          {"samples_per_sec", seconds > 0 ? samples * graph.steps / seconds : 0.0},
-          {"critical_rank", static_cast<int>(critical)},
-          {"breakdown_ms", breakdown(per_step(sum, static_cast<std::int64_t>(graph.steps) *
-                                                       static_cast<std::int64_t>(n)))},
-          {"breakdown_critical_ms", breakdown(per_step(accounts[critical], graph.steps))},
-          {"top_stragglers", stragglers},
-          {"rank_compute_ms", rank_compute},
-          {"breakdown_by_rank_ms", by_rank},
-          {"ops", std::accumulate(graph.ranks.begin(), graph.ranks.end(), std::uint64_t{0},
-                                  [](std::uint64_t s, const sim::workload::RankOps& r) {
-                                    return s + r.ops.size();
-                                  })},
-          {"warmup_runs", run.warmup_runs},
-          {"exec_wall_s", run.wall_s}};
+  nlohmann::json out = {
+      {"scenario", run.scenario},
+      {"cluster", run.cluster},
+      {"gpus", static_cast<int>(n)},
+      {"mode", "measured"},
+      {"backend", run.backend},
+      {"steps", graph.steps},
+      {"step_time_ms", mean},
+      {"step_time_p50_ms", percentile(step_ms, 0.50)},
+      {"step_time_p99_ms", percentile(step_ms, 0.99)},
+      {"step_times_ms", step_ms},
+      {"samples_per_sec", seconds > 0 ? samples * graph.steps / seconds : 0.0},
+      {"critical_rank", static_cast<int>(critical)},
+      {"breakdown_ms", breakdown(per_step(sum, static_cast<std::int64_t>(graph.steps) *
+                                                   static_cast<std::int64_t>(n)))},
+      {"breakdown_critical_ms", breakdown(per_step(accounts[critical], graph.steps))},
+      {"top_stragglers", stragglers},
+      {"rank_compute_ms", rank_compute},
+      {"breakdown_by_rank_ms", by_rank},
+      {"ops", std::accumulate(graph.ranks.begin(), graph.ranks.end(), std::uint64_t{0},
+                              [](std::uint64_t s, const sim::workload::RankOps& r) {
+                                return s + r.ops.size();
+                              })},
+      {"warmup_runs", run.warmup_runs},
+      {"kernel_spread_percent", kernel_spread_percent(run)},
+      {"exec_wall_s", run.wall_s}};
+  if (run.other_busy_cores >= 0) {
+    out["machine"] = {{"cores", run.machine_cores}, {"other_busy_cores", run.other_busy_cores}};
+  }
+  return out;
 }
 
 void add_to_timeline(const MeasuredRun& run, traces::Timeline& tl) {

@@ -40,6 +40,10 @@ struct MeasuredRun {
   std::vector<OpTimes> ranks;  // by rank
   double wall_s = 0;           // the executed steps, end to end
   int warmup_runs = 0;         // untimed runs of the whole graph before the measured one
+  /// Cores of the machine and how many of them other processes kept busy on average during
+  /// the measured run (-1: unknown, e.g. ranks on several machines).
+  int machine_cores = 0;
+  double other_busy_cores = -1;
 };
 
 /// When each step ended (the last compute-stream op of the step on any rank).
@@ -52,10 +56,15 @@ sim::run::RankAccount rank_account(const MeasuredRun& run, int r, Time makespan)
 /// The same with collective_starts(run) computed once.
 sim::run::RankAccount rank_account(const MeasuredRun& run, int r, Time makespan,
                                    const std::vector<std::vector<Time>>& starts);
+/// How steady the machine was: for every kernel of every rank (by name and occurrence in
+/// its step) its interquartile range over the steps in percent of its median; the median
+/// of those. Kernels under 10 us and runs under 3 steps are left out (0 when none is left).
+/// A quiet machine gives a few percent; tens of percent mean the run was disturbed.
+double kernel_spread_percent(const MeasuredRun& run);
 /// The result in the keys of `strait simulate --json` that can be measured (step times,
 /// samples/s, critical rank, breakdown_ms, breakdown_critical_ms, top_stragglers, ops),
 /// plus rank_compute_ms and breakdown_by_rank_ms (per step, by rank), backend, warmup_runs,
-/// exec_wall_s.
+/// kernel_spread_percent, machine (cores, other_busy_cores; when known), exec_wall_s.
 nlohmann::json measured_report_json(const MeasuredRun& run);
 /// Adds every rank's ops to `timeline` as the simulator lays them out (a process per rank,
 /// a track per stream, kernels by family, collectives by communication class).

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <vector>
 
@@ -63,7 +65,35 @@ void install_stop_handler(const sim::workload::OpGraph& graph, int rank) {
   std::abort();  // MPI_Abort does not return
 }
 
+// Busy seconds of all cores since boot: /proc/stat's first line (user, nice, system, idle,
+// iowait, irq, softirq, steal), everything but idle and iowait; 0 where it cannot be read.
+double machine_busy_seconds() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  if (!(in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) ||
+      cpu != "cpu")
+    return 0;
+  return (user + nice + system + irq + softirq + steal) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double process_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 }  // namespace
+
+void CpuWatch::start() {
+  machine_busy_s_ = -machine_busy_seconds();
+  process_s_ = -process_seconds();
+}
+
+void CpuWatch::stop() {
+  machine_busy_s_ += machine_busy_seconds();
+  process_s_ += process_seconds();
+}
 
 void check_mpi(int code, const char* what) {
   if (code == MPI_SUCCESS) return;
@@ -127,10 +157,13 @@ MeasuredRun run_rank_job(const sim::workload::OpGraph& graph, const MpiSession& 
   run.backend = backend;
   run.warmup_runs = warmup_runs;
   std::vector<std::int64_t> mine;
+  double machine_busy_s = 0, process_s = 0;
   install_stop_handler(graph, me);
   try {
     const RankTimes measured = measure();
     run.wall_s = measured.wall_s;
+    machine_busy_s = measured.cpu.machine_busy_s();
+    process_s = measured.cpu.process_s();
     for (std::size_t i = 0; i < measured.times.start.size(); ++i) {
       mine.push_back(measured.times.start[i].ps());
       mine.push_back(measured.times.end[i].ps());
@@ -164,6 +197,22 @@ MeasuredRun run_rank_job(const sim::workload::OpGraph& graph, const MpiSession& 
             "MPI_Ireduce");
   wait_for_job(request, "gathering the wall times", me, limit_s);
   run.wall_s = wall;
+  // What other processes took: only where every rank shares rank 0's machine.
+  MPI_Comm host = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host),
+            "MPI_Comm_split_type");
+  int host_ranks = 0;
+  MPI_Comm_size(host, &host_ranks);
+  MPI_Comm_free(&host);
+  double job_cpu_s = 0;
+  check_mpi(
+      MPI_Ireduce(&process_s, &job_cpu_s, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &request),
+      "MPI_Ireduce");
+  wait_for_job(request, "gathering the CPU times", me, limit_s);
+  if (me == 0 && host_ranks == ranks && wall > 0 && machine_busy_s > 0) {
+    run.machine_cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+    run.other_busy_cores = std::max(0.0, (machine_busy_s - job_cpu_s) / wall);
+  }
   if (me != 0) return run;
   for (int r = 0; r < ranks; ++r) {
     OpTimes t;

@@ -38,10 +38,24 @@ void set_current_op(std::int32_t op);
 /// `variable` for this rank, or -1.
 std::int32_t hook_op_index(const char* variable, int rank);
 
+/// CPU time around the measured run: the whole machine's busy time (/proc/stat) and this
+/// process's own, so that rank 0 can say how much other processes took.
+class CpuWatch {
+ public:
+  void start();
+  void stop();
+  double machine_busy_s() const { return machine_busy_s_; }
+  double process_s() const { return process_s_; }
+
+ private:
+  double machine_busy_s_ = 0, process_s_ = 0;
+};
+
 /// What a backend's runs of one rank measured.
 struct RankTimes {
   OpTimes times;      // the measured run's op starts and ends
   double wall_s = 0;  // its wall time
+  CpuWatch cpu;       // around the measured run
 };
 
 /// Runs this rank of `graph` with `measure` (which does the warm-up runs and the measured

@@ -95,6 +95,11 @@ TEST(ExecCommand, TwoRanksRunDlrmTinyAndWriteAResultAndATrace) {
   for (const auto& s : result["step_times_ms"]) EXPECT_GT(s.get<double>(), 0);
   EXPECT_GT(result["step_time_ms"].get<double>(), 0);
   EXPECT_GT(result["breakdown_ms"]["compute"].get<double>(), 0);
+  // Both ranks share this machine, so the run says what other processes took of it.
+  ASSERT_TRUE(result.contains("machine"));
+  EXPECT_GE(result["machine"]["cores"].get<int>(), 1);
+  EXPECT_GE(result["machine"]["other_busy_cores"].get<double>(), 0);
+  EXPECT_GE(result["kernel_spread_percent"].get<double>(), 0);
 
   // Chrome JSON: complete events ("X") with non-negative times on both ranks' processes.
   const auto chrome = read_json(trace);

@@ -126,5 +126,37 @@ TEST(MeasuredRun, TimelineHasEveryOpOfEveryRankOnItsStreamsTrack) {
   EXPECT_EQ(tl.spans()[1].end, Time::from_us(20));
 }
 
+// One rank, one kernel "mlp" in each of 5 steps taking 100, 110, 90, 200, 100 us: its
+// quartiles (linear) are 100 and 110 around a median of 100, a spread of 10%. A second
+// kernel of 5 us a step is under the 10 us floor and left out.
+TEST(MeasuredRun, KernelSpreadIsTheMedianOverKernelsOfTheirIqrOverTheirMedian) {
+  OpGraph g;
+  g.streams = {"compute"};
+  g.names = {"mlp", "tiny"};
+  g.steps = 5;
+  sim::workload::RankOps rank;
+  MeasuredRun run;
+  run.graph = &g;
+  run.ranks.resize(1);
+  const double mlp_us[] = {100, 110, 90, 200, 100};
+  double t = 0;
+  for (int s = 0; s < 5; ++s) {
+    for (int name = 0; name < 2; ++name) {
+      Op k;
+      k.step = s;
+      k.name = name;
+      if (!rank.ops.empty()) k.deps = {static_cast<std::int32_t>(rank.ops.size() - 1)};
+      rank.ops.push_back(k);
+      const double d = name == 0 ? mlp_us[s] : 5;
+      run.ranks[0].start.push_back(Time::from_us(t));
+      run.ranks[0].end.push_back(Time::from_us(t + d));
+      t += d;
+    }
+  }
+  g.ranks.push_back(rank);
+  EXPECT_NEAR(kernel_spread_percent(run), 10.0, 1e-9);
+  EXPECT_NEAR(measured_report_json(run)["kernel_spread_percent"].get<double>(), 10.0, 1e-9);
+}
+
 }  // namespace
 }  // namespace strait::executor
