@@ -57,6 +57,8 @@ enum class Algorithm {
   kPairwise,      // all-to-all(v): n-1 rounds, round k sends to rank + k
   kNvls,          // all-reduce inside one host with NVLink SHARP: the NVSwitch reduces and
                   // multicasts, each GPU sends and receives about S once (one phase)
+  kNvlsTree,      // all-reduce across hosts: NVLS reduce in each host, rings of the slices
+                  // across hosts (one per local position), NVLS multicast in each host
 };
 
 /// NCCL's protocols (topology::CommParameters holds their costs); kAuto: the fastest by

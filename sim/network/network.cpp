@@ -44,7 +44,10 @@ Network::Choice Network::resolve(const CollectiveSpec& spec) {
     algorithms.push_back(choose_algorithm(spec, cluster_));
   } else {
     algorithms = {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical};
-    if (cluster_.comm().nvls) algorithms.push_back(Algorithm::kNvls);
+    if (cluster_.comm().nvls) {
+      algorithms.push_back(Algorithm::kNvls);
+      algorithms.push_back(Algorithm::kNvlsTree);
+    }
   }
   if (algorithms.size() == 1 && fixed_protocol != Protocol::kAuto)
     return {algorithms.front(), fixed_protocol};
@@ -79,7 +82,8 @@ Network::Choice Network::resolve(const CollectiveSpec& spec) {
     // protocols. NVLS runs Simple only, as in NCCL.
     std::vector<Protocol> protocols = {Protocol::kSimple, Protocol::kLL128, Protocol::kLL};
     if (fixed_protocol != Protocol::kAuto) protocols = {fixed_protocol};
-    if (algorithm == Algorithm::kNvls) protocols = {Protocol::kSimple};
+    if (algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree)
+      protocols = {Protocol::kSimple};
     for (Protocol protocol : protocols) {
       Schedule schedule = built;
       apply_protocol(schedule, cluster_, protocol);

@@ -49,9 +49,10 @@ Time protocol_step_latency(const topology::Cluster& cluster, Protocol protocol, 
                            CollectiveOp op, bool crosses_hosts, int peer_messages) {
   const auto& comm = cluster.comm();
   const auto& p = comm.protocols[protocol_index(protocol)];
-  Time t = algorithm == Algorithm::kNvls ? comm.nvls_step_latency
-           : crosses_hosts ? p.net_step_latency + comm.proxy_latency + comm.rdma_round_trip
-                           : p.nvlink_step_latency;
+  const bool nvls = algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree;
+  Time t = crosses_hosts ? p.net_step_latency + comm.proxy_latency + comm.rdma_round_trip
+           : nvls        ? comm.nvls_step_latency
+                         : p.nvlink_step_latency;
   if (peer_to_peer(op)) t += comm.per_peer_latency * peer_messages;
   return t;
 }
@@ -66,7 +67,8 @@ double protocol_bandwidth_fraction(const topology::Cluster& cluster, Protocol pr
 
 Time protocol_base_latency(const topology::Cluster& cluster, Protocol protocol,
                            Algorithm algorithm) {
-  return algorithm == Algorithm::kNvls
+  // NCCL's tuner gives its NVLS algorithms no base latency (baseLat 0).
+  return algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree
              ? Time::zero()
              : cluster.comm().protocols[protocol_index(protocol)].base_latency;
 }
@@ -159,6 +161,14 @@ Schedule build_schedule(const CollectiveSpec& spec, const topology::Cluster& clu
       (!cluster.comm().nvls || layout.hosts.size() != 1 || spec.op != CollectiveOp::kAllReduce)) {
     throw Error(
         "collective: algorithm 'nvls' needs all_reduce inside one host whose cluster file sets "
+        "\"nccl\": {\"nvls\": true}");
+  }
+  if (s.algorithm == Algorithm::kNvlsTree &&
+      (!cluster.comm().nvls || layout.hosts.size() < 2 || layout.datacenters.size() != 1 ||
+       !layout.uniform_hosts || spec.op != CollectiveOp::kAllReduce)) {
+    throw Error(
+        "collective: algorithm 'nvls_tree' needs all_reduce over the same number of GPUs on "
+        "each of 2 or more hosts of one datacenter whose cluster file sets "
         "\"nccl\": {\"nvls\": true}");
   }
   detail::BuildContext ctx{spec, layout, options, s};

@@ -73,7 +73,8 @@ Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& 
 /// base_latency late, and every phase pays, per repeat, the protocol's step latency
 /// (nvlink or net, net when a transfer crosses hosts, plus proxy and RDMA round trip),
 /// and for all-to-all(v) and send/recv per_peer_latency times the most messages one rank
-/// sends in the phase. NVLS phases pay nvls_step_latency at nvls_bandwidth_fraction.
+/// sends in the phase. NVLS (and nvls_tree's in-host phases) pay nvls_step_latency and no
+/// base latency; nvls moves at nvls_bandwidth_fraction, nvls_tree at the protocol's.
 void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protocol protocol);
 /// The latency one phase pays per repeat under `protocol` (see apply_protocol).
 Time protocol_step_latency(const topology::Cluster& cluster, Protocol protocol, Algorithm algorithm,

@@ -165,6 +165,37 @@ TEST(Protocols, NvlsAllReduceSendsEachSliceOnceAndWinsForLargeMessages) {
       strait::Error);
 }
 
+// NVLS tree on 2 hosts x 4 GPUs (NVLink 100 GB/s, NIC 50 GB/s, no link latency), Simple
+// 9 us per step across hosts (6 + proxy 1 + RDMA 2), NVLS 25 us per in-host step:
+//   NVLS reduce and multicast: each GPU sends S/4 to 3 peers, 2 x (3S/4 / 100 GB/s + 25 us);
+//   rings of the S/4 slices across 2 hosts: 2 phases of S/8 per NIC, 2 x (S/8 / 50 GB/s + 9 us).
+// S = 64 MiB: 2 (503.3 + 25) + 2 (167.8 + 9) = 1410.2 us.
+TEST(Protocols, NvlsTreeReducesInHostsAndRingsTheSlicesAcrossHosts) {
+  Fabric f;
+  f.nvlink = 100e9;
+  auto c = make_cluster(1, 2, 4, f);
+  CommParameters comm = two_protocols();
+  comm.nvls = true;
+  comm.nvls_step_latency = Time::from_us(25);
+  c.set_comm(comm);
+  const Bytes s = 64 * kMiB;
+  const double bytes = static_cast<double>(s);
+  const double expected = 2 * (0.75 * bytes / 100e9 * 1e6 + 25) + 2 * (bytes / 8 / 50e9 * 1e6 + 9);
+  for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+    NetworkOptions o;
+    o.mode = mode;
+    const auto r = simulate_collective(
+        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvlsTree, s, Protocol::kSimple), o);
+    EXPECT_NEAR(r.time.to_us(), expected, 1e-3);
+  }
+  // One host: NCCL disables NVLS tree; so does strait.
+  auto one = make_cluster(1, 1, 4, f);
+  one.set_comm(comm);
+  EXPECT_THROW(simulate_collective(
+                   one, spec_for(one, CollectiveOp::kAllReduce, Algorithm::kNvlsTree, s), {}),
+               strait::Error);
+}
+
 // A neutral cluster (every protocol the bare link model) reproduces the model without
 // protocols: ring all-reduce T = 2(n-1) S/(n bw) exactly.
 TEST(Protocols, NeutralParametersKeepTheBareLinkModel) {

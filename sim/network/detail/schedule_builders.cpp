@@ -315,6 +315,44 @@ void build_nvls(BuildContext& ctx) {
   ctx.schedule.phases.push_back(std::move(p));
 }
 
+void build_nvls_tree(BuildContext& ctx) {
+  // NVLS reduce inside each host leaves local rank l with slice l of its host's sum; the
+  // ranks of local position l all-reduce that slice across hosts (a ring here; NCCL uses
+  // a tree: the same bytes per NIC, log instead of linear latency); NVLS multicast
+  // spreads the slices inside each host.
+  const auto& hosts = ctx.layout.hosts;
+  const auto g = static_cast<std::int64_t>(hosts.front().size());
+  const auto h = static_cast<std::int64_t>(hosts.size());
+  const Bytes slice = divide_up(ctx.spec.bytes, g);
+  auto in_host = [&](const char* name) {
+    Phase p;
+    p.name = name;
+    for (const auto& host : hosts) {
+      for (int from : host) {
+        for (int to : host) {
+          if (from != to && slice > 0) p.transfers.push_back({from, to, slice});
+        }
+      }
+    }
+    ctx.schedule.phases.push_back(std::move(p));
+  };
+  std::vector<std::vector<int>> rings(static_cast<std::size_t>(g));
+  for (std::size_t l = 0; l < rings.size(); ++l) {
+    for (const auto& host : hosts) rings[l].push_back(host[l]);
+  }
+  auto across = [&](const char* name) {
+    Phase p;
+    p.name = name;
+    p.repeat = static_cast<int>(h - 1);
+    add_ring_step(p, rings, divide_up(slice, h));
+    ctx.schedule.phases.push_back(std::move(p));
+  };
+  in_host("reduce/nvls");
+  across("reduce_scatter/cross_host");
+  across("all_gather/cross_host");
+  in_host("broadcast/nvls");
+}
+
 void build_phases(BuildContext& ctx) {
   const auto op = ctx.spec.op;
   if (op == CollectiveOp::kSendRecv) {
@@ -345,6 +383,10 @@ void build_phases(BuildContext& ctx) {
     case Algorithm::kNvls:
       if (op != CollectiveOp::kAllReduce) unsupported(ctx);
       build_nvls(ctx);
+      return;
+    case Algorithm::kNvlsTree:
+      if (op != CollectiveOp::kAllReduce) unsupported(ctx);
+      build_nvls_tree(ctx);
       return;
     case Algorithm::kAuto:
       break;

@@ -22,6 +22,7 @@ void build_tree(BuildContext& ctx);
 void build_hierarchical(BuildContext& ctx);
 void build_all_to_all(BuildContext& ctx);
 void build_nvls(BuildContext& ctx);
+void build_nvls_tree(BuildContext& ctx);
 
 /// Rings over `layout` for `channels` channels: host blocks visited in order; inside a
 /// host the order alternates direction on an even number of hosts so each channel leaves
