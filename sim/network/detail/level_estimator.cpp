@@ -324,18 +324,46 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, TrafficStats* traffi
       inter += phase_.nic_out[static_cast<std::size_t>(spec.gpus[i])];
     }
     for (int p : phase_.pairs) cross += phase_.cross[static_cast<std::size_t>(p)];
-    std::size_t same_host = un, same_dc = un, other_dc = un;
+    std::size_t same_host = un, other_dc = un;
     for (std::size_t j = 1; j < un; ++j) {
       if (gpu(j).host == gpu(0).host)
         same_host = std::min(same_host, j);
-      else if (gpu(j).datacenter == gpu(0).datacenter)
-        same_dc = std::min(same_dc, j);
-      else
+      else if (gpu(j).datacenter != gpu(0).datacenter)
         other_dc = std::min(other_dc, j);
     }
     if (same_host < un) add_level(0, same_host, intra);
-    if (same_dc < un) add_level(0, same_dc, inter - cross);
     if (other_dc < un) add_level(0, other_dc, cross);
+    // Other hosts of the same datacenter, split by leaf switch: under one leaf a message
+    // crosses 2 scale-out links, through a spine 4 (on rails, most pairs go through one).
+    std::unordered_map<std::uint64_t, double> on_leaf, on_host_leaf;
+    std::unordered_map<std::uint64_t, std::size_t> first_on_leaf;
+    std::unordered_map<int, std::size_t> first_in_dc;
+    const auto leaf = [&](std::size_t i) { return std::uint64_t{leaf_of(spec.gpus[i])}; };
+    const auto host_leaf = [&](std::size_t i) {
+      return (static_cast<std::uint64_t>(gpu(i).host) << 32) | leaf(i);
+    };
+    for (std::size_t i = 0; i < un; ++i) {
+      ++on_leaf[leaf(i)];
+      ++on_host_leaf[host_leaf(i)];
+      first_on_leaf.try_emplace(leaf(i), i);
+      first_in_dc.try_emplace(gpu(i).datacenter, i);
+    }
+    double same_leaf = 0;
+    std::size_t leaf_pair = un, spine_pair = un, leaf_from = 0, spine_from = 0;
+    for (std::size_t i = 0; i < un; ++i) {
+      same_leaf += share[i] * (on_leaf[leaf(i)] - on_host_leaf[host_leaf(i)]);
+      const std::size_t f = first_on_leaf[leaf(i)], d = first_in_dc[gpu(i).datacenter];
+      if (leaf_pair == un && gpu(f).host != gpu(i).host) {
+        leaf_pair = i;
+        leaf_from = f;
+      }
+      if (spine_pair == un && gpu(d).host != gpu(i).host && leaf(d) != leaf(i)) {
+        spine_pair = i;
+        spine_from = d;
+      }
+    }
+    if (leaf_pair < un) add_level(leaf_from, leaf_pair, same_leaf);
+    if (spine_pair < un) add_level(spine_from, spine_pair, inter - cross - same_leaf);
   }
   const Time t = phase_.busiest(*this) + latency;
   phase_.clear();
