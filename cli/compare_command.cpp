@@ -33,8 +33,10 @@ void print_figures(const std::string& title, const std::vector<executor::Compare
                            "error");
   for (const auto& f : fs) {
     if (f.simulated_ms == 0 && f.measured_ms == 0) continue;  // terms neither run has
-    std::cout << fmt::format("    {:<32}{:>12.3f}{:>12.3f}{:>10}\n", f.name, f.simulated_ms,
-                             f.measured_ms, error_text(f));
+    std::cout << fmt::format(
+        "    {:<32}{:>12.3f}{:>12.3f}{:>10}{}\n", f.name, f.simulated_ms, f.measured_ms,
+        error_text(f),
+        executor::in_mape(f) || f.measured_ms <= 0 ? "" : "  (under 10 us: not in MAPE)");
   }
 }
 

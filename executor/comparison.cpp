@@ -350,11 +350,15 @@ std::optional<double> ComparedFigure::error() const {
   return simulated_ms / measured_ms - 1;
 }
 
+bool in_mape(const ComparedFigure& f) {
+  return f.measured_ms > 0 && std::max(f.simulated_ms, f.measured_ms) >= kMapeFloorMs;
+}
+
 std::optional<double> mape_percent(const std::vector<ComparedFigure>& fs) {
   double sum = 0;
   int n = 0;
   for (const auto& f : fs) {
-    if (f.measured_ms <= 0) continue;
+    if (!in_mape(f)) continue;
     sum += std::abs(*f.error());
     ++n;
   }

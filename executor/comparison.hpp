@@ -76,7 +76,14 @@ struct Comparison {
   std::vector<std::string> notes;  // what was left out or trimmed (Kineto mode)
 };
 
-/// Mean |error| in percent over the figures whose measured time is > 0; nullopt if none.
+/// Figures below this (simulated and measured, ms per step) are at the resolution of
+/// per-op timing (two clock reads and a call around a 1-2 us op) and stay out of MAPE.
+inline constexpr double kMapeFloorMs = 0.010;
+
+/// Whether `f` counts in MAPE: measured time > 0 and either side at least kMapeFloorMs.
+bool in_mape(const ComparedFigure& f);
+
+/// Mean |error| in percent over the figures in_mape; nullopt if none.
 std::optional<double> mape_percent(const std::vector<ComparedFigure>& figures);
 
 /// Compares two results in the `strait simulate --json` shape; ConfigError names the file

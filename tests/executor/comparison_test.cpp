@@ -64,6 +64,16 @@ void add(traces::Timeline& tl, int rank, const char* name, const char* cat, doub
 // Families: gemm 0.4 vs 0.4 ms -> 0; attention_fwd 0.05 vs 0.1 -> -0.5; attention_bwd 0.04
 // vs 0.04 -> 0; MAPE (0 + 50 + 0) / 3 = 16.67%. output_dist 0.03 vs 0.06 -> -0.5, MAPE 50%.
 // Ops by |error|: rank 0 attn 0.05, a2a 0.03, mlp 0.02, mlp #1 0.02, then rank 1's (0).
+// MAPE over (gemm 0.4 vs 0.5 ms: -20%; elementwise 4 vs 1 us: +300%, under the 10 us
+// floor of per-op timing, left out) = 20%.
+TEST(Comparison, FiguresUnderTheTimingFloorStayOutOfMape) {
+  const std::vector<ComparedFigure> fs = {{"gemm", 0.4, 0.5}, {"elementwise", 0.004, 0.001}};
+  EXPECT_TRUE(in_mape(fs[0]));
+  EXPECT_FALSE(in_mape(fs[1]));
+  EXPECT_NEAR(*mape_percent(fs), 20.0, 1e-9);
+  EXPECT_FALSE(mape_percent({{"elementwise", 0.004, 0.001}}).has_value());
+}
+
 TEST(Comparison, SumsFamiliesAndPurposesOverRanksAndRanksOpsByAbsoluteError) {
   traces::Timeline sim, meas;
   add(sim, 0, "mlp", "gemm", 0, 100);
