@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "executor/collective_calls.hpp"
 #include "executor/cpu_kernels.hpp"
 #include "executor/detail/rank_job.hpp"
 #include "executor/op_scheduler.hpp"
@@ -39,10 +40,9 @@ int as_count(std::int64_t n, const Op& op) {
   return static_cast<int>(n);
 }
 
-// One communicator per process group, and where this rank sits in each.
+// One communicator per process group (MPI_COMM_NULL where this rank is no member).
 struct Groups {
   std::vector<MPI_Comm> comms;
-  std::vector<int> position;  // -1: not a member
   ~Groups() {
     for (auto& c : comms) {
       if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
@@ -70,9 +70,9 @@ class RankRunner {
         ops_(graph.ranks[static_cast<std::size_t>(rank)].ops),
         kernels_(table_rows),
         handles_(ops_.size(), -1),
-        times_{std::vector<Time>(ops_.size()), std::vector<Time>(ops_.size())} {
+        times_{std::vector<Time>(ops_.size()), std::vector<Time>(ops_.size())},
+        calls_(graph, rank) {
     make_groups();
-    index_collectives();
     collectives_.resize(ops_.size());
     for (std::size_t i = 0; i < ops_.size(); ++i) {
       if (ops_[i].kind == OpKind::kKernel)
@@ -206,51 +206,12 @@ class RankRunner {
 
   void make_groups() {
     groups_.comms.assign(graph_.groups.size(), MPI_COMM_NULL);
-    groups_.position.assign(graph_.groups.size(), -1);
     for (std::size_t g = 0; g < graph_.groups.size(); ++g) {
-      const auto& members = graph_.groups[g].ranks;
-      const auto it = std::find(members.begin(), members.end(), rank_);
-      const int position = it == members.end() ? -1 : static_cast<int>(it - members.begin());
-      groups_.position[g] = position;
+      const int position = calls_.position(g);
       detail::check_mpi(MPI_Comm_split(MPI_COMM_WORLD, position < 0 ? MPI_UNDEFINED : 0,
                                        std::max(position, 0), &groups_.comms[g]),
                         "MPI_Comm_split");
     }
-  }
-
-  // Per group and member: that member's collective ops on the group, in issue order, so
-  // this rank knows what each peer sends it in the k-th call.
-  void index_collectives() {
-    calls_.assign(graph_.groups.size(), {});
-    call_number_.assign(ops_.size(), -1);
-    for (std::size_t g = 0; g < graph_.groups.size(); ++g) {
-      if (groups_.position[g] < 0) continue;
-      for (int member : graph_.groups[g].ranks) {
-        std::vector<const Op*> list;
-        for (const auto& op : graph_.ranks[static_cast<std::size_t>(member)].ops) {
-          if (op.kind == OpKind::kCollective && op.collective.group == static_cast<int>(g))
-            list.push_back(&op);
-        }
-        calls_[g].push_back(std::move(list));
-      }
-    }
-    std::vector<int> seen(graph_.groups.size(), 0);
-    for (std::size_t i = 0; i < ops_.size(); ++i) {
-      if (ops_[i].kind != OpKind::kCollective) continue;
-      call_number_[i] = seen[static_cast<std::size_t>(ops_[i].collective.group)]++;
-    }
-  }
-
-  // What member `j` of the op's group sends in the same call.
-  const Op& peer_call(std::size_t i, std::size_t j) const {
-    const auto g = static_cast<std::size_t>(ops_[i].collective.group);
-    const auto& list = calls_[g][j];
-    const auto k = static_cast<std::size_t>(call_number_[i]);
-    if (k >= list.size())
-      throw Error(fmt::format(
-          "op graph: rank {} makes {} or more calls on group '{}' but rank {} makes only {}", rank_,
-          k + 1, graph_.groups[g].name, graph_.groups[g].ranks[j], list.size()));
-    return *list[k];
   }
 
   // Starts collective `index`: its prepared MPI call.
@@ -270,8 +231,7 @@ class RankRunner {
     const auto i = static_cast<std::size_t>(index);
     const Op& op = ops_[i];
     const auto g = static_cast<std::size_t>(op.collective.group);
-    const int me = groups_.position[g];
-    if (me < 0)
+    if (calls_.position(g) < 0)
       throw Error(fmt::format("op graph: rank {} calls a collective on group '{}', not its own",
                               rank_, graph_.groups[g].name));
     const MPI_Comm comm = groups_.comms[g];
@@ -316,16 +276,11 @@ class RankRunner {
       case CollectiveOp::kAllToAllV: {
         // all_to_all: every member sends its buffer / n to each (members may differ);
         // all_to_allv: send_row[j] to member j.
-        const bool v = op.collective.op == CollectiveOp::kAllToAllV;
-        p->send_counts.resize(static_cast<std::size_t>(n));
-        p->recv_counts.resize(static_cast<std::size_t>(n));
+        const auto peers = calls_.all_to_all_bytes(i);
         bool uniform = true;
         for (std::size_t j = 0; j < static_cast<std::size_t>(n); ++j) {
-          const Op& peer = j == static_cast<std::size_t>(me) ? op : peer_call(i, j);
-          p->send_counts[j] = as_count(v ? op.collective.send_row.at(j) : bytes / n, op);
-          p->recv_counts[j] = as_count(v ? peer.collective.send_row.at(static_cast<std::size_t>(me))
-                                         : peer.collective.bytes / n,
-                                       op);
+          p->send_counts.push_back(as_count(peers.send[j], op));
+          p->recv_counts.push_back(as_count(peers.recv[j], op));
           uniform = uniform && p->recv_counts[j] == p->send_counts[0] &&
                     p->send_counts[j] == p->send_counts[0];
         }
@@ -373,8 +328,7 @@ class RankRunner {
   std::vector<int> handles_;
   OpTimes times_;
   Groups groups_;
-  std::vector<std::vector<std::vector<const Op*>>> calls_;        // [group][member][k]
-  std::vector<int> call_number_;                                  // k of each collective op
+  CollectiveCalls calls_;
   std::vector<std::unique_ptr<PreparedCollective>> collectives_;  // by op index
   // Collectives in flight, oldest first: request, op index, when posted.
   std::vector<MPI_Request> requests_;

@@ -23,6 +23,7 @@
 
 #include "calibration/detail/device_kernels.hpp"
 #include "calibration/detail/nccl_check.hpp"
+#include "executor/collective_calls.hpp"
 #include "executor/cuda_kernels.hpp"
 #include "executor/detail/rank_job.hpp"
 #include "executor/op_scheduler.hpp"
@@ -114,7 +115,6 @@ struct Events {
 struct Groups {
   std::vector<MPI_Comm> mpi;
   std::vector<ncclComm_t> nccl;
-  std::vector<int> position;  // -1: not a member
   ~Groups() {
     for (auto c : nccl) {
       if (c != nullptr) (void)ncclCommDestroy(c);
@@ -142,6 +142,7 @@ class CudaRankRunner {
         kill_op_(detail::hook_op_index("STRAIT_EXEC_KILL", rank)),
         fail_op_(detail::hook_op_index("STRAIT_EXEC_FAIL", rank)),
         ops_(graph.ranks[static_cast<std::size_t>(rank)].ops),
+        calls_(graph, rank),
         handles_(ops_.size(), -1),
         times_{std::vector<Time>(ops_.size()), std::vector<Time>(ops_.size())} {
     for (std::size_t s = 0; s < std::max<std::size_t>(1, graph_.streams.size()); ++s) {
@@ -155,7 +156,6 @@ class CudaRankRunner {
       end_.push_back(events_.make());
     }
     make_groups();
-    index_collectives();
     kernels_.emplace(table_rows, ops_, streams_.list);
     collectives_.resize(ops_.size());
     for (std::size_t i = 0; i < ops_.size(); ++i) {
@@ -306,12 +306,8 @@ class CudaRankRunner {
     const auto count = graph_.groups.size();
     groups_.mpi.assign(count, MPI_COMM_NULL);
     groups_.nccl.assign(count, nullptr);
-    groups_.position.assign(count, -1);
     for (std::size_t g = 0; g < count; ++g) {
-      const auto& members = graph_.groups[g].ranks;
-      const auto it = std::find(members.begin(), members.end(), rank_);
-      const int position = it == members.end() ? -1 : static_cast<int>(it - members.begin());
-      groups_.position[g] = position;
+      const int position = calls_.position(g);
       detail::check_mpi(MPI_Comm_split(MPI_COMM_WORLD, position < 0 ? MPI_UNDEFINED : 0,
                                        std::max(position, 0), &groups_.mpi[g]),
                         "MPI_Comm_split");
@@ -319,56 +315,21 @@ class CudaRankRunner {
     // Groups in index order on every rank: the lowest group not yet initialised has all its
     // members at it, so the blocking ncclCommInitRank calls never wait in a cycle.
     for (std::size_t g = 0; g < count; ++g) {
-      if (groups_.position[g] < 0) continue;
+      if (calls_.position(g) < 0) continue;
       // The first member's unique id, and whether it got one, reach every member in one
       // broadcast (a member that threw alone would leave the others waiting in it).
       struct Bootstrap {
         ncclUniqueId id;
         ncclResult_t result;
       } boot{};
-      if (groups_.position[g] == 0) boot.result = ncclGetUniqueId(&boot.id);
+      if (calls_.position(g) == 0) boot.result = ncclGetUniqueId(&boot.id);
       detail::check_mpi(MPI_Bcast(&boot, sizeof boot, MPI_BYTE, 0, groups_.mpi[g]), "MPI_Bcast");
       if (boot.result != ncclSuccess)
         calibration::detail::throw_nccl_error(boot.result, "ncclGetUniqueId", __FILE__, __LINE__);
       STRAIT_NCCL_CHECK(ncclCommInitRank(&groups_.nccl[g],
                                          static_cast<int>(graph_.groups[g].ranks.size()), boot.id,
-                                         groups_.position[g]));
+                                         calls_.position(g)));
     }
-  }
-
-  // Per group and member: that member's collective ops on the group, in issue order, so
-  // this rank knows what each peer sends it in the k-th call.
-  void index_collectives() {
-    calls_.assign(graph_.groups.size(), {});
-    call_number_.assign(ops_.size(), -1);
-    for (std::size_t g = 0; g < graph_.groups.size(); ++g) {
-      if (groups_.position[g] < 0) continue;
-      for (int member : graph_.groups[g].ranks) {
-        std::vector<const Op*> list;
-        for (const auto& op : graph_.ranks[static_cast<std::size_t>(member)].ops) {
-          if (op.kind == OpKind::kCollective && op.collective.group == static_cast<int>(g))
-            list.push_back(&op);
-        }
-        calls_[g].push_back(std::move(list));
-      }
-    }
-    std::vector<int> seen(graph_.groups.size(), 0);
-    for (std::size_t i = 0; i < ops_.size(); ++i) {
-      if (ops_[i].kind != OpKind::kCollective) continue;
-      call_number_[i] = seen[static_cast<std::size_t>(ops_[i].collective.group)]++;
-    }
-  }
-
-  // What member `j` of the op's group sends in the same call.
-  const Op& peer_call(std::size_t i, std::size_t j) const {
-    const auto g = static_cast<std::size_t>(ops_[i].collective.group);
-    const auto& list = calls_[g][j];
-    const auto k = static_cast<std::size_t>(call_number_[i]);
-    if (k >= list.size())
-      throw Error(fmt::format(
-          "op graph: rank {} makes {} or more calls on group '{}' but rank {} makes only {}", rank_,
-          k + 1, graph_.groups[g].name, graph_.groups[g].ranks[j], list.size()));
-    return *list[k];
   }
 
   // Collective op `index`'s NCCL call and device buffers (sizes as the CPU backend's).
@@ -376,8 +337,7 @@ class CudaRankRunner {
     const auto i = static_cast<std::size_t>(index);
     const Op& op = ops_[i];
     const auto g = static_cast<std::size_t>(op.collective.group);
-    const int me = groups_.position[g];
-    if (me < 0)
+    if (calls_.position(g) < 0)
       throw Error(fmt::format("op graph: rank {} calls a collective on group '{}', not its own",
                               rank_, graph_.groups[g].name));
     const ncclComm_t comm = groups_.nccl[g];
@@ -425,18 +385,14 @@ class CudaRankRunner {
       case CollectiveOp::kAllToAllV: {
         // all_to_all: every member sends its buffer / n to each (members may differ);
         // all_to_allv: send_row[j] to member j. Each pair's two sides agree on the size.
-        const bool v = op.collective.op == CollectiveOp::kAllToAllV;
+        const auto peers = calls_.all_to_all_bytes(i);
         const auto size = [](std::int64_t b) {
           return static_cast<std::size_t>(std::max<std::int64_t>(b, 0));
         };
         std::size_t sent = 0, received = 0;
         for (std::size_t j = 0; j < n; ++j) {
-          const Op& peer = j == static_cast<std::size_t>(me) ? op : peer_call(i, j);
-          p->send_bytes.push_back(v ? size(op.collective.send_row.at(j))
-                                    : size(op.collective.bytes) / n);
-          p->recv_bytes.push_back(
-              v ? size(peer.collective.send_row.at(static_cast<std::size_t>(me)))
-                : size(peer.collective.bytes) / n);
+          p->send_bytes.push_back(size(peers.send[j]));
+          p->recv_bytes.push_back(size(peers.recv[j]));
           p->send_at.push_back(sent);
           p->recv_at.push_back(received);
           sent += p->send_bytes.back();
@@ -486,8 +442,7 @@ class CudaRankRunner {
   cudaEvent_t origin_ = nullptr;
   std::vector<cudaEvent_t> start_, end_;  // by op index
   Groups groups_;
-  std::vector<std::vector<std::vector<const Op*>>> calls_;  // [group][member][k]
-  std::vector<int> call_number_;                            // k of each collective op
+  CollectiveCalls calls_;
   std::optional<CudaKernels> kernels_;
   std::vector<int> handles_;
   std::vector<std::unique_ptr<PreparedCollective>> collectives_;  // by op index

@@ -1,0 +1,73 @@
+#include "executor/collective_calls.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+
+namespace strait::executor {
+
+using sim::workload::Op;
+using sim::workload::OpKind;
+
+CollectiveCalls::CollectiveCalls(const sim::workload::OpGraph& graph, int rank)
+    : graph_(graph), rank_(rank) {
+  const auto& ops = graph.ranks[static_cast<std::size_t>(rank)].ops;
+  position_.assign(graph.groups.size(), -1);
+  calls_.assign(graph.groups.size(), {});
+  for (std::size_t g = 0; g < graph.groups.size(); ++g) {
+    const auto& members = graph.groups[g].ranks;
+    const auto it = std::find(members.begin(), members.end(), rank);
+    if (it == members.end()) continue;
+    position_[g] = static_cast<int>(it - members.begin());
+    for (int member : members) {
+      std::vector<const Op*> list;
+      for (const auto& op : graph.ranks[static_cast<std::size_t>(member)].ops) {
+        if (op.kind == OpKind::kCollective && op.collective.group == static_cast<int>(g))
+          list.push_back(&op);
+      }
+      calls_[g].push_back(std::move(list));
+    }
+  }
+  call_number_.assign(ops.size(), -1);
+  std::vector<int> seen(graph.groups.size(), 0);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind != OpKind::kCollective) continue;
+    call_number_[i] = seen[static_cast<std::size_t>(ops[i].collective.group)]++;
+  }
+}
+
+const Op& CollectiveCalls::peer_call(std::size_t index, std::size_t member) const {
+  const auto& op = graph_.ranks[static_cast<std::size_t>(rank_)].ops[index];
+  const auto g = static_cast<std::size_t>(op.collective.group);
+  const auto& list = calls_[g][member];
+  const auto k = static_cast<std::size_t>(call_number_[index]);
+  if (k >= list.size())
+    throw Error(fmt::format(
+        "op graph: rank {} makes {} or more calls on group '{}' but rank {} makes only {}", rank_,
+        k + 1, graph_.groups[g].name, graph_.groups[g].ranks[member], list.size()));
+  return *list[k];
+}
+
+CollectiveCalls::PeerBytes CollectiveCalls::all_to_all_bytes(std::size_t index) const {
+  const auto& op = graph_.ranks[static_cast<std::size_t>(rank_)].ops[index];
+  const auto g = static_cast<std::size_t>(op.collective.group);
+  const int me = position_[g];
+  if (me < 0)
+    throw Error(fmt::format("op graph: rank {} calls a collective on group '{}', not its own",
+                            rank_, graph_.groups[g].name));
+  const bool v = op.collective.op == sim::network::CollectiveOp::kAllToAllV;
+  const auto n = graph_.groups[g].ranks.size();
+  PeerBytes out;
+  for (std::size_t j = 0; j < n; ++j) {
+    const Op& peer = j == static_cast<std::size_t>(me) ? op : peer_call(index, j);
+    out.send.push_back(v ? op.collective.send_row.at(j)
+                         : op.collective.bytes / static_cast<std::int64_t>(n));
+    out.recv.push_back(v ? peer.collective.send_row.at(static_cast<std::size_t>(me))
+                         : peer.collective.bytes / static_cast<std::int64_t>(n));
+  }
+  return out;
+}
+
+}  // namespace strait::executor
