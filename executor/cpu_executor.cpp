@@ -369,13 +369,7 @@ MeasuredRun run_cpu_ranks(const OpGraph& graph, const MpiSession& session, std::
                           int warmup_runs, double collective_timeout_s) {
   return detail::run_rank_job(graph, session, "cpu", warmup_runs, collective_timeout_s, [&] {
     RankRunner runner(graph, session.rank(), table_rows, collective_timeout_s);
-    for (int w = 0; w < warmup_runs; ++w) runner.run();
-    detail::RankTimes measured;
-    measured.cpu.start();
-    measured.wall_s = runner.run();
-    measured.cpu.stop();
-    measured.times = runner.times();
-    return measured;
+    return detail::warm_up_and_measure(runner, warmup_runs);
   });
 }
 

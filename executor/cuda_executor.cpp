@@ -465,13 +465,7 @@ MeasuredRun run_cuda_ranks(const OpGraph& graph, const MpiSession& session, std:
   if (session.size() == static_cast<int>(graph.ranks.size())) select_device(session.rank());
   return detail::run_rank_job(graph, session, "cuda", warmup_runs, collective_timeout_s, [&] {
     CudaRankRunner runner(graph, session.rank(), table_rows, collective_timeout_s);
-    for (int w = 0; w < warmup_runs; ++w) runner.run();
-    detail::RankTimes measured;
-    measured.cpu.start();
-    measured.wall_s = runner.run();
-    measured.cpu.stop();
-    measured.times = runner.times();
-    return measured;
+    return detail::warm_up_and_measure(runner, warmup_runs);
   });
 }
 

@@ -58,6 +58,19 @@ struct RankTimes {
   CpuWatch cpu;       // around the measured run
 };
 
+/// Runs `runner` (a backend's RankRunner: run() returns the wall seconds, times() the op
+/// times) `warmup_runs` times untimed, then once measured, with the CPU watch around it.
+template <class Runner>
+RankTimes warm_up_and_measure(Runner& runner, int warmup_runs) {
+  for (int w = 0; w < warmup_runs; ++w) runner.run();
+  RankTimes measured;
+  measured.cpu.start();
+  measured.wall_s = runner.run();
+  measured.cpu.stop();
+  measured.times = runner.times();
+  return measured;
+}
+
 /// Runs this rank of `graph` with `measure` (which does the warm-up runs and the measured
 /// one) and gathers every rank's times to rank 0 (the returned run has `ranks` there,
 /// empty elsewhere). Throws strait::Error when MPI's world is not the graph's ranks; an

@@ -15,23 +15,11 @@
 #include <gtest/gtest.h>
 
 #include "executor/cpu_executor.hpp"
+#include "mpirun.hpp"
 #include "strait_process.hpp"
 
 namespace strait::cli::testing {
 namespace {
-
-bool have_mpirun() {
-  const std::string mpiexec = STRAIT_MPIEXEC;
-  return executor::mpi_available() && !mpiexec.empty() && std::filesystem::exists(mpiexec);
-}
-
-int mpirun(int ranks, const std::string& args, const std::string& log) {
-  const auto command =
-      fmt::format("cd {} && {} --allow-run-as-root --oversubscribe -np {} {} exec {} >{} 2>&1",
-                  STRAIT_SOURCE_DIR, STRAIT_MPIEXEC, ranks, STRAIT_BINARY, args, log);
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 // mpirun in its own process group, killed with the group when it outlives `limit`.
 struct BoundedRun {

@@ -1,8 +1,6 @@
 // strait plan --launch, then strait exec LAUNCH.json: the launch plan names its job, and the
 // executor refuses a launch plan that does not match what it would run.
 
-#include <sys/wait.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <utility>
@@ -10,7 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "executor/cpu_executor.hpp"
+#include "mpirun.hpp"
 #include "strait_process.hpp"
 
 namespace strait::cli::testing {
@@ -116,21 +114,14 @@ TEST(LaunchCommand, RefusesALaunchPlanWithoutAJob) {
 
 // Issue 11: the launch plan `strait plan` wrote runs under mpirun as it is.
 TEST(LaunchCommand, ExecRunsTheLaunchPlanThePlannerWrote) {
-  const std::string mpiexec = STRAIT_MPIEXEC;
-  if (!executor::mpi_available() || mpiexec.empty() || !fs::exists(mpiexec))
-    GTEST_SKIP() << "MPI is not installed (scripts/setup.sh installs it)";
+  if (!have_mpirun()) GTEST_SKIP() << "MPI is not installed (scripts/setup.sh installs it)";
   const auto folder = temp_path("run");
   const auto scenario = copy_scenario(folder);
   const auto launch = folder + "/launch.json";
   plan_launch(scenario, launch);
   const auto out = folder + "/measured.json";
   const auto log = folder + "/exec.log";
-  const auto command = fmt::format(
-      "cd {} && {} --allow-run-as-root --oversubscribe -np 2 {} exec {} --out {} >{} "
-      "2>&1",
-      STRAIT_SOURCE_DIR, mpiexec, STRAIT_BINARY, launch, out, log);
-  const int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_text(log);
+  ASSERT_EQ(mpirun(2, fmt::format("{} --out {}", launch, out), log), 0) << read_text(log);
   const auto fingerprint = read_json(launch)["fingerprint"].get<std::string>();
   const auto measured = read_json(out);
   EXPECT_EQ(measured["launch_plan"]["fingerprint"], fingerprint);
