@@ -137,7 +137,14 @@ RankAccount rank_account(const MeasuredRun& run, int r, Time makespan,
     idle_since = std::max(idle_since, end);
   }
   a.end = idle_since;
-  if (makespan > idle_since) a.straggler_wait += makespan - idle_since;
+  // After the last compute-stream op: the rank's own collectives still running, then the
+  // slowest rank (the simulator's rule, sim/run/op_replay.hpp).
+  std::vector<sim::run::CollectiveSpan> spans;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].kind == OpKind::kCollective && times.end[i] > idle_since)
+      spans.push_back({started[i], times.end[i], ops[i].collective.comm_class});
+  }
+  sim::run::account_tail(a, idle_since, makespan, std::move(spans));
   return a;
 }
 

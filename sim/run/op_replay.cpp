@@ -205,27 +205,16 @@ class Replayer {
   }
 
   // After its last compute op a rank may still wait for its own collectives (e.g. a
-  // replica sync), then for the slowest rank: exposed communication, then straggler wait.
+  // replica sync), then for the slowest rank (see run::account_tail).
   void account_tail(RankState& rank, Time makespan) {
-    Time t = std::min(rank.compute_idle_since, makespan);
+    const Time t = std::min(rank.compute_idle_since, makespan);
     const auto& ops = rank.ops->ops;
-    std::int32_t last = kNone;
+    std::vector<CollectiveSpan> spans;
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].kind == OpKind::kCollective && rank.op_end[i] > t &&
-          (last == kNone || rank.op_end[i] > rank.op_end[static_cast<std::size_t>(last)])) {
-        last = static_cast<std::int32_t>(i);
-      }
+      if (ops[i].kind == OpKind::kCollective && rank.op_end[i] > t)
+        spans.push_back({rank.collective_start[i], rank.op_end[i], ops[i].collective.comm_class});
     }
-    if (last != kNone) {
-      const auto l = static_cast<std::size_t>(last);
-      const Time end = std::min(rank.op_end[l], makespan);
-      const Time started = std::clamp(rank.collective_start[l], t, end);
-      rank.account.straggler_wait += started - t;
-      rank.account.exposed_comm[static_cast<std::size_t>(ops[l].collective.comm_class)] +=
-          end - started;
-      t = end;
-    }
-    rank.account.straggler_wait += makespan - t;
+    run::account_tail(rank.account, t, makespan, std::move(spans));
   }
 
   // The compute stream was idle from compute_idle_since until now: say why.
@@ -460,6 +449,32 @@ ReplayResult replay(const workload::OpGraph& graph, const topology::Cluster& clu
   }
   Replayer replayer(graph, cluster, cost, options);
   return replayer.run();
+}
+
+void account_tail(RankAccount& a, Time from, Time makespan, std::vector<CollectiveSpan> spans) {
+  if (makespan <= from) return;
+  std::erase_if(spans, [&](const CollectiveSpan& s) {
+    return s.end <= from || s.start >= makespan || s.end <= s.start;
+  });
+  std::vector<Time> cuts = {from, makespan};
+  for (const auto& s : spans) {
+    cuts.push_back(std::max(s.start, from));
+    cuts.push_back(std::min(s.end, makespan));
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
+    const Time lo = cuts[k], hi = cuts[k + 1];
+    const CollectiveSpan* running = nullptr;
+    for (const auto& s : spans) {
+      if (s.start <= lo && s.end >= hi && (!running || s.end > running->end)) running = &s;
+    }
+    if (running) {
+      a.exposed_comm[static_cast<std::size_t>(running->comm_class)] += hi - lo;
+    } else {
+      a.straggler_wait += hi - lo;
+    }
+  }
 }
 
 RankAccount per_step(const RankAccount& a, std::int64_t steps) {

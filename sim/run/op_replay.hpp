@@ -14,11 +14,22 @@
 //     overlapping compute slows down by that fraction.
 //   - Analytical mode: kernels take their roofline time with no SM/HBM sharing, and
 //     collectives use the analytical network (no per-flow events).
-// Accounting, per rank, of the "compute" stream's time: busy with kernels = compute;
-// idle while its next op waits on a collective = straggler wait until that collective
-// started, then exposed communication of the collective's class; idle for any other
-// reason (pipeline dependencies, step boundaries, the end of the run) = bubble, except
-// idle after the rank's last op, which is straggler wait (others are still working).
+// Accounting, per rank, of the "compute" stream's time (the same rules serve the
+// executor's measured runs, executor/measured_run.hpp):
+//   - busy with kernels = compute;
+//   - idle while its next op waits on a collective (the dependency that finished last) =
+//     straggler wait until that collective started (every member had issued it), then
+//     exposed communication of the collective's class. So in 2D sparse plans, time an
+//     embedding update waits on a replica sync across sparse groups is exposed
+//     `replica_sync`, and only waiting for replica-group peers to issue it is straggler wait;
+//   - idle for any other reason (pipeline dependencies, step boundaries) = bubble;
+//   - idle after the rank's last compute-stream op until the run's last one ends anywhere
+//     (account_tail): exposed communication while one of the rank's own collectives runs
+//     (booked to the one that ends last when several overlap, e.g. the last step's replica
+//     sync and an overlapped cross-datacenter dense sync), straggler wait when none does.
+// Time is booked to what this rank waits on, not to why its peers are late: waiting at a
+// later collective (e.g. a DDP bucket) for a peer whose update is still held up by its own
+// replica sync is straggler wait.
 
 #include <array>
 #include <cstdint>
@@ -42,6 +53,19 @@ struct RankAccount {
   double flops = 0;  // sum of kernel flops
   Time exposed_comm_total() const;
 };
+
+/// One of a rank's collectives as accounting sees it: from when it started (every member
+/// had issued it) to when it ended on this rank.
+struct CollectiveSpan {
+  Time start;
+  Time end;
+  workload::CommClass comm_class = workload::CommClass::kDenseSync;
+};
+
+/// Books a rank's idle time after its last compute-stream op (`from`) until `makespan`:
+/// each instant during one of `spans` is exposed communication of the span that ends last
+/// among those running then; the rest is straggler wait.
+void account_tail(RankAccount& a, Time from, Time makespan, std::vector<CollectiveSpan> spans);
 
 /// `a` over `steps` steps as per-step averages (times and flops divided; `end` kept).
 RankAccount per_step(const RankAccount& a, std::int64_t steps);

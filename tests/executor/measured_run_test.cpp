@@ -126,6 +126,34 @@ TEST(MeasuredRun, TimelineHasEveryOpOfEveryRankOnItsStreamsTrack) {
   EXPECT_EQ(tl.spans()[1].end, Time::from_us(20));
 }
 
+// The simulator's rule for the time after a rank's last compute op (op_replay.hpp): the
+// rank's own replica sync running then is exposed replica sync, the rest straggler wait.
+// Both ranks: op 0 kernel [0, 10], op 1 replica sync (comm) [10, 30]; rank 1 also runs
+// op 2 kernel [10, 50] on compute. Rank 0's tail 10-50: exposed replica sync 20, straggler
+// wait 20.
+TEST(MeasuredRun, ReplicaSyncAfterTheLastComputeOpIsExposedAsInTheSimulator) {
+  OpGraph g = two_rank_graph();
+  auto us = [](double t) { return Time::from_us(t); };
+  for (auto& rank : g.ranks) {
+    rank.ops[1].collective.comm_class = CommClass::kReplicaSync;
+    rank.ops[2].step = 0;
+    rank.ops[2].deps = {0};
+  }
+  g.ranks[0].ops.pop_back();
+  g.steps = 1;
+  MeasuredRun run;
+  run.graph = &g;
+  run.ranks = {{{us(0), us(10)}, {us(10), us(30)}},
+               {{us(0), us(10), us(10)}, {us(10), us(30), us(50)}}};
+  const auto a0 = rank_account(run, 0, us(50));
+  EXPECT_EQ(a0.compute, us(10));
+  EXPECT_EQ(a0.exposed_comm[static_cast<std::size_t>(CommClass::kReplicaSync)], us(20));
+  EXPECT_EQ(a0.straggler_wait, us(20));
+  const auto a1 = rank_account(run, 1, us(50));
+  EXPECT_EQ(a1.compute, us(50));
+  EXPECT_EQ(a1.straggler_wait + a1.exposed_comm_total() + a1.bubble, Time::zero());
+}
+
 // One rank, one kernel "mlp" in each of 5 steps taking 100, 110, 90, 200, 100 us: its
 // quartiles (linear) are 100 and 110 around a median of 100, a spread of 10%. A second
 // kernel of 5 us a step is under the 10 us floor and left out.
