@@ -53,8 +53,9 @@ void balance(std::vector<ReplicaBatch>& batches, int first, int count, LoadBalan
       costs.push_back(cost(l));
     }
   }
-  const auto bins = method == LoadBalance::kGreedy ? balance_greedy(costs, count)
-                                                   : balance_karmarkar_karp(costs, count);
+  const auto bins = method == LoadBalance::kGreedy
+                        ? balance_greedy(costs, count)
+                        : balance_karmarkar_karp_bounded(costs, count, kMaxBalanceWork);
   for (int g = first; g < first + count; ++g) batches[static_cast<std::size_t>(g)].lengths.clear();
   for (std::size_t i = 0; i < lengths.size(); ++i) {
     batches[static_cast<std::size_t>(first + bins[i])].lengths.push_back(lengths[i]);
@@ -116,15 +117,6 @@ std::vector<ReplicaBatch> sample_step(const TrainingScenario& scenario, int step
                                domain[static_cast<std::size_t>(first * layout.cp.size)];
       if (!boundary) continue;
       const int count = g - first;
-      if (sched.balance == LoadBalance::kKarmarkarKarp &&
-          static_cast<double>(count) * static_cast<double>(count) * static_cast<double>(batch) >
-              kMaxBalanceWork) {
-        throw ConfigError(
-            scenario.plan.file, "/schedule/load_balance",
-            fmt::format("karmarkar_karp over {} replicas of {} samples is too large (at most {:g} "
-                        "samples x replicas); use a smaller \"scope\" or \"greedy\"",
-                        count, batch, kMaxBalanceWork));
-      }
       if (count > 1) balance(out, first, count, sched.balance, cost);
       first = g;
     }

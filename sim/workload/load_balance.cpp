@@ -168,3 +168,44 @@ std::vector<int> balance_karmarkar_karp(const std::vector<double>& costs, int bi
 }
 
 }  // namespace strait::sim::workload
+
+namespace strait::sim::workload {
+
+std::vector<int> balance_karmarkar_karp_bounded(const std::vector<double>& costs, int bins,
+                                                double max_work) {
+  const double n = static_cast<double>(costs.size());
+  if (bins <= 1 || n * bins <= max_work) return balance_karmarkar_karp(costs, bins);
+  int groups = 1;
+  for (int g = static_cast<int>(std::sqrt(static_cast<double>(bins))); g > 1; --g) {
+    if (bins % g == 0) {
+      groups = g;
+      break;
+    }
+  }
+  if (groups == 1) return balance_greedy(costs, bins);
+  const int per_group = bins / groups;
+  const auto group_of = balance_karmarkar_karp(costs, groups);
+  std::vector<int> out(costs.size(), 0);
+  for (int g = 0; g < groups; ++g) {
+    std::vector<std::size_t> members;
+    std::vector<double> member_costs;
+    for (std::size_t i = 0; i < costs.size(); ++i) {
+      if (group_of[i] != g) continue;
+      members.push_back(i);
+      member_costs.push_back(costs[i]);
+    }
+    const auto bin_of = balance_karmarkar_karp(member_costs, per_group);
+    for (std::size_t m = 0; m < members.size(); ++m) out[members[m]] = g * per_group + bin_of[m];
+  }
+  // The level-1 split constrains which items may share a bin: keep LPT where it does better.
+  const auto lpt = balance_greedy(costs, bins);
+  const auto largest = [&](const std::vector<int>& assignment) {
+    std::vector<double> load(static_cast<std::size_t>(bins), 0.0);
+    for (std::size_t i = 0; i < costs.size(); ++i)
+      load[static_cast<std::size_t>(assignment[i])] += costs[i];
+    return *std::max_element(load.begin(), load.end());
+  };
+  return largest(lpt) < largest(out) ? lpt : out;
+}
+
+}  // namespace strait::sim::workload

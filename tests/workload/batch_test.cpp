@@ -118,5 +118,32 @@ TEST(LoadBalance, GreedyAndKarmarkarKarpOnAClassicInstance) {
   EXPECT_EQ(loads(balance_karmarkar_karp(costs, 2)), (std::vector<double>{14, 16}));
 }
 
+// Bounded KK, forced into two levels (max_work 1): 4 bins = 2 groups of 2. Level 1 splits
+// {5,5,4,4,3,3,2,2} (28) into {5,4,3,2} and {5,4,3,2} (each pair differenced across the
+// groups), level 2 each into {5,2} and {4,3}: four bins of 7, the optimum.
+TEST(LoadBalance, BoundedKarmarkarKarpSplitsInTwoLevelsPastItsWorkLimit) {
+  const std::vector<double> costs = {5, 5, 4, 4, 3, 3, 2, 2};
+  std::vector<double> load(4, 0);
+  const auto bins = balance_karmarkar_karp_bounded(costs, 4, 1);
+  for (std::size_t i = 0; i < costs.size(); ++i)
+    load[static_cast<std::size_t>(bins[i])] += costs[i];
+  EXPECT_EQ(load, (std::vector<double>{7, 7, 7, 7}));
+  // Within the limit it is exact KK, item for item.
+  EXPECT_EQ(balance_karmarkar_karp_bounded(costs, 4, 1e9), balance_karmarkar_karp(costs, 4));
+  // A prime number of bins has no two-level split: LPT.
+  EXPECT_EQ(balance_karmarkar_karp_bounded(costs, 3, 1), balance_greedy(costs, 3));
+}
+
+// Issue 13: 1,024 replicas x 32 samples of equal cost (33.6 M items x bins, past the exact
+// limit) balance to exactly 32 samples a replica.
+TEST(LoadBalance, BoundedKarmarkarKarpBalancesAThousandReplicas) {
+  const std::vector<double> costs(1024 * 32, 1.0);
+  std::vector<int> count(1024, 0);
+  for (int b : balance_karmarkar_karp_bounded(costs, 1024, 2e7))
+    ++count[static_cast<std::size_t>(b)];
+  EXPECT_EQ(*std::min_element(count.begin(), count.end()), 32);
+  EXPECT_EQ(*std::max_element(count.begin(), count.end()), 32);
+}
+
 }  // namespace
 }  // namespace strait::sim::workload
