@@ -50,13 +50,19 @@ const Op& CollectiveCalls::peer_call(std::size_t index, std::size_t member) cons
   return *list[k];
 }
 
-CollectiveCalls::PeerBytes CollectiveCalls::all_to_all_bytes(std::size_t index) const {
+std::size_t CollectiveCalls::group_of(std::size_t index) const {
   const auto& op = graph_.ranks[static_cast<std::size_t>(rank_)].ops[index];
   const auto g = static_cast<std::size_t>(op.collective.group);
-  const int me = position_[g];
-  if (me < 0)
+  if (position_[g] < 0)
     throw Error(fmt::format("op graph: rank {} calls a collective on group '{}', not its own",
                             rank_, graph_.groups[g].name));
+  return g;
+}
+
+CollectiveCalls::PeerBytes CollectiveCalls::all_to_all_bytes(std::size_t index) const {
+  const auto& op = graph_.ranks[static_cast<std::size_t>(rank_)].ops[index];
+  const auto g = group_of(index);
+  const int me = position_[g];
   const bool v = op.collective.op == sim::network::CollectiveOp::kAllToAllV;
   const auto n = graph_.groups[g].ranks.size();
   PeerBytes out;

@@ -19,10 +19,14 @@ class CollectiveCalls {
   /// `rank`'s index in group `group` (-1: not a member).
   int position(std::size_t group) const { return position_[group]; }
 
+  /// The group collective op `index` of this rank runs on; throws strait::Error when this
+  /// rank is no member of it.
+  std::size_t group_of(std::size_t index) const;
+
   /// Bytes op `index` (a collective of this rank's) sends to and receives from each member
   /// of its group, by member index: all_to_all: every member sends its bytes / n to each
   /// (members' bytes may differ); all_to_allv: send_row[j] to member j. Throws
-  /// strait::Error when this rank is no member or a peer makes fewer calls on the group.
+  /// strait::Error as group_of does or when a peer makes fewer calls on the group.
   struct PeerBytes {
     std::vector<std::int64_t> send, recv;
   };

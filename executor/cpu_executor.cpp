@@ -230,10 +230,7 @@ class RankRunner {
   std::unique_ptr<PreparedCollective> prepare_collective(std::int32_t index) {
     const auto i = static_cast<std::size_t>(index);
     const Op& op = ops_[i];
-    const auto g = static_cast<std::size_t>(op.collective.group);
-    if (calls_.position(g) < 0)
-      throw Error(fmt::format("op graph: rank {} calls a collective on group '{}', not its own",
-                              rank_, graph_.groups[g].name));
+    const auto g = calls_.group_of(i);
     const MPI_Comm comm = groups_.comms[g];
     const auto n = static_cast<std::int64_t>(graph_.groups[g].ranks.size());
     const std::int64_t bytes = op.collective.bytes;

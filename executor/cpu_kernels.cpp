@@ -54,17 +54,6 @@ struct CpuKernels::Adam {
   int step = 0;
 };
 
-namespace {
-
-// The rows of run `run`, step `step`, dim `dim`: a lookup and the update of the same step
-// and shape get the same rows, every other (run, step) fresh ones.
-std::uint64_t draw_seed(int run, std::int64_t step, int dim) {
-  return 7 + 1'000'003ULL * static_cast<std::uint64_t>(run) +
-         1'009ULL * static_cast<std::uint64_t>(step) + static_cast<std::uint64_t>(dim);
-}
-
-}  // namespace
-
 CpuKernels::CpuKernels(std::int64_t table_rows)
     : table_rows_(std::max<std::int64_t>(1, table_rows)) {}
 CpuKernels::~CpuKernels() = default;
@@ -259,10 +248,7 @@ std::vector<std::int64_t> CpuKernels::draw_ids(std::int64_t ids, double skew, in
                                                std::int64_t step, int dim) {
   auto& sampler = samplers_[skew];
   if (!sampler) sampler = std::make_shared<calibration::RowSampler>(table_rows_, skew);
-  Rng rng(draw_seed(run, step, dim));
-  std::vector<std::int64_t> out(static_cast<std::size_t>(ids));
-  for (auto& row : out) row = (*sampler)(rng);
-  return out;
+  return embedding_rows(*sampler, ids, run, step, dim);
 }
 
 void CpuKernels::redraw(int run) {

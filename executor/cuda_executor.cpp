@@ -336,10 +336,7 @@ class CudaRankRunner {
   std::unique_ptr<PreparedCollective> prepare_collective(std::int32_t index) {
     const auto i = static_cast<std::size_t>(index);
     const Op& op = ops_[i];
-    const auto g = static_cast<std::size_t>(op.collective.group);
-    if (calls_.position(g) < 0)
-      throw Error(fmt::format("op graph: rank {} calls a collective on group '{}', not its own",
-                              rank_, graph_.groups[g].name));
+    const auto g = calls_.group_of(i);
     const ncclComm_t comm = groups_.nccl[g];
     const auto n = graph_.groups[g].ranks.size();
     const auto bytes = static_cast<std::size_t>(std::max<std::int64_t>(op.collective.bytes, 0));

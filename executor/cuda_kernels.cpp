@@ -30,14 +30,6 @@ namespace {
 constexpr std::uint64_t kInputSeed = 20261123;
 constexpr double kTableMemoryShare = 0.4;  // of the free memory all tables may take
 
-// The rows of run `run`, step `step`, dim `dim` (as CpuKernels draws them): a lookup and
-// the update of the same step and shape get the same rows, every other (run, step) fresh
-// ones.
-std::uint64_t draw_seed(int run, std::int64_t step, int dim) {
-  return 7 + 1'000'003ULL * static_cast<std::uint64_t>(run) +
-         1'009ULL * static_cast<std::uint64_t>(step) + static_cast<std::uint64_t>(dim);
-}
-
 // Embedding weights: the op's precision where the TBE kernels have it, else f32.
 kernels::DType table_dtype(Precision p) {
   switch (p) {
@@ -171,9 +163,7 @@ CudaKernels::Table& CudaKernels::table(int dim, int dtype) {
 }
 
 void CudaKernels::upload_ids(Embedding& e, int run) {
-  Rng rng(draw_seed(run, e.step, e.shape.dim));
-  std::vector<std::int64_t> ids(as_size(e.ids));
-  for (auto& row : ids) row = (*e.sampler)(rng);
+  const auto ids = embedding_rows(*e.sampler, e.ids, run, e.step, e.shape.dim);
   e.indices.upload(ids.data(), ids.size() * sizeof(std::int64_t));
 }
 

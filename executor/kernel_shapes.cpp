@@ -8,6 +8,7 @@
 
 #include "calibration/kernel_case.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/rng.hpp"
 #include "sim/workload/unique_rows.hpp"
 
 namespace strait::executor {
@@ -57,6 +58,15 @@ double embedding_id_skew(const sim::cost::KernelWork& k, std::int64_t rows) {
     (unique(mid) > target ? lo : hi) = mid;
   }
   return (lo + hi) / 2;
+}
+
+std::vector<std::int64_t> embedding_rows(const calibration::RowSampler& rows, std::int64_t ids,
+                                         int run, std::int64_t step, int dim) {
+  Rng rng(7 + 1'000'003ULL * static_cast<std::uint64_t>(run) +
+          1'009ULL * static_cast<std::uint64_t>(step) + static_cast<std::uint64_t>(dim));
+  std::vector<std::int64_t> out(static_cast<std::size_t>(std::max<std::int64_t>(ids, 0)));
+  for (auto& row : out) row = rows(rng);
+  return out;
 }
 
 double attention_flops(const sim::cost::KernelWork& k, const AttentionBatch& b) {

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "calibration/kernel_case.hpp"
 #include "sim/cost/kernel_work.hpp"
 
 namespace strait::executor {
@@ -47,6 +48,13 @@ std::int64_t embedding_bags(const sim::cost::KernelWork& k);
 /// rows (sim/workload/unique_rows.hpp) are its unique_fraction of them: 0 (uniform) when
 /// even uniform ids repeat more than that, else found by bisection to 1e-6.
 double embedding_id_skew(const sim::cost::KernelWork& k, std::int64_t rows);
+
+/// The `ids` rows an embedding op of step `step` and row length `dim` looks up in whole-graph
+/// run `run`, drawn with `rows` (deterministic): a lookup and the update of the same step
+/// and shape get the same rows, every other (run, step) fresh ones. Both backends draw
+/// them so.
+std::vector<std::int64_t> embedding_rows(const calibration::RowSampler& rows, std::int64_t ids,
+                                         int run, std::int64_t step, int dim);
 
 struct AttentionBatch {
   int batch = 0;   // samples

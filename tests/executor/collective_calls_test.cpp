@@ -55,6 +55,15 @@ TEST(CollectiveCalls, SizesEachPeersShareFromItsOwnCallOfTheSameOrder) {
   EXPECT_EQ(b.recv, (std::vector<std::int64_t>{30, 10}));
 }
 
+TEST(CollectiveCalls, ACollectiveOnAGroupThisRankIsNotInIsAnError) {
+  OpGraph g = two_calls();
+  g.groups = {{"sparse", {1}}};
+  const CollectiveCalls rank0(g, 0);
+  EXPECT_EQ(rank0.position(0), -1);
+  EXPECT_THROW(rank0.group_of(1), Error);
+  EXPECT_THROW(rank0.all_to_all_bytes(1), Error);
+}
+
 TEST(CollectiveCalls, APeerWithFewerCallsOnTheGroupIsAnError) {
   OpGraph g = two_calls();
   g.ranks[1].ops.pop_back();
