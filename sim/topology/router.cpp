@@ -14,6 +14,7 @@
 namespace strait::sim::topology {
 namespace {
 
+constexpr std::uint32_t kFar = std::numeric_limits<std::uint32_t>::max();
 constexpr LinkIndex kNoLink = std::numeric_limits<LinkIndex>::max();
 
 std::uint64_t pair_key(NodeIndex src, NodeIndex dst) {
@@ -28,20 +29,37 @@ std::uint64_t mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+bool is_hub(NodeKind kind) { return kind == NodeKind::kSwitch || kind == NodeKind::kGateway; }
+
 }  // namespace
 
 struct Router::Impl {
-  struct Table {
-    std::vector<std::uint16_t> dist;  // hops to the destination, per node
-    std::vector<LinkIndex> next;      // d-mod-k next hop per node (kDestinationModK only)
+  // How paths reach one destination: the nodes of its own host that reach it without a
+  // hub (switch or gateway), and the hubs ("portals") from which a hub-free path enters.
+  struct Approach {
+    std::vector<std::pair<NodeIndex, std::uint32_t>> local;    // non-hub node, hops to dst
+    std::vector<std::pair<NodeIndex, std::uint32_t>> portals;  // hub, hops from it to dst
+    std::vector<LinkIndex> hub_next;  // d-mod-k next hop per hub (by hub number), memoized
   };
 
   Impl(const Cluster& cluster, EcmpPolicy p) : graph(cluster), policy(p) {
     const auto node_count = cluster.nodes().size();
     offsets.assign(node_count + 1, 0);
+    in_offsets.assign(node_count + 1, 0);
     for (NodeIndex n = 0; n < node_count; ++n) {
       for (LinkIndex l : cluster.out_links(n)) out.emplace_back(l, cluster.link(l).dst);
       offsets[n + 1] = static_cast<std::uint32_t>(out.size());
+    }
+    for (const Link& l : cluster.links()) ++in_offsets[l.dst + 1];
+    for (NodeIndex n = 0; n < node_count; ++n) in_offsets[n + 1] += in_offsets[n];
+    in_nodes.resize(cluster.links().size());
+    std::vector<std::uint32_t> fill(in_offsets.begin(), in_offsets.end() - 1);
+    for (const Link& l : cluster.links()) in_nodes[fill[l.dst]++] = l.src;
+    hub.reserve(node_count);
+    hub_number.assign(node_count, 0U);
+    for (NodeIndex n = 0; n < node_count; ++n) {
+      hub.push_back(is_hub(cluster.nodes()[n].kind) ? 1 : 0);
+      if (hub[n]) hub_number[n] = hub_count++;
     }
     // d-mod-k numbers destinations the way a fat tree numbers its end ports: in
     // rail-optimized hosts plane by plane (rail-major), so consecutive keys sit under
@@ -61,52 +79,102 @@ struct Router::Impl {
     for (std::size_t k = 0; k < order.size(); ++k) {
       ecmp_key[cluster.gpu(order[k]).node] = static_cast<std::uint32_t>(k);
     }
-    tables.resize(node_count);
+    approaches.resize(node_count);
+    seen.assign(node_count, 0U);
+    hub_tables.resize(node_count);
     const auto& routes = cluster.explicit_routes();
     for (std::size_t i = 0; i < routes.size(); ++i) {
       explicit_routes[pair_key(routes[i].first.first, routes[i].first.second)] = i;
     }
   }
 
-  bool is_candidate(const Table& t, NodeIndex dst, NodeIndex u, NodeIndex v) const {
-    return t.dist[v] != detail::kUnreachable && t.dist[v] + 1 == t.dist[u] &&
-           (v == dst || !graph.is_gpu(v));
-  }
-
-  const Table& table(NodeIndex dst) {
-    auto& slot = tables[dst];
-    if (slot) return *slot;
-    slot = std::make_unique<Table>();
-    graph.distances_to(dst, slot->dist);
-    if (policy == EcmpPolicy::kDestinationModK) {
-      slot->next.assign(slot->dist.size(), kNoLink);
-      const std::uint32_t key = ecmp_key[dst];
-      for (NodeIndex u = 0; u < slot->dist.size(); ++u) {
-        if (u == dst || slot->dist[u] == detail::kUnreachable) continue;
-        std::uint32_t k = 0;
-        for (auto i = offsets[u]; i < offsets[u + 1]; ++i)
-          k += is_candidate(*slot, dst, u, out[i].second);
-        std::uint32_t pick = key % k;
-        for (auto i = offsets[u]; i < offsets[u + 1]; ++i) {
-          if (is_candidate(*slot, dst, u, out[i].second) && pick-- == 0) {
-            slot->next[u] = out[i].first;
-            break;
-          }
-        }
-      }
+  const std::vector<std::uint16_t>& hub_table(NodeIndex h) {
+    auto& slot = hub_tables[h];
+    if (!slot) {
+      slot = std::make_unique<std::vector<std::uint16_t>>();
+      graph.distances_to(h, *slot);
     }
     return *slot;
+  }
+
+  // Breadth-first search backwards from `dst` that expands only non-hub, non-GPU nodes:
+  // what it reaches without a hub is local (kept sorted by node); the hubs at its border
+  // are the portals. In hierarchy clusters both lists stay within one host and its leaves.
+  Approach& approach(NodeIndex dst) {
+    auto& slot = approaches[dst];
+    if (slot) return *slot;
+    slot = std::make_unique<Approach>();
+    Approach& a = *slot;
+    if (hub[dst]) {
+      a.portals.emplace_back(dst, 0);
+      return a;
+    }
+    if (++epoch == 0) {
+      std::fill(seen.begin(), seen.end(), 0U);
+      epoch = 1;
+    }
+    a.local.emplace_back(dst, 0);
+    seen[dst] = epoch;
+    for (std::size_t k = 0; k < a.local.size(); ++k) {
+      const auto [node, hops] = a.local[k];
+      if (node != dst && graph.is_gpu(node)) continue;  // GPUs are never transit
+      for (auto i = in_offsets[node]; i < in_offsets[node + 1]; ++i) {
+        const NodeIndex prev = in_nodes[i];
+        if (seen[prev] == epoch) continue;
+        seen[prev] = epoch;
+        (hub[prev] ? a.portals : a.local).emplace_back(prev, hops + 1);
+      }
+    }
+    std::sort(a.local.begin(), a.local.end());
+    return a;
+  }
+
+  // Fewest links from `node` to the destination of `a`: hub-free inside its host, or the
+  // best portal's table plus the portal's hub-free hops. Exact: the last hub on any
+  // shortest path is a portal, and a path without hubs stays local.
+  std::uint32_t distance(const Approach& a, NodeIndex node) {
+    std::uint32_t best = kFar;
+    if (!hub[node]) {
+      const auto it = std::lower_bound(a.local.begin(), a.local.end(),
+                                       std::pair<NodeIndex, std::uint32_t>{node, 0});
+      if (it != a.local.end() && it->first == node) best = it->second;
+    }
+    for (const auto& [h, hops] : a.portals) {
+      const std::uint16_t d = hub_table(h)[node];
+      if (d != detail::kUnreachable) best = std::min(best, d + hops);
+    }
+    return best;
+  }
+
+  // The link from `u` (`hops` from dst) chosen by `choice` among the next hops one link
+  // closer, in link order.
+  LinkIndex next_hop(const Approach& a, NodeIndex u, NodeIndex dst, std::uint32_t hops,
+                     std::uint64_t choice) {
+    candidates.clear();
+    for (auto i = offsets[u]; i < offsets[u + 1]; ++i) {
+      const NodeIndex v = out[i].second;
+      if ((v == dst || !graph.is_gpu(v)) && distance(a, v) + 1 == hops) candidates.push_back(i);
+    }
+    return out[candidates[choice % candidates.size()]].first;
   }
 
   detail::HopGraph graph;
   EcmpPolicy policy;
   std::vector<std::uint32_t> offsets;  // CSR of (link, head node), links in index order
   std::vector<std::pair<LinkIndex, NodeIndex>> out;
+  std::vector<std::uint32_t> in_offsets;  // CSR of tail nodes per head node
+  std::vector<NodeIndex> in_nodes;
+  std::vector<char> hub;
+  std::vector<std::uint32_t> hub_number;  // dense numbering of hubs, for Approach::hub_next
+  std::uint32_t hub_count = 0;
+  std::vector<std::uint32_t> seen;  // scratch of approach(): epoch of the last visit
+  std::uint32_t epoch = 0;
   std::vector<std::uint32_t> ecmp_key;
-  std::vector<std::unique_ptr<Table>> tables;  // by destination node, built on first use
+  std::vector<std::unique_ptr<Approach>> approaches;                    // by destination node
+  std::vector<std::unique_ptr<std::vector<std::uint16_t>>> hub_tables;  // by hub node
   std::unordered_map<std::uint64_t, std::size_t> explicit_routes;
   std::vector<LinkIndex> scratch;
-  std::vector<std::uint32_t> candidates;  // positions in `out`, reused by kHash walks
+  std::vector<std::uint32_t> candidates;  // positions in `out` of equal-cost next hops
 };
 
 Router::Router(const Cluster& cluster, EcmpPolicy policy)
@@ -130,34 +198,32 @@ void Router::node_path(NodeIndex src, NodeIndex dst, std::vector<LinkIndex>& out
       return;
     }
   }
-  const Impl::Table& t = im.table(dst);
-  if (t.dist[src] == detail::kUnreachable) {
+  Impl::Approach& a = im.approach(dst);
+  std::uint32_t hops = im.distance(a, src);
+  if (hops == kFar) {
     throw Error(fmt::format("no path from node \"{}\" to node \"{}\"", cluster_.nodes()[src].name,
                             cluster_.nodes()[dst].name));
   }
+  // Each hop picks among the next hops one link closer (in link order): d-mod-k by the
+  // destination's end-port key, or by a hash of the (src, dst) pair.
+  const std::uint64_t choice =
+      im.policy == EcmpPolicy::kDestinationModK ? im.ecmp_key[dst] : mix(pair_key(src, dst));
   NodeIndex u = src;
-  if (im.policy == EcmpPolicy::kDestinationModK) {
-    while (u != dst) {
-      const LinkIndex l = t.next[u];
-      out.push_back(l);
-      u = cluster_.link(l).dst;
-    }
-    return;
-  }
-  // kHash: one scan per hop collects the equal-cost next hops (in link order), then the
-  // (src, dst) hash picks one.
-  const std::uint64_t hash = mix(pair_key(src, dst));
-  std::vector<std::uint32_t>& candidates = im.candidates;
   while (u != dst) {
-    candidates.clear();
-    const std::uint16_t want = static_cast<std::uint16_t>(t.dist[u] - 1);
-    for (auto i = im.offsets[u]; i < im.offsets[u + 1]; ++i) {
-      const NodeIndex v = im.out[i].second;
-      if (t.dist[v] == want && (v == dst || !im.graph.is_gpu(v))) candidates.push_back(i);
+    // d-mod-k picks the same next hop at a switch for every source: memoize it per hub.
+    LinkIndex* memo = nullptr;
+    if (im.policy == EcmpPolicy::kDestinationModK && im.hub[u]) {
+      if (a.hub_next.empty()) a.hub_next.assign(im.hub_count, kNoLink);
+      memo = &a.hub_next[im.hub_number[u]];
     }
-    const auto& [link, next] = im.out[candidates[hash % candidates.size()]];
+    LinkIndex link = memo != nullptr ? *memo : kNoLink;
+    if (link == kNoLink) {
+      link = im.next_hop(a, u, dst, hops, choice);
+      if (memo != nullptr) *memo = link;
+    }
     out.push_back(link);
-    u = next;
+    u = cluster_.link(link).dst;
+    --hops;
   }
 }
 
