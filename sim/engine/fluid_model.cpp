@@ -35,10 +35,13 @@ struct Activity {
   Time last_update;
   std::uint64_t sequence = 0;
   std::uint32_t generation = 0;
-  std::uint32_t version = 0;  // bumped on every new prediction and on release
-  std::uint32_t mark = 0;     // epoch of the last resolve() that reached it
+  std::uint32_t version = 0;      // bumped on every new prediction and on release
+  std::uint32_t mark = 0;         // epoch of the last resolve() that reached it
+  std::uint32_t shared_uses = 0;  // uses on resources with more than one linked user
   int priority = 0;
-  bool alive = false;
+  bool alive = false;   // linked to its resources (running or parked)
+  bool parked = false;  // keep_linked and completed: linked, no rate, no work
+  bool keep_linked = false;
   bool fresh = false;          // started, rate not yet set
   Fill fill = Fill::kPending;  // scratch of resolve()
   std::vector<Use> uses;       // kept when the slot is released, so reuse does not allocate
@@ -120,7 +123,13 @@ struct FluidModel::Impl {
   void drop_stale_top() {
     while (!heap.empty() && !is_live(heap.top())) heap.pop();
   }
+  /// The running activity `id`, or nullptr (finished, parked or stale).
   const Activity* find(ActivityId id) const {
+    const Activity* a = find_linked(id);
+    return a != nullptr && !a->parked ? a : nullptr;
+  }
+  /// The activity `id` if still linked (running or parked), or nullptr.
+  const Activity* find_linked(ActivityId id) const {
     if (id.index >= activities.size()) return nullptr;
     const Activity& a = activities[id.index];
     return a.alive && a.generation == id.generation ? &a : nullptr;
@@ -132,11 +141,13 @@ struct FluidModel::Impl {
   }
 
   std::uint32_t allocate();
+  void link(std::uint32_t index, std::uint32_t resource, double coefficient);
   void release(std::uint32_t index);
+  void park(std::uint32_t index);
   void next_epoch();
   void reach(std::uint32_t index) {
     Activity& a = activities[index];
-    if (a.alive && a.mark != epoch) {
+    if (a.alive && !a.parked && a.mark != epoch) {
       a.mark = epoch;
       component_activities.push_back(index);
     }
@@ -161,9 +172,21 @@ std::uint32_t FluidModel::Impl::allocate() {
   return static_cast<std::uint32_t>(activities.size() - 1);
 }
 
+// Links activity `index` to a resource, keeping the shared-use counts: the resource's
+// earlier sole user and the newcomer both gain a shared use.
+void FluidModel::Impl::link(std::uint32_t index, std::uint32_t resource, double coefficient) {
+  Activity& a = activities[index];
+  Resource& r = resources[resource];
+  if (r.users.size() == 1) ++activities[r.users.front().activity].shared_uses;
+  if (!r.users.empty()) ++a.shared_uses;
+  const auto use_index = static_cast<std::uint32_t>(a.uses.size());
+  a.uses.push_back({resource, static_cast<std::uint32_t>(r.users.size()), coefficient});
+  r.users.push_back({index, use_index});
+}
+
 // Unlinks the activity from its resources (O(1) each, by swapping with the last link)
 // and frees its slot. Resources still used by others are marked dirty: their users may
-// now go faster.
+// now go faster (not for a parked activity, which had no rate).
 void FluidModel::Impl::release(std::uint32_t index) {
   Activity& a = activities[index];
   for (const Use& u : a.uses) {
@@ -173,17 +196,37 @@ void FluidModel::Impl::release(std::uint32_t index) {
     r.users[u.slot] = moved;
     activities[moved.activity].uses[moved.use].slot = u.slot;
     r.users.pop_back();
+    if (r.users.size() == 1) --activities[r.users.front().activity].shared_uses;
     if (constrains(r, u))
       r.potential = r.users.empty() ? 0.0 : r.potential - u.coefficient * a.bound;
-    if (!r.users.empty() && coupled) dirty_resources.push_back(u.resource);
+    if (!r.users.empty() && coupled && !a.parked) dirty_resources.push_back(u.resource);
   }
   a.uses.clear();
   a.on_done = nullptr;
+  if (!a.parked) --alive;
   a.alive = false;
   a.fresh = false;
+  a.parked = false;
+  a.shared_uses = 0;
   ++a.version;
   free_slots.push_back(index);
+}
+
+// Completion of a keep_linked activity: it stays linked with no work and no rate. Its
+// resources' other users may now go faster.
+void FluidModel::Impl::park(std::uint32_t index) {
+  Activity& a = activities[index];
+  a.parked = true;
+  a.remaining = 0;
+  a.rate = 0;
+  a.on_done = nullptr;
+  ++a.version;
   --alive;
+  if (a.shared_uses == 0) return;
+  for (const Use& u : a.uses) {
+    const Resource& r = resources[u.resource];
+    if (r.users.size() > 1 && couples(r, u)) dirty_resources.push_back(u.resource);
+  }
 }
 
 // The rate `a` would get alone: min over its finite resources of capacity / (sum of its
@@ -454,12 +497,10 @@ ActivityId FluidModel::start(ActivitySpec spec, std::span<const ResourceUse> use
   a.last_update = now;
   a.sequence = m.next_sequence++;
   a.on_done = std::move(spec.on_done);
-  for (const ResourceUse& u : uses) {
-    Resource& r = m.resources[u.resource.index];
-    const auto use_index = static_cast<std::uint32_t>(a.uses.size());
-    a.uses.push_back({u.resource.index, static_cast<std::uint32_t>(r.users.size()), u.coefficient});
-    r.users.push_back({index, use_index});
-  }
+  a.keep_linked = spec.keep_linked;
+  a.parked = false;
+  a.shared_uses = 0;
+  for (const ResourceUse& u : uses) m.link(index, u.resource.index, u.coefficient);
   a.bound = m.compute_bound(a);
   m.add_potential(a, +1.0);
   const bool constrained = a.bound < kInf;
@@ -475,8 +516,41 @@ ActivityId FluidModel::start(ActivitySpec spec, std::span<const ResourceUse> use
   return ActivityId{index, a.generation};
 }
 
+void FluidModel::restart(ActivityId id, double work, std::function<void()> on_done) {
+  Impl& m = *impl_;
+  const Activity* found = m.find_linked(id);
+  if (found == nullptr || !found->parked)
+    throw std::invalid_argument("FluidModel: restart of an activity that is not parked");
+  if (!(work >= 0)) throw std::invalid_argument("FluidModel: activity work must be >= 0");
+  const Time now = m.clock();
+  Activity& a = m.activities[id.index];
+  a.parked = false;
+  ++m.alive;
+  ++a.version;
+  a.remaining = work;
+  a.last_update = now;
+  a.sequence = m.next_sequence++;
+  a.on_done = std::move(on_done);
+  const bool constrained = a.bound < kInf;
+  if (work <= 0 || !constrained) {
+    a.rate = constrained ? 0.0 : kInf;
+    a.fresh = false;
+    m.heap.push({now, a.sequence, id.index, a.version});
+  } else if (a.shared_uses == 0) {
+    // Alone on all its resources: the rate the solver would give it is its bound.
+    a.rate = a.bound;
+    a.fresh = false;
+    const Time finish = finish_after(now, work, a.rate);
+    if (!finish.is_infinite()) m.heap.push({finish, a.sequence, id.index, a.version});
+  } else {
+    a.rate = 0;
+    a.fresh = true;
+    m.dirty_activities.push_back(id.index);
+  }
+}
+
 void FluidModel::cancel(ActivityId id) {
-  if (impl_->find(id) != nullptr) impl_->release(id.index);
+  if (impl_->find_linked(id) != nullptr) impl_->release(id.index);
 }
 
 bool FluidModel::active(ActivityId id) const { return impl_->find(id) != nullptr; }
@@ -520,7 +594,11 @@ void FluidModel::complete_due(Time t) {
     const std::uint32_t index = m.heap.top().activity;
     m.heap.pop();
     m.done.push_back(std::move(m.activities[index].on_done));
-    m.release(index);
+    if (m.activities[index].keep_linked) {
+      m.park(index);
+    } else {
+      m.release(index);
+    }
   }
   completions_ += m.done.size();
   for (std::size_t k = 0; k < m.done.size(); ++k) {

@@ -15,6 +15,11 @@
 // changes of that instant. An activity whose resources all have infinite capacity and
 // no max_rate completes at once.
 //
+// Parked activities (keep_linked) let a repeated transfer over the same resources, like
+// the steps of a ring collective, run again in O(1) when it shares none of its resources
+// (each activity counts its uses on resources with another user, kept up to date as
+// activities link and unlink); otherwise restart() solves its component like a start.
+//
 // Known limits: no rate ramp-up (TCP slow start) or packet-level effects; a resource's
 // capacity is shared, not split by direction (model each direction as its own resource).
 
@@ -54,6 +59,9 @@ struct ActivitySpec {
   int priority = 0;                                           // 0 first; strictly before 1, ...
   double max_rate = std::numeric_limits<double>::infinity();  // units per second
   std::function<void()> on_done = {};                         // called at completion
+  /// At completion the activity parks instead of ending: it stays linked to its resources
+  /// (counted in their coupling potential, with no rate) until restart() or cancel().
+  bool keep_linked = false;
 };
 
 class FluidModel {
@@ -76,7 +84,12 @@ class FluidModel {
   /// std::invalid_argument on negative work, a weight that is not positive and finite,
   /// a negative max_rate or coefficient, or an unknown resource.
   ActivityId start(ActivitySpec spec, std::span<const ResourceUse> uses);
-  /// Stops an activity without calling on_done. No effect if already finished.
+  /// Runs a parked activity (keep_linked, completed) again with `work` and `on_done`, as
+  /// if started now over the same resources, without relinking them. When none of its
+  /// resources has another user, its rate is its bound at once (no solve). Throws
+  /// std::invalid_argument if `id` is not parked or work is negative.
+  void restart(ActivityId id, double work, std::function<void()> on_done);
+  /// Stops an activity, running or parked, without calling on_done. No effect if finished.
   void cancel(ActivityId id);
 
   bool active(ActivityId id) const;

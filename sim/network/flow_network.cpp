@@ -88,9 +88,7 @@ topology::LinkClass FlowNetwork::slowest_class(int src, int dst) {
   return slowest;
 }
 
-std::uint32_t FlowNetwork::start_flow(std::span<const engine::ResourceUse> uses, double work,
-                                      Time latency, int priority, double weight,
-                                      std::function<void()> on_done) {
+std::uint32_t FlowNetwork::flight(Time latency, std::function<void()> on_done) {
   std::uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -104,14 +102,31 @@ std::uint32_t FlowNetwork::start_flow(std::span<const engine::ResourceUse> uses,
   f.start = sim_.now();
   f.latency = latency;
   f.record.src_gpu = -1;
+  return slot;
+}
+
+std::uint32_t FlowNetwork::start_flow(std::span<const engine::ResourceUse> uses, double work,
+                                      Time latency, int priority, double weight,
+                                      std::function<void()> on_done, engine::ActivityId* kept) {
+  const std::uint32_t slot = flight(latency, std::move(on_done));
   engine::ActivitySpec spec;
   spec.work = work;
   spec.priority = priority;
   spec.weight = weight;
+  spec.keep_linked = kept != nullptr;
   spec.on_done = [this, slot] { arrived(slot); };
-  sim_.fluid().start(std::move(spec), uses);
+  const auto id = sim_.fluid().start(std::move(spec), uses);
+  if (kept != nullptr) *kept = id;
   return slot;
 }
+
+void FlowNetwork::restart_flow(engine::ActivityId kept, double work, Time latency,
+                               std::function<void()> on_done) {
+  const std::uint32_t slot = flight(latency, std::move(on_done));
+  sim_.fluid().restart(kept, work, [this, slot] { arrived(slot); });
+}
+
+void FlowNetwork::release_flow(engine::ActivityId kept) { sim_.fluid().cancel(kept); }
 
 void FlowNetwork::arrived(std::uint32_t slot) {
   const Time latency = in_flight_[slot].latency;

@@ -35,8 +35,17 @@ class FlowNetwork final : public Network {
 
   /// Starts one fluid flow of `work` bytes over `uses` (link resources with the share of
   /// the flow each carries); `on_done` runs `latency` after its last byte. Returns its slot.
+  /// With `kept`, the flow stays linked to its links when its bytes drain (parked; its
+  /// id goes to *kept), so restart_flow() can run it again without linking it anew, until
+  /// release_flow().
   std::uint32_t start_flow(std::span<const engine::ResourceUse> uses, double work, Time latency,
-                           int priority, double weight, std::function<void()> on_done);
+                           int priority, double weight, std::function<void()> on_done,
+                           engine::ActivityId* kept = nullptr);
+  /// Runs a parked flow again with `work` bytes, then `latency`, then `on_done`.
+  void restart_flow(engine::ActivityId kept, double work, Time latency,
+                    std::function<void()> on_done);
+  /// Unlinks a parked flow for good.
+  void release_flow(engine::ActivityId kept);
   /// Routes GPU `src` to `dst` into `out` as resource uses; returns the path latency and
   /// adds `bytes` to the traffic counters (when `account_bytes`).
   Time route(int src, int dst, double coefficient, std::vector<engine::ResourceUse>& out,
@@ -62,6 +71,8 @@ class FlowNetwork final : public Network {
     Time latency;
     TransferRecord record;  // src < 0: nothing to record
   };
+  /// A slot of in_flight_ for a flow that finishes `latency` after its bytes.
+  std::uint32_t flight(Time latency, std::function<void()> on_done);
   void arrived(std::uint32_t slot);
   void finish(std::uint32_t slot);
   void collective_done(detail::FlowCollective* run);

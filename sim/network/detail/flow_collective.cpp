@@ -41,11 +41,20 @@ FlowCollective::FlowCollective(FlowNetwork& network, Schedule schedule, int prio
   coefficient_.assign(network_.cluster().links().size(), 0.0);
   plans_.resize(schedule_.phases.size());
   for (std::size_t i = 0; i < schedule_.phases.size(); ++i) make_plan(i);
+  for (std::size_t i = 0; i < plans_.size(); ++i) {
+    if (plans_[i].coflow && plans_[i].cached) plans_[i].route_group = route_group(i);
+  }
+  // Every phase one coflow of every rank: phase p + 1 starts when p's coflow ends, for all
+  // ranks at once, so per-rank progress would only repeat that (and cost n per phase).
+  lockstep_ = lanes_ == 1 && std::all_of(plans_.begin(), plans_.end(), [&](const Plan& p) {
+                return p.coflow && static_cast<int>(p.members.size()) == ranks_;
+              });
   const auto n = static_cast<std::size_t>(ranks_);
   position_.assign(n * static_cast<std::size_t>(lanes_), 0);
   launched_.assign(n * static_cast<std::size_t>(lanes_), 0);
   launch_time_.assign(n * static_cast<std::size_t>(lanes_), Time::zero());
-  done_.assign(static_cast<std::size_t>(phases_) * n * static_cast<std::size_t>(lanes_), 0);
+  if (!lockstep_)
+    done_.assign(static_cast<std::size_t>(phases_) * n * static_cast<std::size_t>(lanes_), 0);
   arrived_.assign(static_cast<std::size_t>(phases_), 0);
   phase_start_.assign(static_cast<std::size_t>(phases_), Time::zero());
   lanes_left_ = static_cast<std::int64_t>(n) * lanes_;
@@ -158,7 +167,39 @@ void FlowCollective::start() {
     network_.collective_done(this);
     return;
   }
+  if (lockstep_) {
+    start_coflow(0);
+    return;
+  }
   for (int r = 0; r < ranks_ && lanes_left_ > 0; ++r) advance(r, 0);
+}
+
+void FlowCollective::start_coflow(int phase) {
+  const auto p = static_cast<std::size_t>(pattern_[static_cast<std::size_t>(phase)]);
+  phase_start_[static_cast<std::size_t>(phase)] = network_.now();
+  start_bundle(plans_[p], p, phase, 0, 0);
+}
+
+void FlowCollective::release_kept() {
+  if (kept_.generation != 0) network_.release_flow(kept_);
+  kept_ = {};
+}
+
+// Patterns whose coflows use the same links with the same shares (a ring's reduce-scatter
+// and all-gather steps) share one kept flow.
+std::int32_t FlowCollective::route_group(std::size_t pattern) const {
+  const auto same = [](const Routes& a, const Routes& b) {
+    return std::equal(a.uses.begin(), a.uses.end(), b.uses.begin(), b.uses.end(),
+                      [](const engine::ResourceUse& x, const engine::ResourceUse& y) {
+                        return x.resource == y.resource && x.coefficient == y.coefficient;
+                      });
+  };
+  for (std::size_t j = 0; j < pattern; ++j) {
+    if (plans_[j].coflow && plans_[j].cached &&
+        same(plans_[j].routes[0], plans_[pattern].routes[0]))
+      return static_cast<std::int32_t>(j);
+  }
+  return static_cast<std::int32_t>(pattern);
 }
 
 void FlowCollective::notify_done() {
@@ -183,6 +224,7 @@ void FlowCollective::advance(int rank, int lane) {
       ++pos;
       moved = true;
       if (pos == phases_ && --lanes_left_ == 0) {
+        release_kept();
         network_.collective_done(this);
         return;
       }
@@ -201,8 +243,7 @@ void FlowCollective::launch(int rank, int lane, int phase) {
             static_cast<std::int32_t>(plan.members.size())) {
       return;
     }
-    phase_start_[static_cast<std::size_t>(phase)] = network_.now();
-    start_bundle(plan, p, phase, lane, 0);
+    start_coflow(phase);
     return;
   }
   launch_time_[lane_index(rank, lane)] = network_.now();
@@ -224,8 +265,20 @@ void FlowCollective::start_bundle(Plan& plan, std::size_t pattern, int phase, in
   network_.add_traffic(routes->traffic, schedule_.payload_fraction / lanes_, bundle.transfers_count,
                        schedule_.traffic_tag);
   const std::uint64_t tag = pack(phase, lane, b);
-  network_.start_flow(routes->uses, bundle.bytes / lanes_, routes->latency, priority_, weight_,
-                      [this, tag] { bundle_done(tag); });
+  auto done = [this, tag] { bundle_done(tag); };
+  if (!plan.coflow || !plan.cached) {
+    network_.start_flow(routes->uses, bundle.bytes / lanes_, routes->latency, priority_, weight_,
+                        std::move(done));
+  } else if (kept_.generation != 0 && kept_group_ == plan.route_group) {
+    network_.restart_flow(kept_, bundle.bytes / lanes_, routes->latency, std::move(done));
+  } else {
+    // A repeated coflow keeps its links between repeats: later ones only restart it. One
+    // is kept at a time, so a parked one never shares links with the next pattern's.
+    release_kept();
+    kept_group_ = plan.route_group;
+    network_.start_flow(routes->uses, bundle.bytes / lanes_, routes->latency, priority_, weight_,
+                        std::move(done), &kept_);
+  }
 }
 
 void FlowCollective::bundle_done(std::uint64_t tag) {
@@ -247,6 +300,16 @@ void FlowCollective::bundle_done(std::uint64_t tag) {
       network_.record(TransferRecord{src, dst, (t.bytes + lanes_ - 1) / lanes_, start,
                                      network_.now(), network_.slowest_class(src, dst)});
     }
+  }
+  if (lockstep_) {
+    if (phase + 1 < phases_) {
+      start_coflow(phase + 1);
+    } else {
+      lanes_left_ = 0;
+      release_kept();
+      network_.collective_done(this);
+    }
+    return;
   }
   if (bundle.src >= 0) ++done_[done_index(phase, bundle.src, lane)];
   for (std::uint32_t i = 0; i < bundle.dsts_count; ++i)

@@ -15,6 +15,13 @@
 // (phase, rank, lane): bundles finished that the rank sends or receives. A rank's lane
 // moves to phase p+1 when all of them are done and its previous lane has passed p.
 // Routes of phases that repeat or are chunked are computed once and reused.
+//
+// Scale: when every phase is one coflow of every rank (rings, flat direct schedules), the
+// ranks move in lockstep and per-rank progress is skipped (phase p + 1 starts when p's
+// coflow ends; no per-(phase, rank) counters). A repeated coflow's flow stays linked to
+// its links between repeats (FluidModel keep_linked / restart): a ring step then costs
+// O(1) instead of O(links it uses) while it shares no link. One flow is kept at a time;
+// patterns with identical links (reduce-scatter and all-gather steps) share it.
 
 #include <array>
 #include <cstdint>
@@ -63,6 +70,7 @@ class FlowCollective {
     bool cached = false;
     bool coflow = false;                // one bundle for the whole phase
     std::vector<std::int32_t> members;  // coflow: ranks taking part
+    std::int32_t route_group = -1;      // cached coflow: first pattern with the same links
   };
 
   void make_plan(std::size_t pattern);
@@ -71,6 +79,9 @@ class FlowCollective {
   void advance(int rank, int lane);
   void launch(int rank, int lane, int phase);
   void start_bundle(Plan& plan, std::size_t pattern, int phase, int lane, std::int32_t bundle);
+  void start_coflow(int phase);
+  void release_kept();
+  std::int32_t route_group(std::size_t pattern) const;
   std::size_t lane_index(int rank, int lane) const {
     return static_cast<std::size_t>(rank) * static_cast<std::size_t>(lanes_) +
            static_cast<std::size_t>(lane);
@@ -99,6 +110,9 @@ class FlowCollective {
   std::vector<std::int32_t> arrived_;   // coflow phases: ranks that reached the phase
   std::vector<Time> phase_start_;       // coflow phases: when the coflow started
   std::int64_t lanes_left_;
+  bool lockstep_ = false;         // every phase a coflow of all ranks: no per-rank progress
+  engine::ActivityId kept_;       // the cached coflow parked between repeats, if any
+  std::int32_t kept_group_ = -1;  // its route group
   Routes scratch_routes_;
   std::vector<engine::ResourceUse> scratch_uses_;
   std::vector<double> coefficient_;  // per link resource, scratch of route_bundle
