@@ -71,8 +71,9 @@ class ReferenceRouter {
         if (dist[v] != kNone && dist[v] + 1 == dist[u] && (v == dst || !gpu(v))) next.push_back(l);
       }
       std::sort(next.begin(), next.end());
-      const std::uint64_t choice =
-          policy_ == EcmpPolicy::kDestinationModK ? key_[dst] : mix((std::uint64_t{src} << 32) | dst);
+      const std::uint64_t choice = policy_ == EcmpPolicy::kDestinationModK
+                                       ? key_[dst]
+                                       : mix((std::uint64_t{src} << 32) | dst);
       const LinkIndex l = next[choice % next.size()];
       out.push_back(static_cast<int>(l));
       u = c_.link(l).dst;
