@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 #include "sim/engine/detail/completion_heap.hpp"
@@ -11,6 +12,7 @@ namespace strait::sim::engine {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kAllLevels = std::numeric_limits<int>::min();  // a change every level sees
 
 struct Use {
   std::uint32_t resource;
@@ -107,12 +109,25 @@ struct FluidModel::Impl {
   std::uint32_t epoch = 0;
   detail::CompletionHeap heap;
   std::vector<std::uint32_t> dirty_activities;
-  std::vector<std::uint32_t> dirty_resources;
+  // (resource, priority of the change): users of a higher priority (smaller number) than
+  // the activity that changed keep their rates (strict priority).
+  std::vector<std::pair<std::uint32_t, int>> dirty_resources;
+  // Solving: activities of a priority below `floor` (higher priority) are not re-solved;
+  // their current rates are fixed loads on the resources they share with the component.
+  int floor = std::numeric_limits<int>::min();
+  struct Seed {
+    int priority;
+    std::uint32_t kind;  // 0: activity, 1: resource (activities first, as they came)
+    std::uint32_t order;
+    std::uint32_t index;
+  };
+  std::vector<Seed> seeds;
   // Scratch buffers, kept between calls so that resolve() and complete_due() do not allocate.
   std::vector<std::uint32_t> component_activities;
   std::vector<std::uint32_t> component_resources;
   std::vector<std::uint32_t> pending;
   std::vector<std::uint32_t> open;
+  std::size_t open_left = 0;  // scratch of fill_component: open activities of this level
   std::vector<FillEntry> fill_heap;
   std::vector<std::function<void()>> done;
 
@@ -147,7 +162,7 @@ struct FluidModel::Impl {
   void next_epoch();
   void reach(std::uint32_t index) {
     Activity& a = activities[index];
-    if (a.alive && !a.parked && a.mark != epoch) {
+    if (a.alive && !a.parked && a.mark != epoch && a.priority >= floor) {
       a.mark = epoch;
       component_activities.push_back(index);
     }
@@ -199,7 +214,8 @@ void FluidModel::Impl::release(std::uint32_t index) {
     if (r.users.size() == 1) --activities[r.users.front().activity].shared_uses;
     if (constrains(r, u))
       r.potential = r.users.empty() ? 0.0 : r.potential - u.coefficient * a.bound;
-    if (!r.users.empty() && coupled && !a.parked) dirty_resources.push_back(u.resource);
+    if (!r.users.empty() && coupled && !a.parked)
+      dirty_resources.emplace_back(u.resource, a.priority);
   }
   a.uses.clear();
   a.on_done = nullptr;
@@ -225,7 +241,7 @@ void FluidModel::Impl::park(std::uint32_t index) {
   if (a.shared_uses == 0) return;
   for (const Use& u : a.uses) {
     const Resource& r = resources[u.resource];
-    if (r.users.size() > 1 && couples(r, u)) dirty_resources.push_back(u.resource);
+    if (r.users.size() > 1 && couples(r, u)) dirty_resources.emplace_back(u.resource, a.priority);
   }
 }
 
@@ -278,6 +294,7 @@ void FluidModel::Impl::grow_component() {
 
 void FluidModel::Impl::freeze(Activity& a, double lambda) {
   a.fill = Fill::kFrozen;
+  --open_left;
   a.new_rate = std::min(a.weight * lambda, a.bound);
   for (const Use& u : a.uses) {
     Resource& r = resources[u.resource];
@@ -305,13 +322,26 @@ bool FluidModel::Impl::fill_alone(Activity& a) const {
 // them, which raises the shares of the resources they touch. A min-heap of shares, each
 // refreshed only when it reaches the top, keeps this near O(links log resources).
 void FluidModel::Impl::fill_component() {
-  if (component_activities.size() == 1 && fill_alone(activities[component_activities.front()]))
-    return;
+  // Users above the floor keep their rates: what they take is gone before filling starts.
+  bool fixed_loads = false;
   for (const std::uint32_t r_index : component_resources) {
     Resource& r = resources[r_index];
     r.left = r.capacity;
     r.saturated = false;
+    if (floor == kAllLevels) continue;
+    for (const Link& l : r.users) {
+      const Activity& a = activities[l.activity];
+      const double coefficient = a.uses[l.use].coefficient;
+      if (a.priority < floor && !a.parked && coefficient > 0 && a.rate > 0) {
+        r.left -= a.rate * coefficient;
+        fixed_loads = true;
+      }
+    }
+    if (r.left <= r.capacity * 1e-12) r.left = 0;  // saturated by higher levels
   }
+  if (!fixed_loads && component_activities.size() == 1 &&
+      fill_alone(activities[component_activities.front()]))
+    return;
   pending.assign(component_activities.begin(), component_activities.end());
   while (!pending.empty()) {
     int level = activities[pending.front()].priority;
@@ -366,7 +396,10 @@ void FluidModel::Impl::fill_component() {
     std::make_heap(fill_heap.begin(), fill_heap.end(), LargerShare{});
 
     double lambda = 0;
-    while (!fill_heap.empty()) {
+    // Once every activity of the level is frozen the remaining entries cannot change a
+    // rate: stop (a component of a few big coflows has one entry per link).
+    open_left = open.size();
+    while (!fill_heap.empty() && open_left > 0) {
       std::pop_heap(fill_heap.begin(), fill_heap.end(), LargerShare{});
       const FillEntry e = fill_heap.back();
       fill_heap.pop_back();
@@ -457,10 +490,10 @@ void FluidModel::set_capacity(ResourceId id, double capacity) {
     Activity& a = m.activities[index];
     a.bound = m.compute_bound(a);
     m.add_potential(a, +1.0);
-    for (const Use& u : a.uses) m.dirty_resources.push_back(u.resource);
+    for (const Use& u : a.uses) m.dirty_resources.emplace_back(u.resource, kAllLevels);
     m.dirty_activities.push_back(index);
   }
-  m.dirty_resources.push_back(id.index);
+  m.dirty_resources.emplace_back(id.index, kAllLevels);
 }
 
 double FluidModel::capacity(ResourceId id) const { return impl_->resources.at(id.index).capacity; }
@@ -614,21 +647,40 @@ void FluidModel::resolve() {
   if (m.dirty_activities.empty() && m.dirty_resources.empty()) return;
   m.next_epoch();
   const Time now = m.clock();
-  for (const std::uint32_t index : m.dirty_activities) {
-    m.reach(index);
-    if (!m.component_activities.empty()) m.solve_component(now);
+  // Changes are solved from the highest priority down: a component seeded by a change at
+  // level p re-solves only levels >= p, which is exact under strict priority, and keeps
+  // a small low-priority flow from re-solving every high-priority flow it shares a link
+  // with. Levels above p have their final rates of this instant by then.
+  m.seeds.clear();
+  for (std::size_t k = 0; k < m.dirty_activities.size(); ++k) {
+    const std::uint32_t index = m.dirty_activities[k];
+    m.seeds.push_back({m.activities[index].priority, 0, static_cast<std::uint32_t>(k), index});
   }
-  // A dirty resource reaches its users even when now infinite (its capacity was raised).
-  for (const std::uint32_t r_index : m.dirty_resources) {
-    Resource& r = m.resources[r_index];
+  for (std::size_t k = 0; k < m.dirty_resources.size(); ++k) {
+    const auto [index, priority] = m.dirty_resources[k];
+    m.seeds.push_back({priority, 1, static_cast<std::uint32_t>(k), index});
+  }
+  std::sort(m.seeds.begin(), m.seeds.end(), [](const Impl::Seed& a, const Impl::Seed& b) {
+    return std::tie(a.priority, a.kind, a.order) < std::tie(b.priority, b.kind, b.order);
+  });
+  for (const Impl::Seed& seed : m.seeds) {
+    m.floor = seed.priority;
+    if (seed.kind == 0) {
+      m.reach(seed.index);
+      if (!m.component_activities.empty()) m.solve_component(now);
+      continue;
+    }
+    // A dirty resource reaches its users even when now infinite (its capacity was raised).
+    Resource& r = m.resources[seed.index];
     if (r.mark == m.epoch) continue;
     r.mark = m.epoch;
     if (r.capacity < kInf && r.potential > r.capacity * (1 + 1e-9))
-      m.component_resources.push_back(r_index);
+      m.component_resources.push_back(seed.index);
     for (const Link& l : r.users) m.reach(l.activity);
     if (!m.component_activities.empty()) m.solve_component(now);
     m.component_resources.clear();
   }
+  m.floor = kAllLevels;
   m.dirty_activities.clear();
   m.dirty_resources.clear();
   if (m.heap.size() > 4 * m.alive + 1024) {

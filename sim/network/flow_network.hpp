@@ -83,6 +83,8 @@ class FlowNetwork final : public Network {
   std::vector<topology::LinkIndex> path_;  // scratch
   std::vector<engine::ResourceUse> uses_;  // scratch
   std::vector<std::unique_ptr<detail::FlowCollective>> collectives_;
+  std::vector<double> link_sums_;             // scratch of FlowCollective::route_bundle
+  std::vector<std::uint32_t> touched_links_;  // the links it summed into
 };
 
 }  // namespace strait::sim::network

@@ -45,7 +45,8 @@ Case random_case(std::uint64_t seed) {
     a.start_s = static_cast<double>(rng.uniform_int(2000)) * 1e-3;  // whole ms: exact in Time
     a.work = 1 + 99 * rng.uniform();
     a.weight = 0.25 + 3 * rng.uniform();
-    a.priority = rng.uniform() < 0.2 ? 1 : 0;
+    const double level = rng.uniform();
+    a.priority = level < 0.2 ? 1 : (level < 0.35 ? 2 : 0);
     if (rng.uniform() < 0.15) a.max_rate = 1 + 20 * rng.uniform();
     const auto uses = 1 + rng.uniform_int(3);
     for (std::uint64_t k = 0; k < uses; ++k) {
@@ -180,7 +181,7 @@ std::vector<double> engine_finish_times(const Case& c) {
 
 TEST(FluidModel, MatchesAGlobalMaxMinReferenceOnRandomCases) {
   // 300 random cases: 2-8 resources (10% infinite), 5-44 activities over 1-3 random
-  // resources with random coefficients, weights, two priority levels, some max_rate
+  // resources with random coefficients, weights, three priority levels, some max_rate
   // caps, started at random whole milliseconds. Every finish time must agree with the
   // reference within 1e-6 relative (plus a picosecond of rounding per event).
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {

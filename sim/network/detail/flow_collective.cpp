@@ -38,7 +38,6 @@ FlowCollective::FlowCollective(FlowNetwork& network, Schedule schedule, int prio
     for (int k = 0; k < schedule_.phases[i].repeat; ++k)
       pattern_.push_back(static_cast<std::int32_t>(i));
   }
-  coefficient_.assign(network_.cluster().links().size(), 0.0);
   plans_.resize(schedule_.phases.size());
   for (std::size_t i = 0; i < schedule_.phases.size(); ++i) make_plan(i);
   for (std::size_t i = 0; i < plans_.size(); ++i) {
@@ -135,6 +134,11 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
   out.traffic.fill(0.0);
   out.latency = Time::zero();
   const auto& cluster = network_.cluster();
+  // Per-link sums in the network's scratch (one per network, not per collective: a
+  // training run starts thousands of collectives on a cluster of 10^5 links).
+  std::vector<double>& coefficient = network_.link_sums_;
+  std::vector<std::uint32_t>& touched = network_.touched_links_;
+  if (coefficient.empty()) coefficient.assign(cluster.links().size(), 0.0);
   for (std::uint32_t i = 0; i < bundle.transfers_count; ++i) {
     const auto& t =
         transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])];
@@ -147,18 +151,18 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
     for (const auto& u : scratch_uses_) {
       // Resource ids of links are their link indices (FlowNetwork adds them in order).
       const auto link = u.resource.index;
-      if (coefficient_[link] == 0.0) touched_.push_back(link);
-      coefficient_[link] += u.coefficient;
+      if (coefficient[link] == 0.0) touched.push_back(link);
+      coefficient[link] += u.coefficient;
       out.traffic[static_cast<std::size_t>(cluster.link(link).link_class)] +=
           static_cast<double>(t.bytes);
     }
   }
   out.latency += schedule_.phases[pattern].step_latency;
-  for (auto link : touched_) {
-    out.uses.push_back({network_.link_resource(link), coefficient_[link]});
-    coefficient_[link] = 0.0;
+  for (auto link : touched) {
+    out.uses.push_back({network_.link_resource(link), coefficient[link]});
+    coefficient[link] = 0.0;
   }
-  touched_.clear();
+  touched.clear();
 }
 
 void FlowCollective::start() {

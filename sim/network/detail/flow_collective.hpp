@@ -115,8 +115,6 @@ class FlowCollective {
   std::int32_t kept_group_ = -1;  // its route group
   Routes scratch_routes_;
   std::vector<engine::ResourceUse> scratch_uses_;
-  std::vector<double> coefficient_;  // per link resource, scratch of route_bundle
-  std::vector<std::uint32_t> touched_;
 };
 
 }  // namespace strait::sim::network::detail
