@@ -8,9 +8,13 @@
 // crossing on its own NIC of bandwidth B: T = 2(n-1)/n * S / (C B) (+ 2(n-1) step
 // latencies); direct all-to-all: every rank sends (n-g)/n of S through its NIC:
 // T = (n-g)/n * S / B (+ one path latency). "zero-latency" rows run the same cluster with
-// every latency set to 0, so the time must equal the bandwidth bound alone.
+// every latency set to 0 and no NCCL protocol costs ("nccl": "none"), so the time must
+// equal the bandwidth bound alone.
 //
-// usage: collective_bench [CLUSTER_FILE]   (default: configs/clusters/h100-1024-rail.json)
+// usage: collective_bench [CLUSTER_FILE [GPUS...]]
+//   default: configs/clusters/h100-1024-rail.json over 64, 256 and 1,024 GPUs; the scale
+//   rows of bench/README.md: configs/clusters/h100-16k-rail.json 1024 4096 16384. A GPU
+//   count suffixed "r" (e.g. 16384r) runs the ring all-reduce only.
 
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -20,6 +24,8 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -90,6 +96,7 @@ int main(int argc, char** argv) {
   auto config = load_config(path);
   Json zero = config.json();
   zero_latencies(zero);
+  zero["nccl"] = "none";  // no protocol step, proxy or per-peer latencies either
   const auto cluster = topology::Cluster::from_config(config);
   const auto flat = topology::Cluster::from_config(ConfigNode(zero, path + " (zero latency)"));
   const Bytes s = 64 * kMiB;
@@ -101,7 +108,13 @@ int main(int argc, char** argv) {
   fmt::print("# {:<12} {:>5} {:<13} {:>12} {:>12} {:>8} {:>8} {:>10} {:>10} {:>9}\n", "collective",
              "gpus", "latency", "sim (us)", "bound (us)", "error", "wall (s)", "events",
              "Mevents/s", "peak MiB");
-  for (int n : {64, 256, 1024}) {
+  std::vector<std::pair<int, bool>> sizes;  // (GPUs, ring only)
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    sizes.emplace_back(std::stoi(arg), !arg.empty() && arg.back() == 'r');
+  }
+  if (sizes.empty()) sizes = {{64, false}, {256, false}, {1024, false}};
+  for (const auto& [n, ring_only] : sizes) {
     if (n > cluster.gpu_count()) continue;
     for (int zero_latency = 1; zero_latency >= 0; --zero_latency) {
       const auto& c = zero_latency ? flat : cluster;
@@ -117,6 +130,7 @@ int main(int argc, char** argv) {
            static_cast<double>(n - g) / n * static_cast<double>(s) / nic},
       };
       for (const auto& k : cases) {
+        if (ring_only && k.op != network::CollectiveOp::kAllReduce) continue;
         double peak = 0;
         const auto o = run_child(c, k.op, k.algo, n, s, peak);
         // With latencies, the closed form adds what analytical mode computes on top of the
