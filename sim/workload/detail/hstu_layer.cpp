@@ -1,6 +1,10 @@
 // The HSTU layer and its sampled-softmax loss as the kernels a training step runs
 // (Zhai et al. 2024, "Actions Speak Louder than Words", eq. 1-3; the generative-recommenders
 // repository's STU layer and samplers). Formulas are in dense_stack.hpp.
+// Known limits: no recomputation in backward (the repository's STU recomputes the normed
+// input, U V Q K and the gated output by default); the relative bias's per-pair work inside
+// a fused kernel is in the attention efficiency, not charged apart; under context
+// parallelism the tile factor is the whole sequences', not each rank's chunks'.
 #include "sim/workload/detail/dense_stack.hpp"
 #include "sim/workload/detail/work_items.hpp"
 
