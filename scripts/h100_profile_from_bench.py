@@ -9,8 +9,9 @@ form, duration = launch_overhead + max(flops / (peak * eff_c), bytes / (bandwidt
   gemm.compute_efficiency[mnk_cube_root]  square bf16 cuBLAS GEMMs: 2mnk / (peak (t - launch))
   elementwise/optimizer.memory_efficiency[hbm_bytes]  device copies: bytes / (bw (t - launch))
   jagged/padded_attention.compute_efficiency[mean_length]  fixed-length HSTU attention at
-      4 heads x 128: forward and backward blended by FLOPs (the model has one family for
-      both: 3.5 / (1 / eff_fwd + 2.5 / eff_bwd))
+      4 heads x 128, forward; jagged/padded_attention_backward the same lengths' backward
+      (its own family: backward kernels reach a lower fraction of peak). tile_rows: the
+      kernels' query tiles (128 rows per CTA forward on sm_90, 64 backward)
   embedding_lookup/update.memory_efficiency[row_bytes]  TBE forward / row-wise AdaGrad
       backward, uniform ids over 1M rows per table, pooling 20, f32 and f16 rows
 Efficiencies are clamped to (0, 1] (a copy that fits in L2 beats HBM bandwidth).
@@ -70,16 +71,21 @@ def main(log_path, profile_path):
     # Attention: the first attention table (the default, fastest kernel), fixed lengths at
     # 4 heads x 128; columns batch dist max_len heads dim tokens fwd TF bwd TF ...
     attn_tables = text.split("# strait bench: jagged HSTU attention")
-    attn = []
+    fwd, bwd = [], []
     default_kernel = attn_tables[1].split("# the same attention bench")[0]
     for r in rows(default_kernel, "TFLOP/s"):
         if r[1] != "fixed" or r[3] != "4" or r[4] != "128" or r[5] != "131072":
             continue
-        ef, eb = float(r[7]) * 1e12 / peak_bf16, float(r[9]) * 1e12 / peak_bf16
-        attn.append([int(r[2]), round(clamp(3.5 / (1 / ef + 2.5 / eb)), 4)])
-    attn.sort()
+        fwd.append([int(r[2]), round(clamp(float(r[7]) * 1e12 / peak_bf16), 4)])
+        bwd.append([int(r[2]), round(clamp(float(r[9]) * 1e12 / peak_bf16), 4)])
+    fwd.sort()
+    bwd.sort()
     for fam in ("jagged_attention", "padded_attention"):
-        kernels[fam]["compute_efficiency"] = {"key": "mean_length", "points": attn}
+        kernels[fam]["compute_efficiency"] = {"key": "mean_length", "points": fwd}
+        kernels[fam]["tile_rows"] = 128
+        back = kernels.setdefault(fam + "_backward", dict(kernels[fam]))
+        back["compute_efficiency"] = {"key": "mean_length", "points": bwd}
+        back["tile_rows"] = 64
 
     # TBE: rows "tables batch dim L rows skew type fwd GB/s %copy bwd GB/s copy".
     lookup, update = {}, {}
@@ -109,12 +115,21 @@ def main(log_path, profile_path):
             "from 128 to 16384, mean of 20 back-to-back calls after 2 warm-ups (CUDA events); "
             "eff = 2mnk / (989.4 TFLOP/s x (t - 2.5 us)); small sizes include cuBLAS's host "
             "launch cost",
-            "jagged_attention / padded_attention: strait's HSTU attention kernels (wgmma forward, "
-            "mma.sync backward), bf16, causal, 4 heads x 128, fixed lengths 128..8192 with "
-            "131,072 tokens each; eff = 3.5 / (1 / eff_fwd + 2.5 / eff_bwd) against 989.4 "
-            "TFLOP/s, FLOPs counted on valid causal pairs only. These are strait's own kernels "
-            "(forward ~30% of peak, backward ~10%), well below published HSTU CUTLASS kernels "
-            "(~600 TFLOP/s forward): a job running those should calibrate from its own trace",
+            "jagged_attention / padded_attention (forward) and their _backward families: "
+            "strait's HSTU attention kernels (wgmma forward, mma.sync backward), bf16, causal, "
+            "4 heads x 128, fixed lengths 128..8192 with 131,072 tokens each; eff = forward "
+            "or backward TFLOP/s / 989.4 TFLOP/s (backward FLOPs = 2.5 x forward), FLOPs "
+            "counted on valid causal pairs only. These are strait's own kernels (forward ~30% "
+            "of peak, backward ~10%), well below published HSTU CUTLASS kernels (~600 TFLOP/s "
+            "forward): a job running those should calibrate from its own trace",
+            "Attention backward below forward is what published kernels show too: "
+            "FlashAttention-3 (Shah et al. 2024, H100 SXM5, head dim 128) reaches 316-561 "
+            "TFLOP/s backward for lengths 512-16k against up to 740 TFLOP/s (75% of peak) "
+            "forward; FlashAttention-2 on H100 214-322 TFLOP/s backward",
+            "tile_rows: the kernels' query tiles, 128 query rows per CTA in the sm_90 forward "
+            "(two warpgroups of 64) and 64 rows per CTA in the backward "
+            "(kernels/detail/hstu_attention_fwd_sm90.cu, hstu_attention_cuda.cuh); lengths "
+            "are costed as computing whole tiles (sim/cost/kernel_work.hpp)",
             "embedding_lookup / embedding_update: strait's TBE forward (sum pooling) and "
             "backward with row-wise AdaGrad, 8 tables x 8192 samples, pooling 20, uniform ids "
             "over 1M rows per table, f32 and f16 rows; eff = bench GB/s / 3350 GB/s, mean "

@@ -33,6 +33,20 @@ double unique_fraction(const Measurement& m) {
   return it != m.shape.end() && it->is_number() ? it->get<double>() : 1.0;
 }
 
+// Tile factors of an attention record (sim::cost::attention_tile_factors): of its lengths,
+// or of its longest length for every sample where the kernel computes the padded layout.
+std::array<double, sim::cost::kAttentionTileCount> tile_factors(const Measurement& m,
+                                                                KernelKind kind) {
+  const auto it = m.shape.find("lengths");
+  if (it == m.shape.end() || !it->is_array()) return {1, 1, 1, 1, 1};
+  std::vector<std::int32_t> lengths = it->get<std::vector<std::int32_t>>();
+  if (sim::cost::forward_kind(kind) == KernelKind::kPaddedAttention && !lengths.empty()) {
+    const std::int32_t longest = *std::max_element(lengths.begin(), lengths.end());
+    std::fill(lengths.begin(), lengths.end(), longest);
+  }
+  return sim::cost::attention_tile_factors(lengths);
+}
+
 // Launch overhead: intercept of t = a + b * bytes through the three smallest copies, kept
 // within [0, half the fastest kernel] so that no kernel is left with negative work time.
 Time fit_launch(const std::vector<const Measurement*>& records, Time fallback) {
@@ -97,10 +111,12 @@ void fit_peaks(const std::vector<const Measurement*>& records, Time launch,
   device.hbm_bandwidth = best_bandwidth;
 }
 
-// Observed efficiency of `m` against the peak that binds its family.
-double observed_efficiency(const Measurement& m, KernelKind kind, const sim::cost::DeviceSpec& d,
-                           Time launch, double repeat_hit_rate) {
-  const double s = work_seconds(m, launch);
+// Observed efficiency of `m` against the peak that binds its family; attention's FLOPs
+// times its tile factor at the profile's tile (what the cost model charges).
+double observed_efficiency(const Measurement& m, KernelKind kind,
+                           const sim::cost::CalibrationProfile& profile, double repeat_hit_rate) {
+  const sim::cost::DeviceSpec& d = profile.device;
+  const double s = work_seconds(m, d.launch_overhead);
   if (compute_bound(kind)) {
     const Precision p = sim::cost::uses_tensor_cores(kind) ? m.dtype : Precision::kFp32;
     const auto peak = d.peak(p);
@@ -110,7 +126,12 @@ double observed_efficiency(const Measurement& m, KernelKind kind, const sim::cos
                       "has no peak for",
                       m.label(), sim::cost::to_string(p)));
     }
-    return m.flops / (*peak * s);
+    double flops = m.flops;
+    const int tile = sim::cost::attention_tile_index(profile.kernel(kind).tile_rows);
+    if (sim::cost::is_attention(kind) && tile >= 0) {
+      flops *= tile_factors(m, kind)[static_cast<std::size_t>(tile)];
+    }
+    return flops / (*peak * s);
   }
   double bytes = m.bytes;
   if (is_embedding(kind)) bytes *= 1.0 - repeat_hit_rate * (1.0 - unique_fraction(m));
@@ -122,9 +143,7 @@ sim::cost::EfficiencyTable table_for(const std::vector<const Measurement*>& reco
                                      double repeat_hit_rate) {
   std::vector<ObservedEfficiency> observed;
   for (const Measurement* m : records) {
-    observed.push_back(
-        {m->table_key(), observed_efficiency(*m, kind, profile.device,
-                                             profile.device.launch_overhead, repeat_hit_rate)});
+    observed.push_back({m->table_key(), observed_efficiency(*m, kind, profile, repeat_hit_rate)});
   }
   return fit_table(observed, monotone(kind));
 }
@@ -171,6 +190,7 @@ sim::cost::KernelWork work_of(const Measurement& m) {
     w.mean_length = m.table_key();
     w.heads = static_cast<int>(m.shape_int("heads"));
     w.head_dim = static_cast<int>(m.shape_int("head_dim"));
+    w.tile_factor = tile_factors(m, w.kind);
   }
   if (is_embedding(w.kind)) {
     w.embedding_dim = static_cast<int>(m.shape_int("dim"));

@@ -8,6 +8,8 @@ namespace {
 KernelEfficiency read_kernel(const ConfigNode& node, KernelKind kind) {
   if (is_embedding(kind)) {
     node.allow_only({"compute_efficiency", "memory_efficiency", "repeat_hit_rate"});
+  } else if (is_attention(kind)) {
+    node.allow_only({"compute_efficiency", "memory_efficiency", "tile_rows"});
   } else {
     node.allow_only({"compute_efficiency", "memory_efficiency"});
   }
@@ -20,6 +22,13 @@ KernelEfficiency read_kernel(const ConfigNode& node, KernelKind kind) {
     out.repeat_hit_rate = h.as_number();
     if (out.repeat_hit_rate < 0 || out.repeat_hit_rate > 1) {
       h.fail(fmt::format("expected a fraction in [0, 1], got {}", out.repeat_hit_rate));
+    }
+  }
+  if (auto tile = node.find("tile_rows")) {
+    out.tile_rows = static_cast<int>(tile->as_integer());
+    if (attention_tile_index(out.tile_rows) < 0) {
+      tile->fail(fmt::format("expected a query tile of 16, 32, 64, 128 or 256 rows, got {}",
+                             out.tile_rows));
     }
   }
   return out;
@@ -103,6 +112,7 @@ Json to_json(const CalibrationProfile& profile) {
     Json k = {{"compute_efficiency", to_json(e.compute, table_key_name(kind))},
               {"memory_efficiency", to_json(e.memory, table_key_name(kind))}};
     if (is_embedding(kind)) k["repeat_hit_rate"] = e.repeat_hit_rate;
+    if (is_attention(kind) && e.tile_rows > 0) k["tile_rows"] = e.tile_rows;
     kernels[to_string(kind)] = k;
   }
   Json out = {{"gpu_type", profile.device.gpu_type},

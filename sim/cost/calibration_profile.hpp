@@ -16,6 +16,9 @@
 // Embedding kinds also carry "repeat_hit_rate" h in [0, 1]: the fraction of repeated row
 // accesses (1 - unique_fraction of them) that the L2 cache serves, so the bytes reaching HBM
 // are hbm_bytes * (1 - h * (1 - unique_fraction)).
+// Attention kinds may carry "tile_rows" t (one of kAttentionTiles): the kernel's query tile;
+// their compute time is multiplied by the batch's tile-quantization factor at t
+// (attention_tile_factors in kernel_work.hpp). Absent: no quantization.
 // Profiles are estimates until `strait calibrate` refits them; each states its provenance.
 
 #include <array>
@@ -34,6 +37,7 @@ struct KernelEfficiency {
   EfficiencyTable compute;       // fraction of peak FLOP/s
   EfficiencyTable memory;        // fraction of HBM bandwidth
   double repeat_hit_rate = 0.0;  // embedding kinds only, in [0, 1]
+  int tile_rows = 0;             // attention kinds only: query tile, 0 = no quantization
 };
 
 /// Where a profile's numbers come from ("estimated" from datasheets and published

@@ -17,6 +17,12 @@ void check_work(const KernelWork& w) {
         fmt::format("{} kernel: flops ({}) and hbm_bytes ({}) must be finite and >= 0",
                     to_string(w.kind), w.flops, w.hbm_bytes));
   }
+  for (const double f : w.tile_factor) {
+    if (!(f >= 1) || !std::isfinite(f)) {
+      throw std::invalid_argument(fmt::format(
+          "{} kernel: tile factors must be finite and >= 1, got {}", to_string(w.kind), f));
+    }
+  }
   if (is_embedding(w.kind) && !(w.unique_fraction > 0 && w.unique_fraction <= 1)) {
     throw std::invalid_argument(fmt::format("{} kernel: unique_fraction must be in (0, 1], got {}",
                                             to_string(w.kind), w.unique_fraction));
@@ -81,6 +87,10 @@ KernelCost CostModel::cost(const KernelWork& work, const CalibrationProfile& pro
     out.hbm_bytes *= 1.0 - eff.repeat_hit_rate * (1.0 - work.unique_fraction);
   }
   out.compute_seconds = work.flops / (peak * eff.compute.at_log2(key));
+  if (is_attention(work.kind) && eff.tile_rows > 0) {
+    out.compute_seconds *=
+        work.tile_factor[static_cast<std::size_t>(attention_tile_index(eff.tile_rows))];
+  }
   out.memory_seconds = out.hbm_bytes / (device.hbm_bandwidth * eff.memory.at_log2(key));
   return out;
 }

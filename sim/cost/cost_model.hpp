@@ -6,6 +6,7 @@
 // (calibration_profile.hpp):
 //   compute_seconds = w.flops / (peak * e_c), peak = d.peak(w.precision) for GEMM and
 //                     attention (tensor cores), d.peak(fp32) for the others (CUDA cores);
+//                     attention times the batch's tile factor at the profile's tile_rows;
 //   hbm_bytes       = w.hbm_bytes, times (1 - h * (1 - unique_fraction)) for embeddings;
 //   memory_seconds  = hbm_bytes / (d.hbm_bandwidth * e_m);
 //   duration        = d.launch_overhead + max(compute_seconds, memory_seconds).

@@ -1,6 +1,7 @@
 #include "sim/cost/kernel_work.hpp"
 
 #include <array>
+#include <cmath>
 
 namespace strait::sim::cost {
 namespace {
@@ -56,6 +57,11 @@ bool uses_tensor_cores(KernelKind k) {
          forward_kind(k) == KernelKind::kPaddedAttention;
 }
 
+bool is_attention(KernelKind k) {
+  return forward_kind(k) == KernelKind::kJaggedAttention ||
+         forward_kind(k) == KernelKind::kPaddedAttention;
+}
+
 bool is_embedding(KernelKind k) {
   return k == KernelKind::kEmbeddingLookup || k == KernelKind::kEmbeddingUpdate;
 }
@@ -64,6 +70,29 @@ KernelKind backward_kind(KernelKind k) {
   if (k == KernelKind::kJaggedAttention) return KernelKind::kJaggedAttentionBackward;
   if (k == KernelKind::kPaddedAttention) return KernelKind::kPaddedAttentionBackward;
   return k;
+}
+
+int attention_tile_index(int tile) {
+  for (std::size_t i = 0; i < kAttentionTiles.size(); ++i) {
+    if (kAttentionTiles[i] == tile) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::array<double, kAttentionTileCount> attention_tile_factors(
+    std::span<const std::int32_t> lengths) {
+  std::array<double, kAttentionTileCount> out{};
+  for (std::size_t i = 0; i < kAttentionTiles.size(); ++i) {
+    const double t = kAttentionTiles[i];
+    double computed = 0, reference = 0;
+    for (const std::int32_t l : lengths) {
+      const double n = std::ceil(l / t), x = l;
+      computed += t * t * n * (n + 1) / 2;
+      reference += x * (x + t) / 2;
+    }
+    out[i] = reference > 0 ? computed / reference : 1.0;
+  }
+  return out;
 }
 
 KernelKind forward_kind(KernelKind k) {

@@ -6,8 +6,10 @@
 // lower layer, so that the workload layer can use them without the cost layer depending on
 // it. Every field is in plain units: FLOPs, bytes, elements.
 
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace strait::sim::cost {
@@ -46,12 +48,29 @@ std::optional<KernelKind> parse_kernel_kind(std::string_view text);
 /// True for the families that run on tensor cores (GEMM, attention): their FLOPs are costed
 /// at the peak of their precision; the others run on CUDA cores, costed at the fp32 peak.
 bool uses_tensor_cores(KernelKind k);
+/// True for the four attention families (jagged, padded; forward, backward).
+bool is_attention(KernelKind k);
 /// True for embedding lookup and update (their bytes follow the profile's repeat_hit_rate).
 bool is_embedding(KernelKind k);
 /// The backward family of a forward attention family (others: itself).
 KernelKind backward_kind(KernelKind k);
 /// The forward family of a backward attention family (others: itself).
 KernelKind forward_kind(KernelKind k);
+
+/// Query-tile sizes (query rows per thread block) an attention kernel may use; a profile's
+/// attention families name one as their "tile_rows".
+inline constexpr std::array<int, 5> kAttentionTiles = {16, 32, 64, 128, 256};
+inline constexpr int kAttentionTileCount = 5;
+/// Index of `tile` in kAttentionTiles, or -1.
+int attention_tile_index(int tile);
+/// Tile quantization of causal attention over sequences of `lengths`, per tile t of
+/// kAttentionTiles: a kernel with t x t tiles computes t^2 n (n + 1) / 2 pairs of a sequence
+/// of length L (n = ceil(L / t), the diagonal tiles in full), which for L a multiple of t is
+/// L (L + t) / 2. The factor is sum t^2 n (n + 1) / 2 over sum L (L + t) / 2: 1 when every
+/// length is a multiple of t (what efficiency tables measured at such lengths include
+/// already), above 1 for ragged ends (L = t + 1 costs 3 tiles instead of 1). 1 when empty.
+std::array<double, kAttentionTileCount> attention_tile_factors(
+    std::span<const std::int32_t> lengths);
 
 struct KernelWork {
   KernelKind kind = KernelKind::kElementwise;
@@ -62,8 +81,10 @@ struct KernelWork {
   std::int64_t m = 0, n = 0, k = 0;  // GEMM (batched GEMMs: m covers the batch)
   double mean_length = 0;            // attention: mean sequence length
   int heads = 0, head_dim = 0;       // attention (not a table key yet)
-  int embedding_dim = 0;             // embedding lookup/update: row length in elements
-  double unique_fraction = 1.0;      // embedding: unique rows / rows looked up, in (0, 1]
+  // Attention: attention_tile_factors of the batch's lengths (all 1: no quantization).
+  std::array<double, kAttentionTileCount> tile_factor = {1, 1, 1, 1, 1};
+  int embedding_dim = 0;         // embedding lookup/update: row length in elements
+  double unique_fraction = 1.0;  // embedding: unique rows / rows looked up, in (0, 1]
 };
 
 }  // namespace strait::sim::cost

@@ -26,12 +26,14 @@ bool has_sequences(const ModelConfig& model) {
 void summarize(ReplicaBatch& b, const SampleCost& cost) {
   b.tokens = b.pairs = b.squares = b.cost = 0;
   b.max_length = 0;
+  b.tile_factor = {1, 1, 1, 1, 1};
   if (b.lengths.empty()) {
     b.tokens = static_cast<double>(b.samples);
     b.cost = cost(1.0) * static_cast<double>(b.samples);
     return;
   }
   b.samples = static_cast<std::int64_t>(b.lengths.size());
+  b.tile_factor = cost::attention_tile_factors(b.lengths);
   for (auto l : b.lengths) {
     const double x = l;
     b.tokens += x;

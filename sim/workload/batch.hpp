@@ -17,6 +17,7 @@
 //                           b = n h (dqk + dv).
 // Models without an HSTU stack cost a = 1, b = 0 per sample (balancing changes nothing).
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -37,6 +38,8 @@ struct ReplicaBatch {
   double pairs = 0;    // sum L (L + 1) / 2, causal attention pairs
   double squares = 0;  // sum L^2
   std::int32_t max_length = 0;
+  // cost::attention_tile_factors(lengths): attention's tile quantization per query tile.
+  std::array<double, cost::kAttentionTileCount> tile_factor = {1, 1, 1, 1, 1};
   double cost = 0;          // sum of sample_cost
   std::vector<double> ids;  // per model table: ids looked up by this replica
 };

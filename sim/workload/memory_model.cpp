@@ -99,17 +99,19 @@ MemoryReport memory_per_rank(const TrainingScenario& sc, int representative_rank
       rm.rank = rank;
       const double elems = map.weight_elements(model, i) + dp_elems;
       const double rows = std::max(1.0, map.rows(model, i) + dp_rows);
-      double act = 0, scores = 0, padded = 0, emb_act = 0, layer_buffer = 0, ids_bytes = 0;
+      double act = 0, scores = 0, jagged = 0, padded = 0, emb_act = 0, layer_buffer = 0,
+             ids_bytes = 0;
       std::vector<MemoryTerm> layers(static_cast<std::size_t>(stack.layers()));
       for (int s = 0; s < sc.steps; ++s) {
         const auto& b =
             batches[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank / L.cp.size)];
         const auto shape = detail::shape_of(b, L.cp.size);
-        double a = 0, sc_j = 0, sc_p = 0, buf = 0;
+        double a = 0, sc_b = 0, sc_j = 0, sc_p = 0, buf = 0;
         for (int l = 0; l < stack.layers(); ++l) {
           const auto w = stack.work(l, shape);
           a += w.activation_bytes;
-          sc_j += w.attention_bytes;
+          sc_b += w.attention_bytes;
+          sc_j += w.attention_unfused_bytes;
           sc_p += w.attention_padded_bytes;
           buf = std::max(buf, w.comm_buffer_bytes);
           auto& lt = layers[static_cast<std::size_t>(l)];
@@ -123,7 +125,8 @@ MemoryReport memory_per_rank(const TrainingScenario& sc, int representative_rank
           idb += b.ids[t] / L.cp.size * 8;
         }
         act = std::max(act, a);
-        scores = std::max(scores, sc_j);
+        scores = std::max(scores, sc_b);
+        jagged = std::max(jagged, sc_j);
         padded = std::max(padded, sc_p);
         layer_buffer = std::max(layer_buffer, buf);
         emb_act = std::max(emb_act, e);
@@ -146,7 +149,7 @@ MemoryReport memory_per_rank(const TrainingScenario& sc, int representative_rank
           {"pipeline_buffers", (plan.schedule.pipeline_depth - 1) * (ids_bytes + emb_act)},
       };
       rm.layer_activations = std::move(layers);
-      rm.attention_jagged_bytes = scores;
+      rm.attention_jagged_bytes = jagged;
       rm.attention_padded_bytes = padded;
     }
   }

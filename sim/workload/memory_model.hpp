@@ -8,8 +8,10 @@
 //                                   sequence: tokens x dim) x e_w
 //   activations                     what the dense layers save for backward (jagged sizes:
 //                                   per-token terms scale with sum L / c, see dense_stack.hpp)
-//   attention_scores                sum L_i^2 heads e per HSTU layer (jagged), divided by the
-//                                   CP degree c; padded would be B L_max^2 heads e
+//   attention_scores                what the attention kernel keeps per HSTU layer: fused
+//                                   (the default) none beyond activations (O(L) state);
+//                                   unfused sum L_i^2 heads e (jagged) or B L_max^2 heads e
+//                                   (padded), divided by the CP degree c
 //   comm_buffers                    output-dist send + receive, 2 DDP buckets in flight,
 //                                   the largest in-layer buffer (gathered K/V, MoE dispatch)
 //   pipeline_buffers                (depth - 1) batches in flight: ids + their embeddings
@@ -31,8 +33,8 @@ struct RankMemory {
   int rank = 0;
   std::vector<MemoryTerm> terms;              // the terms above, in that order
   std::vector<MemoryTerm> layer_activations;  // per dense layer (activations + scores)
-  double attention_jagged_bytes = 0;          // = attention_scores
-  double attention_padded_bytes = 0;          // what padded attention would keep
+  double attention_jagged_bytes = 0;          // what an unfused jagged kernel would keep
+  double attention_padded_bytes = 0;          // what an unfused padded kernel would keep
   double total() const;
   const MemoryTerm& dominant() const;
   double term(const std::string& name) const;  // 0 when absent

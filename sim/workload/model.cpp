@@ -80,7 +80,8 @@ void parse_dense(const ConfigNode& node, ModelConfig& m) {
   }
   if (auto h = node.find("hstu")) {
     h->allow_only({"layers", "model_dim", "heads", "head_dim", "linear_dim", "relative_bias",
-                   "attention", "negatives", "precision"});
+                   "attention", "attention_kernel", "dropout", "negatives", "negative_sampling",
+                   "precision"});
     m.hstu.layers = positive_int(*h, "layers");
     m.hstu.model_dim = positive_int(*h, "model_dim");
     m.hstu.heads = positive_int(*h, "heads");
@@ -88,7 +89,16 @@ void parse_dense(const ConfigNode& node, ModelConfig& m) {
     m.hstu.linear_dim = h->has("linear_dim") ? positive_int(*h, "linear_dim") : m.hstu.head_dim;
     m.hstu.relative_bias = h->bool_or("relative_bias", true);
     m.hstu.padded = h->choice_or("attention", {"jagged", "padded"}, "jagged") == "padded";
+    m.hstu.fused_attention =
+        h->choice_or("attention_kernel", {"fused", "unfused"}, "fused") == "fused";
+    m.hstu.dropout = h->number_or("dropout", 0.3);
+    if (!(m.hstu.dropout >= 0 && m.hstu.dropout < 1)) {
+      h->at("dropout").fail(
+          fmt::format("expected a dropout ratio in [0, 1), got {}", m.hstu.dropout));
+    }
     m.hstu.negatives = h->has("negatives") ? positive_int(*h, "negatives") : 512;
+    m.hstu.shared_negatives =
+        h->choice_or("negative_sampling", {"shared", "per_token"}, "shared") == "shared";
     m.hstu.precision = precision_or(*h, "precision", compute);
   }
   if (auto e = node.find("moe")) {

@@ -16,7 +16,8 @@
 //              "top_mlp": {"layers": [1024, 512, 1]},
 //              "hstu": {"layers": 8, "model_dim": 512, "heads": 4, "head_dim": 128,
 //                       "linear_dim": 128, "relative_bias": true, "attention": "jagged",
-//                       "negatives": 512},
+//                       "attention_kernel": "fused" | "unfused", "dropout": 0.3,
+//                       "negatives": 512, "negative_sampling": "shared" | "per_token"},
 //              "moe": {"layers": 2, "experts": 8, "top_k": 2, "expert_hidden": 2048}}}
 // Every key except names, rows and dims has a default; see model.cpp.
 
@@ -63,7 +64,17 @@ struct HstuConfig {
   int model_dim = 0, heads = 0, head_dim = 0, linear_dim = 0;
   bool relative_bias = true;
   bool padded = false;  // what-if: padded attention instead of jagged
+  // Fused attention (FlashAttention-style, the HSTU Triton/CUTLASS kernels) keeps no L x L
+  // scores or relative-bias matrix; unfused (PyTorch reference) materializes both.
+  bool fused_attention = true;
+  // Dropout on the gated attention output; 0 = no dropout op. Default 0.3: the
+  // generative-recommenders STULayerConfig's output_dropout_ratio.
+  double dropout = 0.3;
   int negatives = 512;  // sampled-softmax negatives per token in the loss
+  // shared (default): one set of in-batch negatives for the whole batch, logits a GEMM;
+  // per_token: every token gathers its own negatives' embeddings ([T, negatives, d], the
+  // generative-recommenders research samplers), memory-bound and far costlier at scale.
+  bool shared_negatives = true;
   Precision precision = Precision::kBf16;
 };
 

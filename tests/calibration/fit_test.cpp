@@ -287,6 +287,39 @@ TEST(FitProfile, WithABaseProfileKeepsItsPeaksAndFitsTablesBelowOne) {
               kTolerance * 0.9);
 }
 
+// Setup: the base profile of the test above with query tiles of 64 rows on the four
+// attention families, so the cost model charges each attention record its tile factor
+// (whole 64 x 64 causal tiles: the padded cases' lengths 32 .. 256 and the jagged cases'
+// lognormal lengths; L = 32 costs 4096 / (32 x 96 / 2) = 2.67x). The measurements are
+// timed on it.
+// Expected: the fit keeps tile_rows 64 from the base and divides each record's FLOPs by
+// the same factor, so it recovers the known tables within 1% (without the factor the
+// attention tables would come out up to 2.67x low).
+TEST(FitProfile, AttentionIsFittedAgainstTheTileFactorsOfTheBaseProfile) {
+  std::vector<Measurement> records = cpu_records();
+  Synthetic s{known_profile(records, 0.8, 0.9), {}};
+  const KernelKind attention[] = {KernelKind::kJaggedAttention, KernelKind::kPaddedAttention,
+                                  KernelKind::kJaggedAttentionBackward,
+                                  KernelKind::kPaddedAttentionBackward};
+  for (KernelKind k : attention) s.known.kernels[static_cast<std::size_t>(k)].tile_rows = 64;
+  s.set = measure(std::move(records), s.known);
+  int padded_at_32 = 0;
+  for (const Measurement& m : s.set.records) {
+    if (detail::kind_of(m) == KernelKind::kPaddedAttention && m.table_key() == 32) {
+      EXPECT_DOUBLE_EQ(detail::work_of(m).tile_factor[2], 4096.0 / 1536) << m.label();
+      ++padded_at_32;
+    }
+  }
+  EXPECT_GT(padded_at_32, 0);
+  const std::string base = write_profile(s.known, "tiled_base.json");
+  FitOptions options;
+  options.base_profile = base;
+  const FitResult fit = fit_profile(s.set, options);
+  std::filesystem::remove(base);
+  expect_recovered(fit, s);
+  for (KernelKind k : attention) EXPECT_EQ(fit.profile.kernel(k).tile_rows, 64);
+}
+
 // Without a base, the same measurements with the peaks taken from the data: the best GEMM
 // runs at 0.8 x 40 = 32 GFLOP/s and the best copy at 0.9 x 30 = 27 GB/s; these become the
 // peaks, and the tables are relative to them (GEMM 1.0 at its top key, 0.6 / 0.8 = 0.75 at

@@ -186,6 +186,43 @@ TEST(CalibrationProfile, AttentionBackwardDefaultsToTheForwardTable) {
   EXPECT_DOUBLE_EQ(parse(j).kernel(KernelKind::kJaggedAttention).compute.at(512), 0.4);
 }
 
+// tile_rows (attention families only): read, written back, and one of the known tiles.
+TEST(CalibrationProfile, AttentionTileRowsAreReadCheckedAndWritten) {
+  Json j = valid_profile();
+  j["kernels"]["jagged_attention"]["tile_rows"] = 128;
+  j["kernels"]["jagged_attention_backward"] = {
+      {"compute_efficiency", 0.1}, {"memory_efficiency", 0.8}, {"tile_rows", 64}};
+  const CalibrationProfile p = parse(j);
+  EXPECT_EQ(p.kernel(KernelKind::kJaggedAttention).tile_rows, 128);
+  EXPECT_EQ(p.kernel(KernelKind::kJaggedAttentionBackward).tile_rows, 64);
+  EXPECT_EQ(p.kernel(KernelKind::kPaddedAttention).tile_rows, 0);
+  EXPECT_EQ(to_json(p)["kernels"]["jagged_attention_backward"]["tile_rows"], 64);
+  EXPECT_FALSE(to_json(p)["kernels"]["padded_attention"].contains("tile_rows"));
+  j["kernels"]["jagged_attention"]["tile_rows"] = 100;
+  EXPECT_EQ(message_of(j),
+            "test.json: /kernels/jagged_attention/tile_rows: expected a query tile of 16, 32, "
+            "64, 128 or 256 rows, got 100");
+  j = valid_profile();
+  j["kernels"]["gemm"]["tile_rows"] = 128;
+  EXPECT_EQ(message_of(j),
+            "test.json: /kernels/gemm/tile_rows: unknown key (known keys: compute_efficiency, "
+            "memory_efficiency)");
+}
+
+// The bundled GPU profiles carry their own attention backward families, below forward.
+TEST(CalibrationProfile, BundledGpuProfilesHaveASlowerAttentionBackward) {
+  for (const char* file : {"/h100-sxm.json", "/a100-sxm.json"}) {
+    const CalibrationProfile p = load_profile(kProfileDir + file);
+    for (double length : {128.0, 1024.0, 8192.0}) {
+      EXPECT_LT(p.kernel(KernelKind::kJaggedAttentionBackward).compute.at(length),
+                p.kernel(KernelKind::kJaggedAttention).compute.at(length))
+          << file << " " << length;
+    }
+    EXPECT_EQ(p.kernel(KernelKind::kJaggedAttention).tile_rows, 128) << file;
+    EXPECT_EQ(p.kernel(KernelKind::kJaggedAttentionBackward).tile_rows, 64) << file;
+  }
+}
+
 // The "collectives" section: link classes and per-op tables, read, checked and written back.
 TEST(CalibrationProfile, CollectivesSectionRoundTrips) {
   Json j = valid_profile();

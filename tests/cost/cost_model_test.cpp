@@ -173,5 +173,26 @@ TEST_F(CostModelTest, EmptyKernelCostsItsLaunchAndNegativeWorkIsRejected) {
   EXPECT_THROW(model().cost(elementwise(-1, 0), "H100-SXM"), std::invalid_argument);
 }
 
+// Jagged attention, 1e12 flops, bf16, mean length 1024 (efficiency 0.42 in the test
+// profile), tile factors 1, 1.1, 1.2, 1.5, 2 for tiles 16..256:
+//   no tile_rows:     compute = 1e12 / (989.4e12 x 0.42)
+//   tile_rows 128:    compute x 1.5 (the factor at index 3); tile_rows 64: x 1.2
+TEST_F(CostModelTest, AttentionPaysTheTileFactorOfItsProfileTile) {
+  KernelWork w;
+  w.kind = KernelKind::kJaggedAttention;
+  w.flops = 1e12;
+  w.mean_length = 1024;
+  w.tile_factor = {1, 1.1, 1.2, 1.5, 2};
+  CalibrationProfile p = model().profile("H100-SXM");
+  const double plain = 1e12 / (kPeakBf16 * 0.42);
+  EXPECT_DOUBLE_EQ(CostModel::cost(w, p).compute_seconds, plain);
+  p.kernels[static_cast<std::size_t>(KernelKind::kJaggedAttention)].tile_rows = 128;
+  EXPECT_DOUBLE_EQ(CostModel::cost(w, p).compute_seconds, plain * 1.5);
+  p.kernels[static_cast<std::size_t>(KernelKind::kJaggedAttention)].tile_rows = 64;
+  EXPECT_DOUBLE_EQ(CostModel::cost(w, p).compute_seconds, plain * 1.2);
+  w.tile_factor[2] = 0.5;
+  EXPECT_THROW(CostModel::cost(w, p), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace strait::sim::cost

@@ -106,14 +106,18 @@ TEST(Planner, FindsTwoDimensionalSparseGroupsInsideADatacenter) {
     EXPECT_EQ(c.find("all-to-all"), std::string::npos) << c;
 }
 
-// HSTU with 32 samples of 8,192 tokens per replica: attention scores alone are
-// 32 x 8192^2 x 4 heads x 2 B = 16 GiB per layer, 128 GiB for 8 layers: no plan without
-// context parallelism fits an 80 GB H100; with degree c each rank keeps 1/c of them.
+// HSTU with 32 samples of 8,192 tokens per replica and an unfused attention kernel:
+// attention scores alone are 32 x 8192^2 x 4 heads x 2 B = 16 GiB per layer, 128 GiB for
+// 8 layers: no plan without context parallelism fits an 80 GB H100; with degree c each
+// rank keeps 1/c of them. A fused kernel keeps no scores: the same job fits without CP.
 TEST(Planner, FindsContextParallelismWhenLongSequencesDoNotFitOtherwise) {
-  const char* model = R"({"name": "long-hstu",
+  const std::string fused_model = R"({"name": "long-hstu",
     "embedding": {"tables": [{"name": "item", "rows": 1000000, "dim": 256, "pooling": "sequence"}]},
     "dense": {"hstu": {"layers": 8, "model_dim": 256, "heads": 4, "head_dim": 64,
                        "linear_dim": 64, "negatives": 128}}})";
+  const std::string model =
+      std::string(fused_model)
+          .replace(fused_model.find("\"negatives\""), 0, R"("attention_kernel": "unfused", )");
   const char* data = R"({"name": "long", "batch_size": {"per_rank": 32},
     "sequence_length": {"distribution": "fixed", "value": 8192}, "max_length": 8192})";
   const char* constraints = R"({"fix": {"dense": {"parallelism": "ddp"},
@@ -121,9 +125,15 @@ TEST(Planner, FindsContextParallelismWhenLongSequencesDoNotFitOtherwise) {
       "schedule": {"pipeline_depth": 1, "sm_free_comm": false, "load_balance": "none"}}})";
   auto req = request_of("hgx-h100-8.json", model, data, constraints);
   const double capacity = memory_capacity(req.base, bundled_cost());
-  const auto no_cp = sim::workload::memory_per_rank(req.base).fits(capacity);
+  const auto memory = sim::workload::memory_per_rank(req.base);
+  EXPECT_DOUBLE_EQ(memory.ranks[0].term("attention_scores"), 128.0 * kGiB);
+  const auto no_cp = memory.fits(capacity);
   EXPECT_FALSE(no_cp.fits) << no_cp.total / (1 << 30) << " GiB, " << no_cp.dominant << " "
                            << no_cp.dominant_bytes / (1 << 30);
+  const auto fused = sim::workload::memory_per_rank(
+      request_of("hgx-h100-8.json", fused_model, data, constraints).base);
+  EXPECT_EQ(fused.ranks[0].term("attention_scores"), 0.0);
+  EXPECT_TRUE(fused.fits(capacity).fits);
   const auto outcome = find_plan(req, bundled_cost(), test_options());
   ASSERT_EQ(outcome.status, PlanStatus::kFound);
   EXPECT_GE(outcome.top.front().plan.cp_degree, 2);

@@ -303,7 +303,9 @@ TEST(TrainingRun, FsdpShardsDenseStateAndSyncsByGatherAndReduceScatter) {
 
 // Expert parallelism over a host sends tokens to their experts with all-to-alls (MoE
 // class); context parallelism 2 splits each sequence over two ranks and exchanges K/V
-// (context_parallel class), halving attention-score memory per rank.
+// (context_parallel class), halving attention-score memory per rank: with an unfused
+// kernel 8 samples x 512^2 x 2 heads x 2 B x 2 layers = 16 MiB, 8 MiB at degree 2; the
+// fused kernel (the default) keeps none.
 TEST(TrainingRun, ExpertAndContextParallelismMoveTheirOwnTraffic) {
   const auto moe = run_training(
       scenario_of(
@@ -317,9 +319,14 @@ TEST(TrainingRun, ExpertAndContextParallelismMoveTheirOwnTraffic) {
   const std::string cp1 = R"({"sparse": {"group_size": 8, "placement": "host"}})";
   const std::string cp2 = R"({"sparse": {"group_size": 8, "placement": "host"},
                               "context_parallel": {"degree": 2, "mode": "all_gather", "placement": "host"}})";
+  const std::string unfused = std::string(kSmallHstu)
+                                  .replace(std::string(kSmallHstu).find("\"negatives\""), 0,
+                                           R"("attention_kernel": "unfused", )");
   const auto one =
-      run_training(scenario_of("hgx-h100-8.json", kSmallHstu, kData512, cp1), bundled_cost(), {});
+      run_training(scenario_of("hgx-h100-8.json", unfused, kData512, cp1), bundled_cost(), {});
   const auto two =
+      run_training(scenario_of("hgx-h100-8.json", unfused, kData512, cp2), bundled_cost(), {});
+  const auto fused =
       run_training(scenario_of("hgx-h100-8.json", kSmallHstu, kData512, cp2), bundled_cost(), {});
   EXPECT_GT(
       two.class_traffic[static_cast<std::size_t>(workload::CommClass::kContextParallel)].transfers,
@@ -327,8 +334,9 @@ TEST(TrainingRun, ExpertAndContextParallelismMoveTheirOwnTraffic) {
   EXPECT_EQ(
       one.class_traffic[static_cast<std::size_t>(workload::CommClass::kContextParallel)].transfers,
       0u);
-  EXPECT_NEAR(term(two, "attention_scores"), term(one, "attention_scores") / 2,
-              1e-6 * term(one, "attention_scores"));
+  EXPECT_DOUBLE_EQ(term(one, "attention_scores"), 16.0 * kMiB);
+  EXPECT_DOUBLE_EQ(term(two, "attention_scores"), 8.0 * kMiB);
+  EXPECT_EQ(term(fused, "attention_scores"), 0.0);
 }
 
 }  // namespace

@@ -46,6 +46,27 @@ TEST(ConfigErrors, NegativeDimensionsAreRejected) {
       "model.json: /dense/top_mlp/layers/1: expected a positive layer width, got -1");
 }
 
+TEST(ConfigErrors, HstuKernelChoicesNameTheirKeyAndValues) {
+  auto hstu = [](const std::string& key) {
+    return R"({"embedding": {"tables": [{"name": "item", "rows": 10, "dim": 32,
+              "pooling": "sequence"}]}, "dense": {"hstu": {"layers": 1, "model_dim": 32,
+              "heads": 1, "head_dim": 32, )" +
+           key + "}}}";
+  };
+  EXPECT_EQ(config_error_of([&] { model_of(hstu(R"("dropout": 1.5)")); }),
+            "model.json: /dense/hstu/dropout: expected a dropout ratio in [0, 1), got 1.5");
+  EXPECT_EQ(config_error_of([&] { model_of(hstu(R"("attention_kernel": "flash")")); }),
+            "model.json: /dense/hstu/attention_kernel: expected one of \"fused\", \"unfused\", "
+            "got \"flash\"");
+  EXPECT_EQ(config_error_of([&] { model_of(hstu(R"("negative_sampling": "each")")); }),
+            "model.json: /dense/hstu/negative_sampling: expected one of \"shared\", "
+            "\"per_token\", got \"each\"");
+  const ModelConfig m = model_of(hstu(R"("dropout": 0)"));
+  EXPECT_TRUE(m.hstu.fused_attention);
+  EXPECT_TRUE(m.hstu.shared_negatives);
+  EXPECT_EQ(m.hstu.dropout, 0.0);
+}
+
 TEST(ConfigErrors, UnknownShardingType) {
   EXPECT_EQ(
       config_error_of([] {

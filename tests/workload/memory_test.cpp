@@ -1,9 +1,12 @@
 // Memory model, hand-checkable:
-//   - context parallel degree k = 2 and 4 on one host: attention score memory per rank is
-//     1/k of k = 1 (same per-replica batch, fixed length 1024), and the activations too;
-//   - jagged score memory is sum L_i^2 h e per layer, padded B L_max^2 h e: with lengths
-//     fixed at L, both equal B L^2 h e = 4 x 1024^2 x 2 x 2 = 16 MiB per layer (2 layers);
-//     with uniform lengths jagged < padded;
+//   - context parallel degree k = 2 and 4 on one host: attention score memory per rank of
+//     an unfused kernel is 1/k of k = 1 (same per-replica batch, fixed length 1024), and
+//     the activations too, but for the loss's shared negatives that every rank keeps;
+//   - unfused jagged score memory is sum L_i^2 h e per layer, padded B L_max^2 h e: with
+//     lengths fixed at L, both equal B L^2 h e = 4 x 1024^2 x 2 x 2 = 16 MiB per layer
+//     (2 layers); with uniform lengths jagged < padded;
+//   - a fused kernel (the default) keeps no scores: the attention_scores term is 0, while
+//     the unfused references stay as above;
 //   - fits(): an 80 GiB GPU fits, a 1 MiB one does not, naming the rank and the term.
 #include <gtest/gtest.h>
 
@@ -25,17 +28,28 @@ std::string data_with(const std::string& length) {
 
 const char* kFixed1024 = R"({"distribution": "fixed", "value": 1024})";
 
+// kSmallHstu with `key` set before its "negatives".
+std::string small_hstu_with(const std::string& key) {
+  std::string m = kSmallHstu;
+  return m.replace(m.find("\"negatives\""), 0, key + ", ");
+}
+const std::string kUnfusedHstu = small_hstu_with(R"("attention_kernel": "unfused")");
+
 TEST(MemoryModel, ContextParallelDividesAttentionMemoryByItsDegree) {
   const auto base =
-      memory_per_rank(scenario_of("hgx-h100-8.json", kSmallHstu, data_with(kFixed1024), "{}"));
+      memory_per_rank(scenario_of("hgx-h100-8.json", kUnfusedHstu, data_with(kFixed1024), "{}"));
+  EXPECT_DOUBLE_EQ(base.ranks[0].term("attention_scores"), 2 * 16.0 * kMiB);
   for (int k : {2, 4}) {
     const auto cp = memory_per_rank(scenario_of(
-        "hgx-h100-8.json", kSmallHstu, data_with(kFixed1024),
+        "hgx-h100-8.json", kUnfusedHstu, data_with(kFixed1024),
         R"({"context_parallel": {"degree": )" + std::to_string(k) + R"(, "placement": "host"}})"));
     EXPECT_NEAR(cp.ranks[0].term("attention_scores"), base.ranks[0].term("attention_scores") / k,
                 1.0)
         << k;
-    EXPECT_NEAR(cp.ranks[0].term("activations"), base.ranks[0].term("activations") / k, 1.0) << k;
+    // The loss's shared negatives (R d e = 16 x 64 x 2 = 2048 B) stay whole on every rank.
+    EXPECT_NEAR(cp.ranks[0].term("activations"),
+                base.ranks[0].term("activations") / k + 2048.0 * (1 - 1.0 / k), 1.0)
+        << k;
   }
   EXPECT_DOUBLE_EQ(base.ranks[0].attention_jagged_bytes, 2 * 16.0 * kMiB);
   EXPECT_DOUBLE_EQ(base.ranks[0].attention_padded_bytes, 2 * 16.0 * kMiB);
@@ -52,6 +66,31 @@ TEST(MemoryModel, JaggedScalesWithSumOfSquaresPaddedWithMaxLength) {
   EXPECT_DOUBLE_EQ(mem.ranks[0].attention_padded_bytes,
                    layers * 4.0 * batch.max_length * batch.max_length * h * e);
   EXPECT_LT(mem.ranks[0].attention_jagged_bytes, mem.ranks[0].attention_padded_bytes);
+}
+
+// Fixed length 1024, 4 samples, h = 2, e = 2, 2 layers: fused keeps no scores; unfused
+// jagged keeps 2 x 4 x 1024^2 x 2 x 2 = 32 MiB; unfused padded the same at fixed lengths.
+// Fused or not, the references (what unfused kernels would keep) are 32 MiB.
+TEST(MemoryModel, FusedAttentionKeepsNoScoresUnfusedKeepsThem) {
+  const auto fused =
+      memory_per_rank(scenario_of("hgx-h100-8.json", kSmallHstu, data_with(kFixed1024), "{}"));
+  const auto unfused =
+      memory_per_rank(scenario_of("hgx-h100-8.json", kUnfusedHstu, data_with(kFixed1024), "{}"));
+  EXPECT_EQ(fused.ranks[0].term("attention_scores"), 0.0);
+  EXPECT_DOUBLE_EQ(unfused.ranks[0].term("attention_scores"), 32.0 * kMiB);
+  EXPECT_DOUBLE_EQ(fused.ranks[0].attention_jagged_bytes, 32.0 * kMiB);
+  EXPECT_DOUBLE_EQ(fused.ranks[0].attention_padded_bytes, 32.0 * kMiB);
+  EXPECT_DOUBLE_EQ(unfused.ranks[0].total() - fused.ranks[0].total(), 32.0 * kMiB);
+}
+
+// Uniform lengths: an unfused padded kernel books B L_max^2 h e per layer, 2 layers.
+TEST(MemoryModel, UnfusedPaddedAttentionBooksPaddedScores) {
+  const auto sc = scenario_of(
+      "hgx-h100-8.json", small_hstu_with(R"("attention_kernel": "unfused", "attention": "padded")"),
+      data_with(R"({"distribution": "uniform", "min": 16, "max": 4096})"), "{}");
+  const auto b = sample_step(sc, 0)[0];
+  EXPECT_DOUBLE_EQ(memory_per_rank(sc).ranks[0].term("attention_scores"),
+                   2 * 4.0 * b.max_length * b.max_length * 2 * 2);
 }
 
 TEST(MemoryModel, JaggedAttentionFlopsScaleWithPairsPaddedWithMaxLength) {

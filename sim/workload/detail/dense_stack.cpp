@@ -1,60 +1,12 @@
 #include "sim/workload/detail/dense_stack.hpp"
 
+#include "sim/workload/detail/work_items.hpp"
+
 #include <algorithm>
 
 #include <fmt/format.h>
 
 namespace strait::sim::workload::detail {
-namespace {
-
-Kernel gemm(double m, double n, double k, Precision p) {
-  Kernel g;
-  g.kind = KernelKind::kGemm;
-  g.precision = p;
-  g.m = static_cast<std::int64_t>(m);
-  g.n = static_cast<std::int64_t>(n);
-  g.k = static_cast<std::int64_t>(k);
-  g.flops = 2 * m * n * k;
-  g.hbm_bytes = (m * k + k * n + m * n) * bytes_per_element(p);
-  return g;
-}
-
-Kernel elementwise(double flops, double bytes, Precision p) {
-  Kernel e;
-  e.kind = KernelKind::kElementwise;
-  e.precision = p;
-  e.flops = flops;
-  e.hbm_bytes = bytes;
-  return e;
-}
-
-/// Backward of a forward kernel: `flop_factor` x flops, 2x bytes, same shape.
-Kernel backward_of(Kernel k, double flop_factor) {
-  k.flops *= flop_factor;
-  k.hbm_bytes *= 2;
-  return k;
-}
-
-WorkItem kernel_item(std::int32_t name, Kernel k) {
-  WorkItem w;
-  w.name = name;
-  w.kernel = k;
-  return w;
-}
-
-WorkItem comm_item(std::int32_t name, network::CollectiveOp op, CommClass c, CommGroup g,
-                   double bytes) {
-  WorkItem w;
-  w.name = name;
-  w.is_comm = true;
-  w.op = op;
-  w.comm_class = c;
-  w.group = g;
-  w.bytes = static_cast<Bytes>(bytes);
-  return w;
-}
-
-}  // namespace
 
 std::int32_t DenseStack::add_names(std::initializer_list<std::string_view> suffixes,
                                    const std::string& layer) {
@@ -100,12 +52,35 @@ DenseStack::DenseStack(const ModelConfig& model, const ParallelPlan& plan)
       Layer l{Type::kHstu, fmt::format("hstu.{}", i), true, d, d, hstu_.precision, 0, 0};
       l.params =
           d * h * (2 * dqk + 2 * dv) + h * dv * d + 2.0 * d + (hstu_.relative_bias ? h * 256 : 0);
-      l.first_name =
-          add_names({"norm_in", "uvqk", "cp_kv_all_gather", "cp_qkv_all_to_all", "attention",
-                     "cp_out_all_to_all", "norm_out", "out", "out_bwd", "norm_out_bwd",
-                     "cp_dout_all_to_all", "attention_bwd", "cp_dkv_reduce_scatter",
-                     "cp_dqkv_all_to_all", "uvqk_bwd", "norm_in_bwd"},
-                    l.name);
+      l.first_name = add_names({"norm_in",
+                                "uvqk",
+                                "silu",
+                                "rel_bias",
+                                "jagged_to_padded",
+                                "cp_kv_all_gather",
+                                "cp_qkv_all_to_all",
+                                "attention",
+                                "padded_to_jagged",
+                                "cp_out_all_to_all",
+                                "norm_out",
+                                "dropout",
+                                "out",
+                                "residual",
+                                "out_bwd",
+                                "dropout_bwd",
+                                "norm_out_bwd",
+                                "cp_dout_all_to_all",
+                                "padded_to_jagged_bwd",
+                                "attention_bwd",
+                                "jagged_to_padded_bwd",
+                                "cp_dkv_reduce_scatter",
+                                "cp_dqkv_all_to_all",
+                                "rel_bias_bwd",
+                                "silu_bwd",
+                                "uvqk_bwd",
+                                "norm_in_bwd",
+                                "residual_bwd"},
+                               l.name);
       layers_.push_back(l);
     }
     top_in = d;
@@ -162,7 +137,10 @@ DenseStack::DenseStack(const ModelConfig& model, const ParallelPlan& plan)
   }
   Layer loss{hstu ? Type::kLossSoftmax : Type::kLossBce,       "loss", hstu, w, hstu_.negatives,
              hstu ? hstu_.precision : model.top_mlp.precision, 0,      0};
-  loss.first_name = add_names({"fwd", "bwd"}, "loss");
+  loss.first_name = hstu ? add_names({"negatives_gather", "logits", "softmax", "softmax_bwd",
+                                      "logits_bwd", "negatives_gather_bwd"},
+                                     "loss")
+                         : add_names({"fwd", "bwd"}, "loss");
   layers_.push_back(loss);
 }
 
@@ -203,67 +181,9 @@ LayerWork DenseStack::work(int i, const BatchShape& s) const {
       w.activation_bytes = s.samples * (3.0 * l.in + l.out) * e;
       break;
     }
-    case Type::kHstu: {
-      const double T = s.tokens, d = hstu_.model_dim, h = hstu_.heads, dqk = hstu_.head_dim,
-                   dv = hstu_.linear_dim;
-      const Kernel norm_in = elementwise(5 * T * d, 2 * T * d * e, l.precision);
-      const Kernel uvqk = gemm(T, h * (2 * dqk + 2 * dv), d, l.precision);
-      Kernel attn;
-      attn.kind = hstu_.padded ? KernelKind::kPaddedAttention : KernelKind::kJaggedAttention;
-      attn.precision = l.precision;
-      attn.flops = 2 * h * (dqk + dv) * (hstu_.padded ? s.padded_pairs : s.pairs);
-      // Q, K, V, U read and the output written, for every token the kernel touches: the
-      // padded layout touches B x L_max of them.
-      const double touched = hstu_.padded ? s.samples * s.max_length : T;
-      attn.hbm_bytes = touched * h * (2 * dqk + 2 * dv) * e + touched * h * dv * e;
-      // A padded kernel computes every sample at L_max: its efficiency is that length's.
-      attn.mean_length = hstu_.padded ? s.max_length : s.mean_length;
-      attn.heads = hstu_.heads;
-      attn.head_dim = hstu_.head_dim;
-      const Kernel norm_out = elementwise(8 * T * h * dv, 3 * T * h * dv * e, l.precision);
-      const Kernel out = gemm(T, d, h * dv, l.precision);
-      const int c = cp_degree_;
-      const bool cp = c > 1, gather = cp_mode_ == CpMode::kAllGather;
-      using network::CollectiveOp;
-      const auto cls = CommClass::kContextParallel;
-      const auto grp = CommGroup::kContextParallel;
-      w.forward.push_back(kernel_item(n0, norm_in));
-      w.forward.push_back(kernel_item(n0 + 1, uvqk));
-      // all_gather: K and V of every CP rank (all-gather output = c x local).
-      // all_to_all: Q, K, V re-split from sequence to heads, and the output back.
-      if (cp && gather)
-        w.forward.push_back(
-            comm_item(n0 + 2, CollectiveOp::kAllGather, cls, grp, c * T * h * (dqk + dv) * e));
-      if (cp && !gather)
-        w.forward.push_back(
-            comm_item(n0 + 3, CollectiveOp::kAllToAll, cls, grp, T * h * (2 * dqk + dv) * e));
-      w.forward.push_back(kernel_item(n0 + 4, attn));
-      if (cp && !gather)
-        w.forward.push_back(comm_item(n0 + 5, CollectiveOp::kAllToAll, cls, grp, T * h * dv * e));
-      w.forward.push_back(kernel_item(n0 + 6, norm_out));
-      w.forward.push_back(kernel_item(n0 + 7, out));
-      w.backward.push_back(kernel_item(n0 + 8, backward_of(out, 2)));
-      w.backward.push_back(kernel_item(n0 + 9, backward_of(norm_out, 2)));
-      if (cp && !gather)
-        w.backward.push_back(comm_item(n0 + 10, CollectiveOp::kAllToAll, cls, grp, T * h * dv * e));
-      Kernel attn_bwd = backward_of(attn, 2.5);
-      attn_bwd.kind = cost::backward_kind(attn.kind);
-      w.backward.push_back(kernel_item(n0 + 11, attn_bwd));
-      if (cp && gather)
-        w.backward.push_back(
-            comm_item(n0 + 12, CollectiveOp::kReduceScatter, cls, grp, c * T * h * (dqk + dv) * e));
-      if (cp && !gather)
-        w.backward.push_back(
-            comm_item(n0 + 13, CollectiveOp::kAllToAll, cls, grp, T * h * (2 * dqk + dv) * e));
-      w.backward.push_back(kernel_item(n0 + 14, backward_of(uvqk, 2)));
-      w.backward.push_back(kernel_item(n0 + 15, backward_of(norm_in, 2)));
-      // Saved: input, normed input, U V Q K, attention output, normed output.
-      w.activation_bytes = T * (2 * d + h * (2 * dqk + 2 * dv) + 2 * h * dv) * e;
-      w.attention_bytes = s.squares * h * e;
-      w.attention_padded_bytes = s.padded_squares * h * e;
-      if (cp && gather) w.comm_buffer_bytes = c * T * h * (dqk + dv) * e;
+    case Type::kHstu:
+      hstu_layer(n0, l.precision, s, w);
       break;
-    }
     case Type::kMoe: {
       const double d = l.in, k = moe_.top_k, H = moe_.expert_hidden, routed = rows * k;
       const Kernel router = gemm(rows, moe_.experts, d, l.precision);
@@ -301,13 +221,9 @@ LayerWork DenseStack::work(int i, const BatchShape& s) const {
       w.activation_bytes = s.samples * l.in * e;
       break;
     }
-    case Type::kLossSoftmax: {
-      const Kernel f = gemm(s.tokens, l.out, l.in, l.precision);
-      w.forward.push_back(kernel_item(n0, f));
-      w.backward.push_back(kernel_item(n0 + 1, backward_of(f, 2)));
-      w.activation_bytes = s.tokens * (l.in + l.out) * e;
+    case Type::kLossSoftmax:
+      sampled_softmax(n0, l.in, l.out, l.precision, s, w);
       break;
-    }
   }
   return w;
 }

@@ -6,20 +6,42 @@
 //   linear (m rows, in -> out)   fwd 2 m in out flops, (m in + in out + m out) e bytes
 //   dot interaction (F feats, D) fwd 2 B F^2 D flops (batched GEMM m = B F, n = F, k = D)
 //   DCNv2 cross (in, rank r)     fwd 4 B in r flops (U and V^T GEMMs fused in one op)
-//   HSTU layer (T tokens, P = sum L(L+1)/2 pairs, d, h, dqk, dv):
-//     norm_in   elementwise, 5 T d flops, 2 T d e bytes
-//     uvqk      GEMM m = T, k = d, n = h (2 dqk + 2 dv)
+//   HSTU layer (T tokens, P = sum L(L+1)/2 pairs, S = sum L^2, d, h, dqk, dv, W = h (2 dqk +
+//   2 dv); detail/hstu_layer.cpp), forward in order:
+//     norm_in   layer norm, 5 T d flops, 2 T d e bytes
+//     uvqk      GEMM m = T, k = d, n = W
+//     silu      SiLU on U V Q K, 4 T W flops, 2 T W e bytes
+//     rel_bias  fused: bucket ids of positions and timestamps, 16 T bytes (the bias is added
+//               in the kernel); unfused: the bias matrix written, 8 T + S' e bytes
+//     jagged_to_padded / padded_to_jagged (padded attention only): Q K V in, output out,
+//               (T + B L_max) h (2 dqk + dv) e and (T + B L_max) h dv e bytes
 //     attention 2 h (dqk + dv) P flops (= 4 h d P for dqk = dv = d); padded: P over
-//               B L_max (L_max + 1) / 2; bytes T h (2 dqk + 2 dv) e read + T h dv e written
-//     norm_out  elementwise norm(AV) * U, 8 T h dv flops, 3 T h dv e bytes
+//               B L_max (L_max + 1) / 2; bytes T' h (2 dqk + 2 dv) e read + T' h dv e written
+//               (T' = T jagged, B L_max padded); unfused adds 2 S' h e (scores) + S' e (bias)
+//               with S' = S jagged, B L_max^2 padded
+//     norm_out  norm(AV) * U, 8 T h dv flops, 3 T h dv e bytes
+//     dropout   (ratio > 0) 2 T h dv flops, (2 e + 1) T h dv bytes (one-byte mask)
 //     out       GEMM m = T, k = h dv, n = d
+//     residual  x + out, T d flops, 3 T d e bytes
+//   Backward: as below; dropout and residual their forward's bytes; SiLU 1.5x flops, 2x
+//   bytes; conversions the opposite conversion; the unfused bias gradient 2x bytes (fused:
+//   inside the attention backward). Attention scores kept: fused none (O(L) state), unfused
+//   S' h e.
 //   MoE (m rows, d, E experts, top k, hidden H): router GEMM m x d x E, experts GEMM
 //     2 (m k) d H x 2 flops, dispatch and combine all-to-all of m k d e bytes each.
-//   loss: DLRM BCE elementwise on B; HSTU sampled softmax GEMM m = T, k = d, n = negatives.
+//   loss: DLRM BCE elementwise on B. HSTU sampled softmax over R negatives:
+//     shared (the default, in-batch negatives for the whole batch): negatives_gather
+//     2 (T + R) d e bytes (positives and negatives gathered, L2-normalized), logits GEMM
+//     m = T, k = d, n = R, softmax 8 T (R+1) bytes; backward the softmax, the GEMM's, and
+//     gather 3 (T + R) d e bytes. per_token ([T, R+1, d] gathered): negatives_gather
+//     2 T (R+1) d e bytes, logits (batched GEMV) 2 T (R+1) d flops, T (R+1) d e + T d e +
+//     4 T (R+1) bytes, softmax 8 T (R+1) bytes; backward softmax the same, logits
+//     4 T (R+1) + 2 T (R+1) d e + 2 T d e bytes, gather 3 T (R+1) d e.
 // Backward: GEMMs and elementwise 2x forward flops and bytes (dgrad + wgrad in one op);
 // attention 2.5x flops and 2x bytes. With context parallel degree c, T and P are the
 // rank's 1/c share.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +62,10 @@ struct BatchShape {
   double padded_squares = 0;  // B L_max^2 / c
   double mean_length = 0;     // tokens per sample of the whole sequences
   double max_length = 0;      // L_max, the length every padded sample computes
+  // Attention tile quantization per query tile (cost::attention_tile_factors) of the
+  // lengths the kernel computes: the samples' (jagged) or L_max (padded).
+  std::array<double, cost::kAttentionTileCount> tile_factor = {1, 1, 1, 1, 1};
+  std::array<double, cost::kAttentionTileCount> padded_tile_factor = {1, 1, 1, 1, 1};
 };
 
 enum class CommGroup { kContextParallel, kExpert };
@@ -57,8 +83,9 @@ struct WorkItem {
 struct LayerWork {
   std::vector<WorkItem> forward, backward;  // in execution order
   double activation_bytes = 0;              // saved for backward, excluding attention scores
-  double attention_bytes = 0;               // attention scores saved: sum L^2 h e (jagged)
-  double attention_padded_bytes = 0;        // B L_max^2 h e: what a padded kernel would keep
+  double attention_bytes = 0;               // attention scores saved by this layer's kernel
+  double attention_unfused_bytes = 0;       // sum L^2 h e: what an unfused jagged kernel keeps
+  double attention_padded_bytes = 0;        // B L_max^2 h e: what an unfused padded one keeps
   double comm_buffer_bytes = 0;             // gathered K/V, MoE dispatch buffers
 };
 
@@ -92,6 +119,9 @@ class DenseStack {
   std::int32_t add_names(std::initializer_list<std::string_view> suffixes,
                          const std::string& layer);
   void add_linear(const std::string& name, int in, int out, bool per_token, Precision p);
+  void hstu_layer(std::int32_t n0, Precision p, const BatchShape& s, LayerWork& w) const;
+  void sampled_softmax(std::int32_t n0, int d, int negatives, Precision p, const BatchShape& s,
+                       LayerWork& w) const;
 
   std::vector<Layer> layers_;
   std::vector<std::string> names_;
@@ -120,6 +150,9 @@ inline BatchShape shape_of(const ReplicaBatch& b, int cp) {
   s.padded_squares = n * lmax * lmax / c;
   s.mean_length = n > 0 ? b.tokens / n : 0;
   s.max_length = lmax;
+  s.tile_factor = b.tile_factor;
+  const std::int32_t longest[] = {b.max_length};
+  if (b.max_length > 0) s.padded_tile_factor = cost::attention_tile_factors(longest);
   return s;
 }
 

@@ -1,0 +1,167 @@
+// The HSTU layer and its sampled-softmax loss as the kernels a training step runs
+// (Zhai et al. 2024, "Actions Speak Louder than Words", eq. 1-3; the generative-recommenders
+// repository's STU layer and samplers). Formulas are in dense_stack.hpp.
+// Known limits: no recomputation in backward (the repository's STU recomputes the normed
+// input, U V Q K and the gated output by default); the relative bias's per-pair work inside
+// a fused kernel is in the attention efficiency, not charged apart; under context
+// parallelism the tile factor is the whole sequences', not each rank's chunks'.
+#include "sim/workload/detail/dense_stack.hpp"
+#include "sim/workload/detail/work_items.hpp"
+
+namespace strait::sim::workload::detail {
+namespace {
+
+// Bytes of one fp32 value (logits, probabilities, timestamps' bucket ids).
+constexpr double kFp32 = 4;
+
+}  // namespace
+
+void DenseStack::hstu_layer(std::int32_t n0, Precision p, const BatchShape& s, LayerWork& w) const {
+  const double e = bytes_per_element(p);
+  const double T = s.tokens, d = hstu_.model_dim, h = hstu_.heads, dqk = hstu_.head_dim,
+               dv = hstu_.linear_dim;
+  const double uvqk_width = h * (2 * dqk + 2 * dv);
+  const bool padded = hstu_.padded, fused = hstu_.fused_attention;
+  // Tokens the attention kernel touches: the padded layout touches B x L_max of them.
+  const double touched = padded ? s.samples * s.max_length : T;
+  // Score elements an unfused kernel writes per head (the padded layout: every padded pair).
+  const double scores = padded ? s.padded_squares : s.squares;
+
+  const Kernel norm_in = elementwise(5 * T * d, 2 * T * d * e, p);
+  const Kernel uvqk = gemm(T, uvqk_width, d, p);
+  const Kernel silu = elementwise(4 * T * uvqk_width, 2 * T * uvqk_width * e, p);
+  // Fused: timestamps (8 B) read and two bucket ids (position, time) written per token, the
+  // bias itself added inside the attention kernel. Unfused: the bias matrix written per pair.
+  const Kernel rel_bias = fused ? elementwise(20 * T, (8 + 2 * kFp32) * T, p)
+                                : elementwise(4 * scores, (8 * T) + scores * e, p);
+  // Q, K, V into [B, L_max] padding and the attention output back.
+  const Kernel to_padded =
+      elementwise(0, (T + s.samples * s.max_length) * h * (2 * dqk + dv) * e, p);
+  const Kernel to_jagged = elementwise(0, (T + s.samples * s.max_length) * h * dv * e, p);
+  Kernel attn;
+  attn.kind = padded ? KernelKind::kPaddedAttention : KernelKind::kJaggedAttention;
+  attn.precision = p;
+  attn.flops = 2 * h * (dqk + dv) * (padded ? s.padded_pairs : s.pairs);
+  // Q, K, V, U read and the output written for every touched token; unfused, the scores
+  // are written and read back per head, and the bias matrix read.
+  attn.hbm_bytes = touched * h * (2 * dqk + 2 * dv) * e + touched * h * dv * e;
+  if (!fused) attn.hbm_bytes += 2 * scores * h * e + (hstu_.relative_bias ? scores * e : 0);
+  // A padded kernel computes every sample at L_max: its efficiency is that length's.
+  attn.mean_length = padded ? s.max_length : s.mean_length;
+  attn.tile_factor = padded ? s.padded_tile_factor : s.tile_factor;
+  attn.heads = hstu_.heads;
+  attn.head_dim = hstu_.head_dim;
+  const Kernel norm_out = elementwise(8 * T * h * dv, 3 * T * h * dv * e, p);
+  // Read and write the gated output plus a one-byte mask per element.
+  const Kernel dropout = elementwise(2 * T * h * dv, (2 * e + 1) * T * h * dv, p);
+  const Kernel out = gemm(T, d, h * dv, p);
+  const Kernel residual = elementwise(T * d, 3 * T * d * e, p);
+
+  const int c = cp_degree_;
+  const bool cp = c > 1, gather = cp_mode_ == CpMode::kAllGather;
+  const bool bias = hstu_.relative_bias, drop = hstu_.dropout > 0;
+  using network::CollectiveOp;
+  const auto cls = CommClass::kContextParallel;
+  const auto grp = CommGroup::kContextParallel;
+  auto& f = w.forward;
+  f.push_back(kernel_item(n0, norm_in));
+  f.push_back(kernel_item(n0 + 1, uvqk));
+  f.push_back(kernel_item(n0 + 2, silu));
+  if (bias) f.push_back(kernel_item(n0 + 3, rel_bias));
+  if (padded) f.push_back(kernel_item(n0 + 4, to_padded));
+  // all_gather: K and V of every CP rank (all-gather output = c x local).
+  // all_to_all: Q, K, V re-split from sequence to heads, and the output back.
+  if (cp && gather)
+    f.push_back(comm_item(n0 + 5, CollectiveOp::kAllGather, cls, grp, c * T * h * (dqk + dv) * e));
+  if (cp && !gather)
+    f.push_back(comm_item(n0 + 6, CollectiveOp::kAllToAll, cls, grp, T * h * (2 * dqk + dv) * e));
+  f.push_back(kernel_item(n0 + 7, attn));
+  if (padded) f.push_back(kernel_item(n0 + 8, to_jagged));
+  if (cp && !gather)
+    f.push_back(comm_item(n0 + 9, CollectiveOp::kAllToAll, cls, grp, T * h * dv * e));
+  f.push_back(kernel_item(n0 + 10, norm_out));
+  if (drop) f.push_back(kernel_item(n0 + 11, dropout));
+  f.push_back(kernel_item(n0 + 12, out));
+  f.push_back(kernel_item(n0 + 13, residual));
+
+  // Backward in reverse. A conversion's backward is the opposite conversion; dropout's
+  // reads the gradient and the mask and writes the gradient (its forward's bytes); the
+  // residual's is the sum of the two branches' input gradients (its forward's bytes).
+  auto& b = w.backward;
+  b.push_back(kernel_item(n0 + 14, backward_of(out, 2)));
+  if (drop) b.push_back(kernel_item(n0 + 15, dropout));
+  b.push_back(kernel_item(n0 + 16, backward_of(norm_out, 2)));
+  if (cp && !gather)
+    b.push_back(comm_item(n0 + 17, CollectiveOp::kAllToAll, cls, grp, T * h * dv * e));
+  if (padded) b.push_back(kernel_item(n0 + 18, to_jagged));
+  Kernel attn_bwd = backward_of(attn, 2.5);
+  attn_bwd.kind = cost::backward_kind(attn.kind);
+  b.push_back(kernel_item(n0 + 19, attn_bwd));
+  if (padded) b.push_back(kernel_item(n0 + 20, to_padded));
+  if (cp && gather)
+    b.push_back(
+        comm_item(n0 + 21, CollectiveOp::kReduceScatter, cls, grp, c * T * h * (dqk + dv) * e));
+  if (cp && !gather)
+    b.push_back(comm_item(n0 + 22, CollectiveOp::kAllToAll, cls, grp, T * h * (2 * dqk + dv) * e));
+  // Fused kernels accumulate the bias gradient inside the attention backward.
+  if (bias && !fused) b.push_back(kernel_item(n0 + 23, backward_of(rel_bias, 1)));
+  b.push_back(kernel_item(n0 + 24, backward_of(silu, 1.5)));
+  b.push_back(kernel_item(n0 + 25, backward_of(uvqk, 2)));
+  b.push_back(kernel_item(n0 + 26, backward_of(norm_in, 2)));
+  b.push_back(kernel_item(n0 + 27, residual));
+
+  // Saved: input, normed input, U V Q K before and after SiLU, attention output, normed
+  // output (plus the dropout mask); padded Q K V and output; unfused, the scores.
+  w.activation_bytes = T * (2 * d + 2 * uvqk_width + 2 * h * dv) * e;
+  if (drop) w.activation_bytes += T * h * dv;
+  if (padded) w.activation_bytes += s.samples * s.max_length * h * (2 * dqk + 2 * dv) * e;
+  w.attention_unfused_bytes = s.squares * h * e;
+  w.attention_padded_bytes = s.padded_squares * h * e;
+  w.attention_bytes = fused ? 0 : scores * h * e;
+  if (cp && gather) w.comm_buffer_bytes = c * T * h * (dqk + dv) * e;
+}
+
+void DenseStack::sampled_softmax(std::int32_t n0, int d, int negatives, Precision p,
+                                 const BatchShape& s, LayerWork& w) const {
+  const double e = bytes_per_element(p), T = s.tokens, R = negatives;
+  if (hstu_.shared_negatives) {
+    // One set of R negatives for the batch (in-batch sampling): the positives (T rows) and
+    // the R negatives are gathered from the batch's looked-up items and L2-normalized,
+    // logits are a GEMM [T, d] x [d, R], then the softmax cross-entropy over R + 1.
+    const double gathered = T + R;
+    const Kernel gather = elementwise(3 * gathered * d, 2 * gathered * d * e, p);
+    const Kernel logits = gemm(T, R, d, p);
+    const Kernel softmax = elementwise(5 * T * (R + 1), 2 * T * (R + 1) * kFp32, p);
+    const Kernel gather_bwd = elementwise(6 * gathered * d, 3 * gathered * d * e, p);
+    w.forward.push_back(kernel_item(n0, gather));
+    w.forward.push_back(kernel_item(n0 + 1, logits));
+    w.forward.push_back(kernel_item(n0 + 2, softmax));
+    w.backward.push_back(kernel_item(n0 + 3, softmax));
+    w.backward.push_back(kernel_item(n0 + 4, backward_of(logits, 2)));
+    w.backward.push_back(kernel_item(n0 + 5, gather_bwd));
+    w.activation_bytes = gathered * d * e + T * (R + 1) * kFp32;
+    return;
+  }
+  // Every token gathers its positive's and R negatives' embeddings from the batch's looked-up
+  // items and L2-normalizes them ([T, R + 1, d] written), dots them with its output (a
+  // batched GEMV: memory-bound), and takes the softmax cross-entropy over R + 1 logits.
+  const double rows = T * (R + 1);
+  const Kernel gather = elementwise(3 * rows * d, 2 * rows * d * e, p);
+  const Kernel logits = elementwise(2 * rows * d, rows * d * e + T * d * e + rows * kFp32, p);
+  const Kernel softmax = elementwise(5 * rows, 2 * rows * kFp32, p);
+  // Backward: probabilities to logit gradients; logit gradients to the output's and the
+  // gathered rows' gradients (read rows, write their gradients); the L2 norm's backward
+  // and the scatter-add of row gradients (read gradient and row, write gradient).
+  const Kernel logits_bwd =
+      elementwise(4 * rows * d, rows * kFp32 + 2 * rows * d * e + 2 * T * d * e, p);
+  const Kernel gather_bwd = elementwise(6 * rows * d, 3 * rows * d * e, p);
+  w.forward.push_back(kernel_item(n0, gather));
+  w.forward.push_back(kernel_item(n0 + 1, logits));
+  w.forward.push_back(kernel_item(n0 + 2, softmax));
+  w.backward.push_back(kernel_item(n0 + 3, softmax));
+  w.backward.push_back(kernel_item(n0 + 4, logits_bwd));
+  w.backward.push_back(kernel_item(n0 + 5, gather_bwd));
+  w.activation_bytes = rows * d * e + rows * kFp32;
+}
+
+}  // namespace strait::sim::workload::detail
