@@ -39,6 +39,7 @@ struct Router::Impl {
   struct Approach {
     std::vector<std::pair<NodeIndex, std::uint32_t>> local;    // non-hub node, hops to dst
     std::vector<std::pair<NodeIndex, std::uint32_t>> portals;  // hub, hops from it to dst
+    std::vector<const std::uint16_t*> portal_tables;            // hub_table of each portal
     std::vector<LinkIndex> hub_next;  // d-mod-k next hop per hub (by hub number), memoized
   };
 
@@ -107,6 +108,7 @@ struct Router::Impl {
     Approach& a = *slot;
     if (hub[dst]) {
       a.portals.emplace_back(dst, 0);
+      a.portal_tables.push_back(hub_table(dst).data());
       return a;
     }
     if (++epoch == 0) {
@@ -126,6 +128,7 @@ struct Router::Impl {
       }
     }
     std::sort(a.local.begin(), a.local.end());
+    for (const auto& [h, hops] : a.portals) a.portal_tables.push_back(hub_table(h).data());
     return a;
   }
 
@@ -139,9 +142,9 @@ struct Router::Impl {
                                        std::pair<NodeIndex, std::uint32_t>{node, 0});
       if (it != a.local.end() && it->first == node) best = it->second;
     }
-    for (const auto& [h, hops] : a.portals) {
-      const std::uint16_t d = hub_table(h)[node];
-      if (d != detail::kUnreachable) best = std::min(best, d + hops);
+    for (std::size_t k = 0; k < a.portals.size(); ++k) {
+      const std::uint16_t d = a.portal_tables[k][node];
+      if (d != detail::kUnreachable) best = std::min(best, d + a.portals[k].second);
     }
     return best;
   }
