@@ -39,7 +39,7 @@ struct Router::Impl {
   struct Approach {
     std::vector<std::pair<NodeIndex, std::uint32_t>> local;    // non-hub node, hops to dst
     std::vector<std::pair<NodeIndex, std::uint32_t>> portals;  // hub, hops from it to dst
-    std::vector<const std::uint16_t*> portal_tables;            // hub_table of each portal
+    std::vector<const std::uint16_t*> portal_tables;           // hub_table of each portal
     std::vector<LinkIndex> hub_next;  // d-mod-k next hop per hub (by hub number), memoized
   };
 
