@@ -39,11 +39,15 @@ AnalyticalNetwork::AnalyticalNetwork(engine::Simulator& sim, const topology::Clu
                                      NetworkOptions options)
     : Network(sim, cluster, std::move(options)) {}
 
+bool AnalyticalNetwork::in_closed_form(const CollectiveSpec& spec) {
+  const bool all_to_all = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV;
+  return all_to_all && levels_.applicable() && resolve(spec).algorithm == Algorithm::kDirect;
+}
+
 void AnalyticalNetwork::start_collective(const CollectiveSpec& spec,
                                          std::function<void()> on_done) {
-  const bool all_to_all = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV;
-  const Choice choice = all_to_all ? resolve(spec) : Choice{};
-  if (all_to_all && levels_.applicable() && choice.algorithm == Algorithm::kDirect) {
+  if (in_closed_form(spec)) {
+    const Choice choice = resolve(spec);
     validate_collective(spec, cluster_);
     // The closed form takes the calibrated sizes (and the protocol's bandwidth share) for
     // its time; traffic stays the payload.
