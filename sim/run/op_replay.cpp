@@ -34,7 +34,8 @@ struct RankState {
   std::vector<std::size_t> stream_head;
   std::vector<char> stream_busy;
   std::vector<Time> op_start, op_end, collective_start;
-  std::vector<std::int32_t> last_dep;  // the dependency that finished last
+  std::vector<std::int32_t> last_dep;     // the dependency that finished last
+  std::vector<std::int32_t> stream_prev;  // the previous op on the op's stream
   std::unordered_map<std::int32_t, std::int32_t> calls_on_group;
   Time compute_idle_since;
   engine::ResourceId sm, hbm;
@@ -128,6 +129,7 @@ class Replayer {
     rank.op_end.assign(n, Time::zero());
     rank.collective_start.assign(n, Time::zero());
     rank.last_dep.assign(n, kNone);
+    rank.stream_prev = stream_predecessors(ops);
     for (std::size_t i = 0; i < n; ++i) {
       rank.deps_left[i] = static_cast<std::int32_t>(ops[i].deps.size());
       for (auto d : ops[i].deps) {
@@ -222,18 +224,10 @@ class Replayer {
     const Time gap_start = rank.compute_idle_since;
     const Time now = sim_.now();
     if (now <= gap_start) return;
-    const auto dep = rank.last_dep[static_cast<std::size_t>(index)];
-    const Op* blocker = dep == kNone ? nullptr : &rank.ops->ops[static_cast<std::size_t>(dep)];
-    if (blocker && blocker->kind == OpKind::kCollective &&
-        rank.op_end[static_cast<std::size_t>(dep)] > gap_start) {
-      const Time started =
-          std::clamp(rank.collective_start[static_cast<std::size_t>(dep)], gap_start, now);
-      rank.account.straggler_wait += started - gap_start;
-      rank.account.exposed_comm[static_cast<std::size_t>(blocker->collective.comm_class)] +=
-          now - started;
-    } else {
-      rank.account.bubble += now - gap_start;
-    }
+    const OpTimes times{rank.ops->ops, rank.op_start, rank.collective_start, rank.op_end,
+                        rank.stream_prev};
+    run::account_wait(rank.account, gap_start, now, rank.last_dep[static_cast<std::size_t>(index)],
+                      times);
   }
 
   void arrive(std::int32_t r, std::int32_t index) {
@@ -475,6 +469,48 @@ void account_tail(RankAccount& a, Time from, Time makespan, std::vector<Collecti
       a.straggler_wait += hi - lo;
     }
   }
+}
+
+std::vector<std::int32_t> stream_predecessors(const std::vector<workload::Op>& ops) {
+  std::vector<std::int32_t> prev(ops.size(), kNone);
+  std::vector<std::int32_t> last;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const auto s = static_cast<std::size_t>(ops[i].stream);
+    if (s >= last.size()) last.resize(s + 1, kNone);
+    prev[i] = last[s];
+    last[s] = static_cast<std::int32_t>(i);
+  }
+  return prev;
+}
+
+void account_wait(RankAccount& a, Time idle_since, Time now, std::int32_t blocker,
+                  const OpTimes& times) {
+  if (now <= idle_since) return;
+  const auto live_collective = [&](std::int32_t i) {
+    const auto u = static_cast<std::size_t>(i);
+    return i >= 0 && times.ops[u].kind == OpKind::kCollective && times.ended[u] > idle_since;
+  };
+  if (!live_collective(blocker)) {
+    a.bubble += now - idle_since;
+    return;
+  }
+  Time hi = now;
+  for (std::int32_t b = blocker; live_collective(b) && hi > idle_since;) {
+    const auto u = static_cast<std::size_t>(b);
+    const Time started = std::clamp(times.started[u], idle_since, hi);
+    a.exposed_comm[static_cast<std::size_t>(times.ops[u].collective.comm_class)] += hi - started;
+    const Time issued = std::clamp(times.issued[u], idle_since, started);
+    a.straggler_wait += started - issued;
+    hi = issued;
+    std::int32_t next = times.stream_prev[u];
+    for (auto d : times.ops[u].deps) {
+      if (next == kNone ||
+          times.ended[static_cast<std::size_t>(d)] > times.ended[static_cast<std::size_t>(next)])
+        next = d;
+    }
+    b = next;
+  }
+  a.straggler_wait += hi - idle_since;
 }
 
 RankAccount per_step(const RankAccount& a, std::int64_t steps) {
