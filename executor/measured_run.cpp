@@ -101,7 +101,7 @@ RankAccount rank_account(const MeasuredRun& run, int r, Time makespan,
   const auto compute = compute_stream(graph);
   const auto& ops = graph.ranks[static_cast<std::size_t>(r)].ops;
   const auto& times = run.ranks[static_cast<std::size_t>(r)];
-  const auto stream_prev = sim::run::stream_predecessors(ops);
+  const auto stream_ops = sim::run::ops_by_stream(ops);
   RankAccount a;
   Time idle_since = Time::zero();
   for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -117,7 +117,7 @@ RankAccount rank_account(const MeasuredRun& run, int r, Time makespan,
           blocker = d;
       }
       sim::run::account_wait(a, idle_since, start, blocker,
-                             {ops, times.start, started, times.end, stream_prev});
+                             {ops, times.start, started, times.end, stream_ops});
     }
     if (op.kind == OpKind::kKernel) {
       a.compute += end - start;

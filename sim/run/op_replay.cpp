@@ -34,9 +34,11 @@ struct RankState {
   std::vector<std::size_t> stream_head;
   std::vector<char> stream_busy;
   std::vector<Time> op_start, op_end, collective_start;
-  std::vector<std::int32_t> last_dep;     // the dependency that finished last
-  std::vector<std::int32_t> stream_prev;  // the previous op on the op's stream
-  std::unordered_map<std::int32_t, std::int32_t> calls_on_group;
+  std::vector<std::int32_t> last_dep;  // the dependency that finished last
+  struct Membership {
+    std::int32_t group, position, calls;  // calls: collectives issued on the group so far
+  };
+  std::vector<Membership> groups;  // a rank is in a handful: searched linearly
   Time compute_idle_since;
   engine::ResourceId sm, hbm;
   const std::string* gpu_type = nullptr;
@@ -64,14 +66,16 @@ class Replayer {
     for (std::size_t s = 0; s < graph.streams.size(); ++s) {
       if (graph.streams[s] == "compute") compute_stream_ = static_cast<std::int32_t>(s);
     }
+    instances_.resize(graph.groups.size());
+    ranks_.resize(graph.ranks.size());
     for (std::size_t g = 0; g < graph.groups.size(); ++g) {
       const auto& members = graph.groups[g].ranks;
       for (std::size_t i = 0; i < members.size(); ++i) {
-        position_[key(static_cast<std::int32_t>(g), members[i])] = static_cast<std::int32_t>(i);
+        const auto m = static_cast<std::size_t>(members[i]);
+        if (m >= ranks_.size()) continue;  // not a rank of the graph: never calls
+        ranks_[m].groups.push_back({static_cast<std::int32_t>(g), static_cast<std::int32_t>(i), 0});
       }
     }
-    instances_.resize(graph.groups.size());
-    ranks_.resize(graph.ranks.size());
     result_.ranks.resize(graph.ranks.size());
     result_.step_end.assign(static_cast<std::size_t>(std::max(1, graph.steps)), Time::zero());
     std::vector<char> traced(graph.ranks.size(), options.trace_ranks.empty());
@@ -110,11 +114,6 @@ class Replayer {
   }
 
  private:
-  static std::uint64_t key(std::int32_t group, std::int32_t rank) {
-    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(group)) << 32) |
-           static_cast<std::uint32_t>(rank);
-  }
-
   void init_rank(std::int32_t r, bool traced) {
     auto& rank = ranks_[static_cast<std::size_t>(r)];
     rank.ops = &graph_.ranks[static_cast<std::size_t>(r)];
@@ -129,7 +128,6 @@ class Replayer {
     rank.op_end.assign(n, Time::zero());
     rank.collective_start.assign(n, Time::zero());
     rank.last_dep.assign(n, kNone);
-    rank.stream_prev = stream_predecessors(ops);
     for (std::size_t i = 0; i < n; ++i) {
       rank.deps_left[i] = static_cast<std::int32_t>(ops[i].deps.size());
       for (auto d : ops[i].deps) {
@@ -225,7 +223,7 @@ class Replayer {
     const Time now = sim_.now();
     if (now <= gap_start) return;
     const OpTimes times{rank.ops->ops, rank.op_start, rank.collective_start, rank.op_end,
-                        rank.stream_prev};
+                        rank.stream_ops};
     run::account_wait(rank.account, gap_start, now, rank.last_dep[static_cast<std::size_t>(index)],
                       times);
   }
@@ -238,20 +236,23 @@ class Replayer {
       throw Error(fmt::format(
           "op graph: rank {} calls a collective on group {}, which does not exist", r, g));
     }
-    const auto pos_it = position_.find(key(g, r));
-    if (pos_it == position_.end()) {
+    RankState::Membership* member = nullptr;
+    for (auto& m : rank.groups) {
+      if (m.group == g) member = &m;
+    }
+    if (!member) {
       throw Error(
           fmt::format("op graph: rank {} calls a collective on group '{}' it is not a member of", r,
                       graph_.groups[static_cast<std::size_t>(g)].name));
     }
-    const auto k = rank.calls_on_group[g]++;
+    const auto k = member->calls++;
     const auto& members = graph_.groups[static_cast<std::size_t>(g)].ranks;
     auto& inst = instances_[static_cast<std::size_t>(g)][k];
     if (inst.members.empty()) {
       inst.members.assign(members.size(), {kNone, kNone});
       if (call.op == network::CollectiveOp::kAllToAllV) inst.rows.resize(members.size());
     }
-    const auto pos = static_cast<std::size_t>(pos_it->second);
+    const auto pos = static_cast<std::size_t>(member->position);
     inst.members[pos] = {r, index};
     if (!inst.rows.empty()) inst.rows[pos] = call.send_row;
     if (++inst.arrived < static_cast<int>(members.size())) return;
@@ -424,7 +425,6 @@ class Replayer {
   std::unique_ptr<network::Network> net_;
   std::int32_t compute_stream_ = kNone;
   std::vector<RankState> ranks_;
-  std::unordered_map<std::uint64_t, std::int32_t> position_;
   std::vector<std::unordered_map<std::int32_t, Instance>> instances_;
   ReplayResult result_;
   std::uint64_t finished_ops_ = 0;
@@ -471,16 +471,14 @@ void account_tail(RankAccount& a, Time from, Time makespan, std::vector<Collecti
   }
 }
 
-std::vector<std::int32_t> stream_predecessors(const std::vector<workload::Op>& ops) {
-  std::vector<std::int32_t> prev(ops.size(), kNone);
-  std::vector<std::int32_t> last;
+std::vector<std::vector<std::int32_t>> ops_by_stream(const std::vector<workload::Op>& ops) {
+  std::vector<std::vector<std::int32_t>> out;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const auto s = static_cast<std::size_t>(ops[i].stream);
-    if (s >= last.size()) last.resize(s + 1, kNone);
-    prev[i] = last[s];
-    last[s] = static_cast<std::int32_t>(i);
+    if (s >= out.size()) out.resize(s + 1);
+    out[s].push_back(static_cast<std::int32_t>(i));
   }
-  return prev;
+  return out;
 }
 
 void account_wait(RankAccount& a, Time idle_since, Time now, std::int32_t blocker,
@@ -502,7 +500,10 @@ void account_wait(RankAccount& a, Time idle_since, Time now, std::int32_t blocke
     const Time issued = std::clamp(times.issued[u], idle_since, started);
     a.straggler_wait += started - issued;
     hi = issued;
-    std::int32_t next = times.stream_prev[u];
+    // The previous op on b's stream (its ops are in increasing index).
+    const auto& on_stream = times.stream_ops[static_cast<std::size_t>(times.ops[u].stream)];
+    const auto at = std::lower_bound(on_stream.begin(), on_stream.end(), b);
+    std::int32_t next = at == on_stream.begin() ? kNone : *(at - 1);
     for (auto d : times.ops[u].deps) {
       if (next == kNone ||
           times.ended[static_cast<std::size_t>(d)] > times.ended[static_cast<std::size_t>(next)])

@@ -72,17 +72,17 @@ void account_tail(RankAccount& a, Time from, Time makespan, std::vector<Collecti
 
 /// A rank's op times as account_wait reads them, indexed by op: when this rank issued it,
 /// when it started (a collective: when every member had issued it), when it ended; and the
-/// previous op on its stream (-1 for a stream's first op, see stream_predecessors).
+/// rank's ops per stream in increasing index (see ops_by_stream).
 struct OpTimes {
   const std::vector<workload::Op>& ops;
   const std::vector<Time>& issued;
   const std::vector<Time>& started;
   const std::vector<Time>& ended;
-  const std::vector<std::int32_t>& stream_prev;
+  const std::vector<std::vector<std::int32_t>>& stream_ops;
 };
 
-/// Per op of `ops`, the previous op on the same stream (-1 for the first).
-std::vector<std::int32_t> stream_predecessors(const std::vector<workload::Op>& ops);
+/// The indices of `ops` on each stream, in increasing order.
+std::vector<std::vector<std::int32_t>> ops_by_stream(const std::vector<workload::Op>& ops);
 
 /// Books a rank's compute-stream idle time [idle_since, now), which ended when op
 /// `blocker` (the dependency that finished last; -1 for none) did. Not a collective, or one

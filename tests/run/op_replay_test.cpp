@@ -161,16 +161,16 @@ TEST(OpReplay, AccountWaitFollowsTheChainOfTheRanksOwnCollectives) {
   const std::vector<Op> ops = {k, x, y};
   const std::vector<Time> issued = {us(0), us(10), us(20)}, started = {us(0), us(12), us(25)},
                           ended = {us(5), us(20), us(30)};
-  const auto prev = stream_predecessors(ops);
-  ASSERT_EQ(prev, (std::vector<std::int32_t>{-1, -1, 1}));
+  const auto streams = ops_by_stream(ops);  // compute: {0}, dense_comm: {1, 2}
+  ASSERT_EQ(streams, (std::vector<std::vector<std::int32_t>>{{0}, {}, {1, 2}}));
   RankAccount a;
-  account_wait(a, us(5), us(30), 2, {ops, issued, started, ended, prev});
+  account_wait(a, us(5), us(30), 2, {ops, issued, started, ended, streams});
   EXPECT_EQ(a.exposed_comm[kReplica], us(5));
   EXPECT_EQ(a.exposed_comm[kDense], us(8));
   EXPECT_EQ(a.straggler_wait, us(12));
   EXPECT_EQ(a.bubble, Time::zero());
   RankAccount b;  // waiting on a kernel: bubble
-  account_wait(b, us(5), us(30), 0, {ops, issued, started, ended, prev});
+  account_wait(b, us(5), us(30), 0, {ops, issued, started, ended, streams});
   EXPECT_EQ(b.bubble, us(25));
 }
 

@@ -39,11 +39,14 @@ class SparseTraffic {
 
  private:
   double output_bytes(int j, int i) const;
+  bool same_shards() const;  // every member holds the same shards (tables, fractions)
   const ModelConfig& model_;
   const ShardMap& map_;
   std::vector<std::vector<double>> ids_;
   std::vector<double> samples_;
   std::vector<double> unique_fraction_;  // per table
+  bool same_shards_ = false;
+  mutable std::vector<Bytes> first_output_row_;  // the row every member sends, when same_shards_
 };
 
 }  // namespace strait::sim::workload::detail
