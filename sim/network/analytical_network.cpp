@@ -18,17 +18,20 @@ bool spans_hosts(const topology::Cluster& cluster, const CollectiveSpec& spec) {
 // empty ones).
 int direct_peer_messages(const CollectiveSpec& spec) {
   const auto n = spec.gpus.size();
+  if (spec.op == CollectiveOp::kAllToAll) {
+    // A rank with a non-empty buffer sends a share to each of the n - 1 others: O(n), not
+    // O(n^2) (groups of 512 members with per-member sizes, at every call).
+    bool any = spec.send_bytes.empty() ? spec.bytes > 0 : false;
+    for (Bytes b : spec.send_bytes) any = any || b > 0;
+    return any && n > 1 ? static_cast<int>(n - 1) : 0;
+  }
   int most = 0;
   for (std::size_t i = 0; i < n; ++i) {
     int count = 0;
     for (std::size_t j = 0; j < n; ++j) {
-      const Bytes b = spec.op == CollectiveOp::kAllToAllV ? spec.send_matrix[i * n + j]
-                      : spec.send_bytes.empty()           ? spec.bytes
-                                                          : spec.send_bytes[i];
-      if (i != j && b > 0) ++count;
+      if (i != j && spec.send_matrix[i * n + j] > 0) ++count;
     }
     most = std::max(most, count);
-    if (spec.op == CollectiveOp::kAllToAll && spec.send_bytes.empty()) break;
   }
   return most;
 }

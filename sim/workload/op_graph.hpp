@@ -22,6 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "sim/core/units.hpp"
 #include "sim/cost/kernel_work.hpp"
 #include "sim/network/collective.hpp"
@@ -61,6 +63,10 @@ struct CollectiveCall {
 
 enum class OpKind { kKernel, kCollective };
 
+/// An op's dependencies: up to 4 inline (nearly every op), more on the heap; at 131,072
+/// ranks a heap vector per op cost a malloc and ~32 bytes for each of 28 million ops.
+using OpDeps = boost::container::small_vector<std::int32_t, 4>;
+
 /// Which part of the step an op belongs to (for traces and the bubble/straggler report).
 enum class StepPhase { kInput, kForward, kBackward, kOptimizer };
 const char* to_string(StepPhase p);
@@ -71,9 +77,9 @@ struct Op {
   std::int32_t stream = 0;  // index into OpGraph::streams
   std::int32_t step = 0;
   StepPhase phase = StepPhase::kForward;
-  std::vector<std::int32_t> deps;  // indices of earlier ops of the same rank
-  Kernel kernel;                   // when kind == kKernel
-  CollectiveCall collective;       // when kind == kCollective
+  OpDeps deps;                // indices of earlier ops of the same rank
+  Kernel kernel;              // when kind == kKernel
+  CollectiveCall collective;  // when kind == kCollective
 };
 
 struct RankOps {

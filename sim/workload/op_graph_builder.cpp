@@ -188,7 +188,7 @@ class RankBuilder {
     const std::int32_t op = collective(CollectiveOp::kAllReduce, sh_.layout.dc_replica[r],
                                        xdc_bytes_, CommClass::kDenseSync, sh_.nm.xdc[0],
                                        sh_.st.xdc_comm, step, StepPhase::kBackward, {});
-    out_.ops[static_cast<std::size_t>(op)].deps = xdc_after_;
+    out_.ops[static_cast<std::size_t>(op)].deps.assign(xdc_after_.begin(), xdc_after_.end());
     xdc.push_back(op);
     xdc_after_.clear();
     xdc_bytes_ = 0;

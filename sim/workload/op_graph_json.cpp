@@ -21,7 +21,7 @@ nlohmann::json to_json(const OpGraph& graph, int rank) {
     j["stream"] = graph.streams[static_cast<std::size_t>(op.stream)];
     j["step"] = op.step;
     j["phase"] = to_string(op.phase);
-    j["deps"] = op.deps;
+    j["deps"] = std::vector<std::int32_t>(op.deps.begin(), op.deps.end());
     if (op.kind == OpKind::kKernel) {
       const Kernel& k = op.kernel;
       j["kind"] = "kernel";

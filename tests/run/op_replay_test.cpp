@@ -23,7 +23,7 @@ Op kernel(double gflops, std::int32_t stream, std::vector<std::int32_t> deps = {
   op.kernel.kind = workload::KernelKind::kElementwise;
   op.kernel.flops = gflops * 1e9;
   op.kernel.hbm_bytes = gflops * 1e9;
-  op.deps = std::move(deps);
+  op.deps.assign(deps.begin(), deps.end());
   return op;
 }
 
@@ -34,7 +34,7 @@ Op all_reduce(CommClass c, int group, std::int32_t stream, std::vector<std::int3
   op.collective.group = group;
   op.collective.bytes = 256 << 20;
   op.collective.comm_class = c;
-  op.deps = std::move(deps);
+  op.deps.assign(deps.begin(), deps.end());
   return op;
 }
 
