@@ -50,7 +50,7 @@ struct RankState {
 struct Instance {
   int arrived = 0;
   std::vector<std::pair<std::int32_t, std::int32_t>> members;  // (rank, op) by group position
-  std::vector<std::vector<Bytes>> rows;                        // all_to_allv send rows
+  std::vector<workload::SendRow> rows;                         // all_to_allv send rows
 };
 
 class Replayer {

@@ -46,7 +46,7 @@ nlohmann::json to_json(const OpGraph& graph, int rank) {
                          {"group", g.name},
                          {"group_ranks", g.ranks},
                          {"bytes", c.bytes},
-                         {"send_row", c.send_row},
+                         {"send_row", c.send_row.bytes()},
                          {"class", to_string(c.comm_class)},
                          {"priority", c.priority},
                          {"sm_free", c.sm_free}};

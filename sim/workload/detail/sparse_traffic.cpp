@@ -46,7 +46,7 @@ bool SparseTraffic::same_shards() const {
   return true;
 }
 
-std::vector<Bytes> SparseTraffic::input_row(int i) const {
+SendRow SparseTraffic::input_row(int i) const {
   std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
   // Members holding the same shards receive the same bytes: one entry, copied.
   for (int j = 0; j < (same_shards_ ? std::min(1, map_.group_size) : map_.group_size); ++j) {
@@ -59,7 +59,7 @@ std::vector<Bytes> SparseTraffic::input_row(int i) const {
     row[static_cast<std::size_t>(j)] = static_cast<Bytes>(std::llround(b));
   }
   if (same_shards_ && !row.empty()) std::fill(row.begin() + 1, row.end(), row.front());
-  return row;
+  return SendRow(std::move(row));
 }
 
 double SparseTraffic::output_bytes(int j, int i) const {
@@ -76,23 +76,24 @@ double SparseTraffic::output_bytes(int j, int i) const {
   return b;
 }
 
-std::vector<Bytes> SparseTraffic::output_row(int j) const {
+SendRow SparseTraffic::output_row(int j) const {
   // Members holding the same shards send the same row: computed once (O(M), not O(M^2)
   // per group).
   if (same_shards_ && !first_output_row_.empty()) return first_output_row_;
   std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
   for (int i = 0; i < map_.group_size; ++i)
     row[static_cast<std::size_t>(i)] = static_cast<Bytes>(std::llround(output_bytes(j, i)));
-  if (same_shards_) first_output_row_ = row;
-  return row;
+  SendRow shared(std::move(row));
+  if (same_shards_) first_output_row_ = shared;
+  return shared;
 }
 
-std::vector<Bytes> SparseTraffic::grad_row(int i) const {
+SendRow SparseTraffic::grad_row(int i) const {
   std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
   for (int j = 0; j < (same_shards_ ? std::min(1, map_.group_size) : map_.group_size); ++j)
     row[static_cast<std::size_t>(j)] = static_cast<Bytes>(std::llround(output_bytes(j, i)));
   if (same_shards_ && !row.empty()) std::fill(row.begin() + 1, row.end(), row.front());
-  return row;
+  return SendRow(std::move(row));
 }
 
 double SparseTraffic::output_buffer_bytes(int j) const {
