@@ -101,6 +101,7 @@ RankAccount rank_account(const MeasuredRun& run, int r, Time makespan,
   const auto compute = compute_stream(graph);
   const auto& ops = graph.ranks[static_cast<std::size_t>(r)].ops;
   const auto& times = run.ranks[static_cast<std::size_t>(r)];
+  const auto stream_ops = sim::run::ops_by_stream(ops);
   RankAccount a;
   Time idle_since = Time::zero();
   for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -115,16 +116,8 @@ RankAccount rank_account(const MeasuredRun& run, int r, Time makespan,
             times.end[static_cast<std::size_t>(d)] > times.end[static_cast<std::size_t>(blocker)])
           blocker = d;
       }
-      const auto* b = blocker < 0 ? nullptr : &ops[static_cast<std::size_t>(blocker)];
-      if (b && b->kind == OpKind::kCollective &&
-          times.end[static_cast<std::size_t>(blocker)] > idle_since) {
-        const Time begun =
-            std::clamp(started[static_cast<std::size_t>(blocker)], idle_since, start);
-        a.straggler_wait += begun - idle_since;
-        a.exposed_comm[static_cast<std::size_t>(b->collective.comm_class)] += start - begun;
-      } else {
-        a.bubble += start - idle_since;
-      }
+      sim::run::account_wait(a, idle_since, start, blocker,
+                             {ops, times.start, started, times.end, stream_ops});
     }
     if (op.kind == OpKind::kKernel) {
       a.compute += end - start;

@@ -18,17 +18,20 @@ bool spans_hosts(const topology::Cluster& cluster, const CollectiveSpec& spec) {
 // empty ones).
 int direct_peer_messages(const CollectiveSpec& spec) {
   const auto n = spec.gpus.size();
+  if (spec.op == CollectiveOp::kAllToAll) {
+    // A rank with a non-empty buffer sends a share to each of the n - 1 others: O(n), not
+    // O(n^2) (groups of 512 members with per-member sizes, at every call).
+    bool any = spec.send_bytes.empty() ? spec.bytes > 0 : false;
+    for (Bytes b : spec.send_bytes) any = any || b > 0;
+    return any && n > 1 ? static_cast<int>(n - 1) : 0;
+  }
   int most = 0;
   for (std::size_t i = 0; i < n; ++i) {
     int count = 0;
     for (std::size_t j = 0; j < n; ++j) {
-      const Bytes b = spec.op == CollectiveOp::kAllToAllV ? spec.send_matrix[i * n + j]
-                      : spec.send_bytes.empty()           ? spec.bytes
-                                                          : spec.send_bytes[i];
-      if (i != j && b > 0) ++count;
+      if (i != j && spec.send_matrix[i * n + j] > 0) ++count;
     }
     most = std::max(most, count);
-    if (spec.op == CollectiveOp::kAllToAll && spec.send_bytes.empty()) break;
   }
   return most;
 }
@@ -39,11 +42,15 @@ AnalyticalNetwork::AnalyticalNetwork(engine::Simulator& sim, const topology::Clu
                                      NetworkOptions options)
     : Network(sim, cluster, std::move(options)) {}
 
+bool AnalyticalNetwork::in_closed_form(const CollectiveSpec& spec) {
+  const bool all_to_all = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV;
+  return all_to_all && levels_.applicable() && resolve(spec).algorithm == Algorithm::kDirect;
+}
+
 void AnalyticalNetwork::start_collective(const CollectiveSpec& spec,
                                          std::function<void()> on_done) {
-  const bool all_to_all = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV;
-  const Choice choice = all_to_all ? resolve(spec) : Choice{};
-  if (all_to_all && levels_.applicable() && choice.algorithm == Algorithm::kDirect) {
+  if (in_closed_form(spec)) {
+    const Choice choice = resolve(spec);
     validate_collective(spec, cluster_);
     // The closed form takes the calibrated sizes (and the protocol's bandwidth share) for
     // its time; traffic stays the payload.

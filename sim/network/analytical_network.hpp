@@ -23,6 +23,9 @@ class AnalyticalNetwork final : public Network {
                     NetworkOptions options);
 
   void start_collective(const CollectiveSpec& spec, std::function<void()> on_done) override;
+  /// True for a direct all-to-all(v) on a hierarchy-form cluster: summed per level from its
+  /// spec in O(n) (all_to_all) without building its n^2 transfers.
+  bool in_closed_form(const CollectiveSpec& spec) override;
   void start_schedule(Schedule schedule, int priority, double weight,
                       std::function<void()> on_done) override;
   void start_transfer(int src, int dst, Bytes bytes, int priority,

@@ -190,16 +190,28 @@ CollectiveResult simulate_collective(const topology::Cluster& cluster, const Col
   CollectiveSpec resolved = spec;
   const auto choice = network->resolve(spec);
   resolved.algorithm = choice.algorithm;
+  resolved.protocol = choice.protocol;
+  CollectiveResult result;
+  Time finished = Time::zero();
+  if (network->in_closed_form(resolved)) {
+    // One phase, one lane, one channel: what build_schedule's direct all-to-all would say.
+    result.algorithm = choice.algorithm;
+    result.protocol = choice.protocol;
+    network->start_collective(resolved, [&] { finished = sim.now(); });
+    sim.run();
+    result.time = finished;
+    result.events = sim.events();
+    result.traffic = network->traffic();
+    return result;
+  }
   Schedule schedule = build_schedule(resolved, cluster, options.schedule);
   apply_protocol(schedule, cluster, choice.protocol);
   const OpCalibration& c = options.calibration[static_cast<std::size_t>(spec.op)];
   apply_calibration(schedule, calibration_scale(c, spec));
-  CollectiveResult result;
   result.algorithm = schedule.algorithm;
   result.protocol = schedule.protocol;
   result.channels = schedule.channels;
   result.chunks = schedule.chunks;
-  Time finished = Time::zero();
   sim.after(c.base_latency, [&, schedule = std::move(schedule)]() mutable {
     network->start_schedule(std::move(schedule), spec.priority, spec.weight,
                             [&] { finished = sim.now(); });

@@ -69,6 +69,9 @@ class Network {
 
   /// Starts `spec` now; `on_done` runs when every rank has finished.
   virtual void start_collective(const CollectiveSpec& spec, std::function<void()> on_done);
+  /// True when start_collective(spec) times `spec` without building its schedule (then
+  /// simulate_collective does not build it either).
+  virtual bool in_closed_form(const CollectiveSpec& /*spec*/) { return false; }
   /// Starts an already built schedule now (its flows get `priority` and `weight`).
   virtual void start_schedule(Schedule schedule, int priority, double weight,
                               std::function<void()> on_done) = 0;

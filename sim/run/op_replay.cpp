@@ -35,7 +35,10 @@ struct RankState {
   std::vector<char> stream_busy;
   std::vector<Time> op_start, op_end, collective_start;
   std::vector<std::int32_t> last_dep;  // the dependency that finished last
-  std::unordered_map<std::int32_t, std::int32_t> calls_on_group;
+  struct Membership {
+    std::int32_t group, position, calls;  // calls: collectives issued on the group so far
+  };
+  std::vector<Membership> groups;  // a rank is in a handful: searched linearly
   Time compute_idle_since;
   engine::ResourceId sm, hbm;
   const std::string* gpu_type = nullptr;
@@ -47,7 +50,7 @@ struct RankState {
 struct Instance {
   int arrived = 0;
   std::vector<std::pair<std::int32_t, std::int32_t>> members;  // (rank, op) by group position
-  std::vector<std::vector<Bytes>> rows;                        // all_to_allv send rows
+  std::vector<workload::SendRow> rows;                         // all_to_allv send rows
 };
 
 class Replayer {
@@ -63,14 +66,16 @@ class Replayer {
     for (std::size_t s = 0; s < graph.streams.size(); ++s) {
       if (graph.streams[s] == "compute") compute_stream_ = static_cast<std::int32_t>(s);
     }
+    instances_.resize(graph.groups.size());
+    ranks_.resize(graph.ranks.size());
     for (std::size_t g = 0; g < graph.groups.size(); ++g) {
       const auto& members = graph.groups[g].ranks;
       for (std::size_t i = 0; i < members.size(); ++i) {
-        position_[key(static_cast<std::int32_t>(g), members[i])] = static_cast<std::int32_t>(i);
+        const auto m = static_cast<std::size_t>(members[i]);
+        if (m >= ranks_.size()) continue;  // not a rank of the graph: never calls
+        ranks_[m].groups.push_back({static_cast<std::int32_t>(g), static_cast<std::int32_t>(i), 0});
       }
     }
-    instances_.resize(graph.groups.size());
-    ranks_.resize(graph.ranks.size());
     result_.ranks.resize(graph.ranks.size());
     result_.step_end.assign(static_cast<std::size_t>(std::max(1, graph.steps)), Time::zero());
     std::vector<char> traced(graph.ranks.size(), options.trace_ranks.empty());
@@ -109,11 +114,6 @@ class Replayer {
   }
 
  private:
-  static std::uint64_t key(std::int32_t group, std::int32_t rank) {
-    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(group)) << 32) |
-           static_cast<std::uint32_t>(rank);
-  }
-
   void init_rank(std::int32_t r, bool traced) {
     auto& rank = ranks_[static_cast<std::size_t>(r)];
     rank.ops = &graph_.ranks[static_cast<std::size_t>(r)];
@@ -222,18 +222,10 @@ class Replayer {
     const Time gap_start = rank.compute_idle_since;
     const Time now = sim_.now();
     if (now <= gap_start) return;
-    const auto dep = rank.last_dep[static_cast<std::size_t>(index)];
-    const Op* blocker = dep == kNone ? nullptr : &rank.ops->ops[static_cast<std::size_t>(dep)];
-    if (blocker && blocker->kind == OpKind::kCollective &&
-        rank.op_end[static_cast<std::size_t>(dep)] > gap_start) {
-      const Time started =
-          std::clamp(rank.collective_start[static_cast<std::size_t>(dep)], gap_start, now);
-      rank.account.straggler_wait += started - gap_start;
-      rank.account.exposed_comm[static_cast<std::size_t>(blocker->collective.comm_class)] +=
-          now - started;
-    } else {
-      rank.account.bubble += now - gap_start;
-    }
+    const OpTimes times{rank.ops->ops, rank.op_start, rank.collective_start, rank.op_end,
+                        rank.stream_ops};
+    run::account_wait(rank.account, gap_start, now, rank.last_dep[static_cast<std::size_t>(index)],
+                      times);
   }
 
   void arrive(std::int32_t r, std::int32_t index) {
@@ -244,20 +236,23 @@ class Replayer {
       throw Error(fmt::format(
           "op graph: rank {} calls a collective on group {}, which does not exist", r, g));
     }
-    const auto pos_it = position_.find(key(g, r));
-    if (pos_it == position_.end()) {
+    RankState::Membership* member = nullptr;
+    for (auto& m : rank.groups) {
+      if (m.group == g) member = &m;
+    }
+    if (!member) {
       throw Error(
           fmt::format("op graph: rank {} calls a collective on group '{}' it is not a member of", r,
                       graph_.groups[static_cast<std::size_t>(g)].name));
     }
-    const auto k = rank.calls_on_group[g]++;
+    const auto k = member->calls++;
     const auto& members = graph_.groups[static_cast<std::size_t>(g)].ranks;
     auto& inst = instances_[static_cast<std::size_t>(g)][k];
     if (inst.members.empty()) {
       inst.members.assign(members.size(), {kNone, kNone});
       if (call.op == network::CollectiveOp::kAllToAllV) inst.rows.resize(members.size());
     }
-    const auto pos = static_cast<std::size_t>(pos_it->second);
+    const auto pos = static_cast<std::size_t>(member->position);
     inst.members[pos] = {r, index};
     if (!inst.rows.empty()) inst.rows[pos] = call.send_row;
     if (++inst.arrived < static_cast<int>(members.size())) return;
@@ -430,7 +425,6 @@ class Replayer {
   std::unique_ptr<network::Network> net_;
   std::int32_t compute_stream_ = kNone;
   std::vector<RankState> ranks_;
-  std::unordered_map<std::uint64_t, std::int32_t> position_;
   std::vector<std::unordered_map<std::int32_t, Instance>> instances_;
   ReplayResult result_;
   std::uint64_t finished_ops_ = 0;
@@ -475,6 +469,49 @@ void account_tail(RankAccount& a, Time from, Time makespan, std::vector<Collecti
       a.straggler_wait += hi - lo;
     }
   }
+}
+
+std::vector<std::vector<std::int32_t>> ops_by_stream(const std::vector<workload::Op>& ops) {
+  std::vector<std::vector<std::int32_t>> out;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const auto s = static_cast<std::size_t>(ops[i].stream);
+    if (s >= out.size()) out.resize(s + 1);
+    out[s].push_back(static_cast<std::int32_t>(i));
+  }
+  return out;
+}
+
+void account_wait(RankAccount& a, Time idle_since, Time now, std::int32_t blocker,
+                  const OpTimes& times) {
+  if (now <= idle_since) return;
+  const auto live_collective = [&](std::int32_t i) {
+    const auto u = static_cast<std::size_t>(i);
+    return i >= 0 && times.ops[u].kind == OpKind::kCollective && times.ended[u] > idle_since;
+  };
+  if (!live_collective(blocker)) {
+    a.bubble += now - idle_since;
+    return;
+  }
+  Time hi = now;
+  for (std::int32_t b = blocker; live_collective(b) && hi > idle_since;) {
+    const auto u = static_cast<std::size_t>(b);
+    const Time started = std::clamp(times.started[u], idle_since, hi);
+    a.exposed_comm[static_cast<std::size_t>(times.ops[u].collective.comm_class)] += hi - started;
+    const Time issued = std::clamp(times.issued[u], idle_since, started);
+    a.straggler_wait += started - issued;
+    hi = issued;
+    // The previous op on b's stream (its ops are in increasing index).
+    const auto& on_stream = times.stream_ops[static_cast<std::size_t>(times.ops[u].stream)];
+    const auto at = std::lower_bound(on_stream.begin(), on_stream.end(), b);
+    std::int32_t next = at == on_stream.begin() ? kNone : *(at - 1);
+    for (auto d : times.ops[u].deps) {
+      if (next == kNone ||
+          times.ended[static_cast<std::size_t>(d)] > times.ended[static_cast<std::size_t>(next)])
+        next = d;
+    }
+    b = next;
+  }
+  a.straggler_wait += hi - idle_since;
 }
 
 RankAccount per_step(const RankAccount& a, std::int64_t steps) {

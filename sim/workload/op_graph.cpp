@@ -16,6 +16,11 @@ std::int32_t intern_into(
 
 }  // namespace
 
+const std::vector<Bytes>& SendRow::empty_row() {
+  static const std::vector<Bytes> kEmpty;
+  return kEmpty;
+}
+
 const char* to_string(CommClass c) {
   switch (c) {
     case CommClass::kInputDist:

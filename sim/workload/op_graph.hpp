@@ -17,10 +17,13 @@
 // Names are interned in the graph's string table to keep millions of ops small.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "sim/core/units.hpp"
 #include "sim/cost/kernel_work.hpp"
@@ -47,19 +50,46 @@ enum class CommClass {
 inline constexpr int kCommClassCount = 7;
 const char* to_string(CommClass c);
 
+/// An all_to_allv send row (bytes to each group member), immutable and shared: members of
+/// a group holding the same shards send the same row, kept once per group, not per rank
+/// (4 KiB per rank and step in groups of 512). Reads like a const std::vector<Bytes>.
+class SendRow {
+ public:
+  SendRow() = default;
+  explicit SendRow(std::vector<Bytes> row)
+      : row_(row.empty() ? nullptr : std::make_shared<const std::vector<Bytes>>(std::move(row))) {}
+  const std::vector<Bytes>& bytes() const { return row_ ? *row_ : empty_row(); }
+  operator const std::vector<Bytes>&() const { return bytes(); }  // NOLINT: reads as a vector
+  std::size_t size() const { return bytes().size(); }
+  bool empty() const { return bytes().empty(); }
+  Bytes at(std::size_t i) const { return bytes().at(i); }
+  Bytes operator[](std::size_t i) const { return bytes()[i]; }
+  Bytes front() const { return bytes().front(); }
+  auto begin() const { return bytes().begin(); }
+  auto end() const { return bytes().end(); }
+
+ private:
+  static const std::vector<Bytes>& empty_row();
+  std::shared_ptr<const std::vector<Bytes>> row_;
+};
+
 struct CollectiveCall {
   network::CollectiveOp op = network::CollectiveOp::kAllReduce;
   network::Algorithm algorithm = network::Algorithm::kAuto;
-  int group = 0;                // index into OpGraph::groups
-  Bytes bytes = 0;              // nccl-tests convention (see network/collective.hpp)
-  std::vector<Bytes> send_row;  // all_to_allv: bytes this rank sends to each group member
-                                // (all_to_all: `bytes` is this rank's buffer; members may differ)
+  int group = 0;     // index into OpGraph::groups
+  Bytes bytes = 0;   // nccl-tests convention (see network/collective.hpp)
+  SendRow send_row;  // all_to_allv: bytes this rank sends to each group member
+                     // (all_to_all: `bytes` is this rank's buffer; members may differ)
   CommClass comm_class = CommClass::kDenseSync;
   int priority = 0;      // engine priority class (0 first)
   bool sm_free = false;  // runs on copy engines: takes no SMs from compute
 };
 
 enum class OpKind { kKernel, kCollective };
+
+/// An op's dependencies: up to 4 inline (nearly every op), more on the heap; at 131,072
+/// ranks a heap vector per op cost a malloc and ~32 bytes for each of 28 million ops.
+using OpDeps = boost::container::small_vector<std::int32_t, 4>;
 
 /// Which part of the step an op belongs to (for traces and the bubble/straggler report).
 enum class StepPhase { kInput, kForward, kBackward, kOptimizer };
@@ -71,9 +101,9 @@ struct Op {
   std::int32_t stream = 0;  // index into OpGraph::streams
   std::int32_t step = 0;
   StepPhase phase = StepPhase::kForward;
-  std::vector<std::int32_t> deps;  // indices of earlier ops of the same rank
-  Kernel kernel;                   // when kind == kKernel
-  CollectiveCall collective;       // when kind == kCollective
+  OpDeps deps;                // indices of earlier ops of the same rank
+  Kernel kernel;              // when kind == kKernel
+  CollectiveCall collective;  // when kind == kCollective
 };
 
 struct RankOps {

@@ -113,7 +113,7 @@ class RankBuilder {
   std::int32_t collective(CollectiveOp cop, int group, Bytes bytes, CommClass cls,
                           std::int32_t name, std::int32_t stream, int step, StepPhase phase,
                           std::initializer_list<std::int32_t> deps,
-                          Algorithm algo = Algorithm::kAuto, std::vector<Bytes> row = {}) {
+                          Algorithm algo = Algorithm::kAuto, SendRow row = {}) {
     Op op;
     op.kind = OpKind::kCollective;
     CollectiveCall& c = op.collective;
@@ -134,7 +134,7 @@ class RankBuilder {
         c.op = CollectiveOp::kAllToAll;
       } else {
         c.op = CollectiveOp::kAllToAllV;
-        c.send_row = std::move(row);
+        c.send_row = std::move(row);  // shared with the group's members that send the same
       }
     }
     return add(std::move(op), name, stream, step, phase, deps);
@@ -188,7 +188,7 @@ class RankBuilder {
     const std::int32_t op = collective(CollectiveOp::kAllReduce, sh_.layout.dc_replica[r],
                                        xdc_bytes_, CommClass::kDenseSync, sh_.nm.xdc[0],
                                        sh_.st.xdc_comm, step, StepPhase::kBackward, {});
-    out_.ops[static_cast<std::size_t>(op)].deps = xdc_after_;
+    out_.ops[static_cast<std::size_t>(op)].deps.assign(xdc_after_.begin(), xdc_after_.end());
     xdc.push_back(op);
     xdc_after_.clear();
     xdc_bytes_ = 0;

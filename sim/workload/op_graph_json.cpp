@@ -21,7 +21,7 @@ nlohmann::json to_json(const OpGraph& graph, int rank) {
     j["stream"] = graph.streams[static_cast<std::size_t>(op.stream)];
     j["step"] = op.step;
     j["phase"] = to_string(op.phase);
-    j["deps"] = op.deps;
+    j["deps"] = std::vector<std::int32_t>(op.deps.begin(), op.deps.end());
     if (op.kind == OpKind::kKernel) {
       const Kernel& k = op.kernel;
       j["kind"] = "kernel";
@@ -46,7 +46,7 @@ nlohmann::json to_json(const OpGraph& graph, int rank) {
                          {"group", g.name},
                          {"group_ranks", g.ranks},
                          {"bytes", c.bytes},
-                         {"send_row", c.send_row},
+                         {"send_row", c.send_row.bytes()},
                          {"class", to_string(c.comm_class)},
                          {"priority", c.priority},
                          {"sm_free", c.sm_free}};

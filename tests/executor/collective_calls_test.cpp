@@ -18,7 +18,8 @@ Op collective(CollectiveOp what, std::int64_t bytes, std::vector<std::int64_t> s
   op.collective.op = what;
   op.collective.group = 0;
   op.collective.bytes = bytes;
-  for (auto b : send_row) op.collective.send_row.push_back(b);
+  op.collective.send_row =
+      sim::workload::SendRow(std::vector<Bytes>(send_row.begin(), send_row.end()));
   return op;
 }
 

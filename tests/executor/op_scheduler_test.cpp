@@ -15,7 +15,7 @@ Op kernel(std::int32_t stream, std::vector<std::int32_t> deps = {}) {
   Op op;
   op.kind = OpKind::kKernel;
   op.stream = stream;
-  op.deps = std::move(deps);
+  op.deps.assign(deps.begin(), deps.end());
   return op;
 }
 

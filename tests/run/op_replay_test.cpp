@@ -23,7 +23,7 @@ Op kernel(double gflops, std::int32_t stream, std::vector<std::int32_t> deps = {
   op.kernel.kind = workload::KernelKind::kElementwise;
   op.kernel.flops = gflops * 1e9;
   op.kernel.hbm_bytes = gflops * 1e9;
-  op.deps = std::move(deps);
+  op.deps.assign(deps.begin(), deps.end());
   return op;
 }
 
@@ -34,7 +34,7 @@ Op all_reduce(CommClass c, int group, std::int32_t stream, std::vector<std::int3
   op.collective.group = group;
   op.collective.bytes = 256 << 20;
   op.collective.comm_class = c;
-  op.deps = std::move(deps);
+  op.deps.assign(deps.begin(), deps.end());
   return op;
 }
 
@@ -123,6 +123,55 @@ TEST(OpReplay, ReplicaSyncAfterTheLastComputeOpIsExposedEvenIfAnotherSyncEndsLat
   const auto& r1 = r.ranks[1];
   EXPECT_EQ(r1.compute, duration(a) + duration(b));
   EXPECT_EQ(r1.straggler_wait + r1.exposed_comm_total() + r1.bubble, Time::zero());
+}
+
+// The overlapped cross-datacenter sync in miniature: after kernel A both ranks issue a
+// reduce-scatter R, then on the same stream an all-gather G, and kernel C waits for G.
+// Both ranks issue both at once, so nobody waits for a peer: the idle time from A's end to
+// C's start (R then G back to back) is all exposed dense sync. Before, the time before G
+// started (while R ran) was booked as straggler wait: G had "not started yet".
+TEST(OpReplay, WaitingOnACollectiveIssuedBehindTheRanksOwnCollectiveIsExposedNotStraggler) {
+  const Op a = kernel(1, 0), c = kernel(2, 0, {2});
+  const auto rs = all_reduce(CommClass::kDenseSync, 1, 2, {0});
+  const auto ag = all_reduce(CommClass::kDenseSync, 1, 2, {1});
+  const auto r = replay_analytical(graph({a, rs, ag, c}, {a, rs, ag, c}));
+  // R alone: the same collective with nothing after it.
+  const auto alone = replay_analytical(graph({a, rs}, {a, rs}));
+  const Time d = alone.drain_end - duration(a);
+  ASSERT_GT(d, Time::from_us(100));
+  const Time makespan = r.step_end.at(0);
+  ASSERT_EQ(makespan, duration(a) + d * 2 + duration(c));
+  for (const auto& rank : r.ranks) {
+    EXPECT_EQ(rank.compute, duration(a) + duration(c));
+    EXPECT_EQ(rank.exposed_comm[kDense], d * 2);
+    EXPECT_EQ(rank.straggler_wait, Time::zero());
+    EXPECT_EQ(rank.bubble, Time::zero());
+  }
+}
+
+// account_wait on its own, by hand: collectives X (issued 10, started 12, ended 20) and Y
+// (issued 20 behind X on its stream, started 25 when the peer issued it, ended 30); the
+// compute stream idles from 5 to 30 waiting on Y: exposed 30-25 + 20-12 = 13, straggler
+// wait 25-20 + 12-10 = 7, and the 5 before X was issued, straggler wait too (12 in all).
+TEST(OpReplay, AccountWaitFollowsTheChainOfTheRanksOwnCollectives) {
+  auto us = [](double t) { return Time::from_us(t); };
+  const Op k = kernel(1, 0);
+  const auto x = all_reduce(CommClass::kDenseSync, 1, 2, {0});
+  const auto y = all_reduce(CommClass::kReplicaSync, 1, 2, {});
+  const std::vector<Op> ops = {k, x, y};
+  const std::vector<Time> issued = {us(0), us(10), us(20)}, started = {us(0), us(12), us(25)},
+                          ended = {us(5), us(20), us(30)};
+  const auto streams = ops_by_stream(ops);  // compute: {0}, dense_comm: {1, 2}
+  ASSERT_EQ(streams, (std::vector<std::vector<std::int32_t>>{{0}, {}, {1, 2}}));
+  RankAccount a;
+  account_wait(a, us(5), us(30), 2, {ops, issued, started, ended, streams});
+  EXPECT_EQ(a.exposed_comm[kReplica], us(5));
+  EXPECT_EQ(a.exposed_comm[kDense], us(8));
+  EXPECT_EQ(a.straggler_wait, us(12));
+  EXPECT_EQ(a.bubble, Time::zero());
+  RankAccount b;  // waiting on a kernel: bubble
+  account_wait(b, us(5), us(30), 0, {ops, issued, started, ended, streams});
+  EXPECT_EQ(b.bubble, us(25));
 }
 
 // account_tail on its own: overlapping spans go to the one that ends last while it runs.

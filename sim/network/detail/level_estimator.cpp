@@ -176,13 +176,19 @@ BytesPerSec LevelEstimator::nvlink_bandwidth(int gpu) {
 BytesPerSec LevelEstimator::nic_bandwidth(int gpu) {
   auto& bw = nic_bw_[static_cast<std::size_t>(gpu)];
   if (bw > 0) return bw;
-  // The bottleneck of the path to the first GPU of another host (scale-out and PCIe only).
+  // The bottleneck of the path to the first GPU of another host of its datacenter (one of
+  // the datacenter's first two hosts; O(1), this runs for every GPU), else of the last other
+  // host (scale-out and PCIe links only).
   const int host = cluster_.gpu(gpu).host;
   int probe = -1;
-  for (const auto& h : cluster_.hosts()) {
-    if (h.gpus.empty() || cluster_.gpu(h.gpus.front()).host == host) continue;
-    probe = h.gpus.front();
-    if (cluster_.gpu(probe).datacenter == cluster_.gpu(gpu).datacenter) break;
+  const auto& own = cluster_.datacenters()[static_cast<std::size_t>(cluster_.gpu(gpu).datacenter)];
+  for (std::size_t i = 0; i < own.hosts.size() && i < 2 && probe < 0; ++i) {
+    const auto& h = cluster_.hosts()[static_cast<std::size_t>(own.hosts[i])];
+    if (!h.gpus.empty() && own.hosts[i] != host) probe = h.gpus.front();
+  }
+  for (std::size_t i = cluster_.hosts().size(); probe < 0 && i-- > 0;) {
+    const auto& h = cluster_.hosts()[i];
+    if (!h.gpus.empty() && static_cast<int>(i) != host) probe = h.gpus.front();
   }
   if (probe < 0)
     throw Error(
@@ -323,16 +329,23 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, TrafficStats* traffi
       intra += phase_.nv_out[static_cast<std::size_t>(spec.gpus[i])];
       inter += phase_.nic_out[static_cast<std::size_t>(spec.gpus[i])];
     }
-    for (int p : phase_.pairs) cross += phase_.cross[static_cast<std::size_t>(p)];
-    std::size_t same_host = un, other_dc = un;
-    for (std::size_t j = 1; j < un; ++j) {
-      if (gpu(j).host == gpu(0).host)
-        same_host = std::min(same_host, j);
-      else if (gpu(j).datacenter != gpu(0).datacenter)
-        other_dc = std::min(other_dc, j);
+    std::size_t same_host = un;
+    for (std::size_t j = 1; j < un && same_host == un; ++j) {
+      if (gpu(j).host == gpu(0).host) same_host = j;
     }
     if (same_host < un) add_level(0, same_host, intra);
-    if (other_dc < un) add_level(0, other_dc, cross);
+    // Every pair of datacenters with members: its own path (latency, links), its own bytes.
+    std::vector<std::size_t> first_of_dc(static_cast<std::size_t>(datacenters_), un);
+    for (std::size_t i = 0; i < un; ++i) {
+      auto& f = first_of_dc[static_cast<std::size_t>(gpu(i).datacenter)];
+      f = std::min(f, i);
+    }
+    for (int p : phase_.pairs) {
+      const double bytes = phase_.cross[static_cast<std::size_t>(p)];
+      cross += bytes;
+      add_level(first_of_dc[static_cast<std::size_t>(p / datacenters_)],
+                first_of_dc[static_cast<std::size_t>(p % datacenters_)], bytes);
+    }
     // Other hosts of the same datacenter, split by leaf switch: under one leaf a message
     // crosses 2 scale-out links, through a spine 4 (on rails, most pairs go through one).
     std::unordered_map<std::uint64_t, double> on_leaf, on_host_leaf;

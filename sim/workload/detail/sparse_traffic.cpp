@@ -1,5 +1,6 @@
 #include "sim/workload/detail/sparse_traffic.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/workload/unique_rows.hpp"
@@ -13,7 +14,11 @@ constexpr double kIdBytes = 8, kLengthBytes = 4;
 
 SparseTraffic::SparseTraffic(const ModelConfig& model, const DataConfig& data, const ShardMap& map,
                              std::vector<std::vector<double>> ids, std::vector<double> samples)
-    : model_(model), map_(map), ids_(std::move(ids)), samples_(std::move(samples)) {
+    : model_(model),
+      map_(map),
+      ids_(std::move(ids)),
+      samples_(std::move(samples)),
+      same_shards_(!map.member_shards.empty() && same_shards()) {
   unique_fraction_.assign(model.tables.size(), 1.0);
   for (std::size_t t = 0; t < model.tables.size(); ++t) {
     double total = 0;
@@ -28,9 +33,23 @@ SparseTraffic::SparseTraffic(const ModelConfig& model, const DataConfig& data, c
   }
 }
 
-std::vector<Bytes> SparseTraffic::input_row(int i) const {
+bool SparseTraffic::same_shards() const {
+  for (const auto& shards : map_.member_shards) {
+    const auto& first = map_.member_shards.front();
+    if (shards.size() != first.size()) return false;
+    for (std::size_t k = 0; k < shards.size(); ++k) {
+      if (shards[k].table != first[k].table || shards[k].row_fraction != first[k].row_fraction ||
+          shards[k].col_fraction != first[k].col_fraction)
+        return false;
+    }
+  }
+  return true;
+}
+
+SendRow SparseTraffic::input_row(int i) const {
   std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
-  for (int j = 0; j < map_.group_size; ++j) {
+  // Members holding the same shards receive the same bytes: one entry, copied.
+  for (int j = 0; j < (same_shards_ ? std::min(1, map_.group_size) : map_.group_size); ++j) {
     double b = 0;
     for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
       b += ids_[static_cast<std::size_t>(i)][static_cast<std::size_t>(s.table)] * s.row_fraction *
@@ -39,7 +58,8 @@ std::vector<Bytes> SparseTraffic::input_row(int i) const {
     }
     row[static_cast<std::size_t>(j)] = static_cast<Bytes>(std::llround(b));
   }
-  return row;
+  if (same_shards_ && !row.empty()) std::fill(row.begin() + 1, row.end(), row.front());
+  return SendRow(std::move(row));
 }
 
 double SparseTraffic::output_bytes(int j, int i) const {
@@ -56,18 +76,24 @@ double SparseTraffic::output_bytes(int j, int i) const {
   return b;
 }
 
-std::vector<Bytes> SparseTraffic::output_row(int j) const {
+SendRow SparseTraffic::output_row(int j) const {
+  // Members holding the same shards send the same row: computed once (O(M), not O(M^2)
+  // per group).
+  if (same_shards_ && !first_output_row_.empty()) return first_output_row_;
   std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
   for (int i = 0; i < map_.group_size; ++i)
     row[static_cast<std::size_t>(i)] = static_cast<Bytes>(std::llround(output_bytes(j, i)));
-  return row;
+  SendRow shared(std::move(row));
+  if (same_shards_) first_output_row_ = shared;
+  return shared;
 }
 
-std::vector<Bytes> SparseTraffic::grad_row(int i) const {
+SendRow SparseTraffic::grad_row(int i) const {
   std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
-  for (int j = 0; j < map_.group_size; ++j)
+  for (int j = 0; j < (same_shards_ ? std::min(1, map_.group_size) : map_.group_size); ++j)
     row[static_cast<std::size_t>(j)] = static_cast<Bytes>(std::llround(output_bytes(j, i)));
-  return row;
+  if (same_shards_ && !row.empty()) std::fill(row.begin() + 1, row.end(), row.front());
+  return SendRow(std::move(row));
 }
 
 double SparseTraffic::output_buffer_bytes(int j) const {

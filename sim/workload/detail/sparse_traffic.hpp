@@ -29,9 +29,9 @@ class SparseTraffic {
   SparseTraffic(const ModelConfig& model, const DataConfig& data, const ShardMap& map,
                 std::vector<std::vector<double>> ids, std::vector<double> samples);
 
-  std::vector<Bytes> input_row(int i) const;
-  std::vector<Bytes> output_row(int j) const;
-  std::vector<Bytes> grad_row(int i) const;
+  SendRow input_row(int i) const;
+  SendRow output_row(int j) const;  // shared by members holding the same shards
+  SendRow grad_row(int i) const;
   Kernel lookup(int j) const;
   Kernel update(int j) const;
   /// Bytes of member j's output-dist send and receive buffers (memory model).
@@ -39,11 +39,14 @@ class SparseTraffic {
 
  private:
   double output_bytes(int j, int i) const;
+  bool same_shards() const;  // every member holds the same shards (tables, fractions)
   const ModelConfig& model_;
   const ShardMap& map_;
   std::vector<std::vector<double>> ids_;
   std::vector<double> samples_;
   std::vector<double> unique_fraction_;  // per table
+  bool same_shards_ = false;
+  mutable SendRow first_output_row_;  // the row every member sends, when same_shards_
 };
 
 }  // namespace strait::sim::workload::detail
