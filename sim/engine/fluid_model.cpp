@@ -114,7 +114,7 @@ struct FluidModel::Impl {
   std::vector<std::pair<std::uint32_t, int>> dirty_resources;
   // Solving: activities of a priority below `floor` (higher priority) are not re-solved;
   // their current rates are fixed loads on the resources they share with the component.
-  int floor = std::numeric_limits<int>::min();
+  int floor = kAllLevels;
   struct Seed {
     int priority;
     std::uint32_t kind;  // 0: activity, 1: resource (activities first, as they came)
@@ -159,6 +159,7 @@ struct FluidModel::Impl {
   void link(std::uint32_t index, std::uint32_t resource, double coefficient);
   void release(std::uint32_t index);
   void park(std::uint32_t index);
+  void begin(std::uint32_t index, Time now);
   void next_epoch();
   void reach(std::uint32_t index) {
     Activity& a = activities[index];
@@ -242,6 +243,22 @@ void FluidModel::Impl::park(std::uint32_t index) {
   for (const Use& u : a.uses) {
     const Resource& r = resources[u.resource];
     if (r.users.size() > 1 && couples(r, u)) dirty_resources.emplace_back(u.resource, a.priority);
+  }
+}
+
+// A started or restarted activity with its work set: one with no work or no finite
+// constraint completes within this instant, before resolve(); the others get their rate
+// from the next resolve().
+void FluidModel::Impl::begin(std::uint32_t index, Time now) {
+  Activity& a = activities[index];
+  const bool constrained = a.bound < kInf;
+  if (a.remaining <= 0 || !constrained) {
+    a.rate = constrained ? 0.0 : kInf;
+    a.fresh = false;
+    heap.push({now, a.sequence, index, a.version});
+  } else {
+    a.fresh = true;
+    dirty_activities.push_back(index);
   }
 }
 
@@ -531,21 +548,11 @@ ActivityId FluidModel::start(ActivitySpec spec, std::span<const ResourceUse> use
   a.sequence = m.next_sequence++;
   a.on_done = std::move(spec.on_done);
   a.keep_linked = spec.keep_linked;
-  a.parked = false;
-  a.shared_uses = 0;
   for (const ResourceUse& u : uses) m.link(index, u.resource.index, u.coefficient);
   a.bound = m.compute_bound(a);
   m.add_potential(a, +1.0);
-  const bool constrained = a.bound < kInf;
   ++m.alive;
-  if (spec.work <= 0 || !constrained) {
-    // Needs no rate from the solver: completes within this instant, before resolve().
-    a.rate = constrained ? 0.0 : kInf;
-    a.fresh = false;
-    m.heap.push({now, a.sequence, index, a.version});
-  } else {
-    m.dirty_activities.push_back(index);
-  }
+  m.begin(index, now);
   return ActivityId{index, a.generation};
 }
 
@@ -564,22 +571,16 @@ void FluidModel::restart(ActivityId id, double work, std::function<void()> on_do
   a.last_update = now;
   a.sequence = m.next_sequence++;
   a.on_done = std::move(on_done);
-  const bool constrained = a.bound < kInf;
-  if (work <= 0 || !constrained) {
-    a.rate = constrained ? 0.0 : kInf;
-    a.fresh = false;
-    m.heap.push({now, a.sequence, id.index, a.version});
-  } else if (a.shared_uses == 0) {
+  a.rate = 0;
+  if (work > 0 && a.bound < kInf && a.shared_uses == 0) {
     // Alone on all its resources: the rate the solver would give it is its bound.
     a.rate = a.bound;
     a.fresh = false;
     const Time finish = finish_after(now, work, a.rate);
     if (!finish.is_infinite()) m.heap.push({finish, a.sequence, id.index, a.version});
-  } else {
-    a.rate = 0;
-    a.fresh = true;
-    m.dirty_activities.push_back(id.index);
+    return;
   }
+  m.begin(id.index, now);
 }
 
 void FluidModel::cancel(ActivityId id) {
