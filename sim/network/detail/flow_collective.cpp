@@ -167,8 +167,7 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
 
 void FlowCollective::start() {
   if (phases_ == 0) {
-    lanes_left_ = 0;
-    network_.collective_done(this);
+    finish();
     return;
   }
   if (lockstep_) {
@@ -187,6 +186,13 @@ void FlowCollective::start_coflow(int phase) {
 void FlowCollective::release_kept() {
   if (kept_.generation != 0) network_.release_flow(kept_);
   kept_ = {};
+}
+
+// Every lane passed the last phase: the kept flow goes and the network is told.
+void FlowCollective::finish() {
+  lanes_left_ = 0;
+  release_kept();
+  network_.collective_done(this);
 }
 
 // Patterns whose coflows use the same links with the same shares (a ring's reduce-scatter
@@ -228,8 +234,7 @@ void FlowCollective::advance(int rank, int lane) {
       ++pos;
       moved = true;
       if (pos == phases_ && --lanes_left_ == 0) {
-        release_kept();
-        network_.collective_done(this);
+        finish();
         return;
       }
     }
@@ -309,9 +314,7 @@ void FlowCollective::bundle_done(std::uint64_t tag) {
     if (phase + 1 < phases_) {
       start_coflow(phase + 1);
     } else {
-      lanes_left_ = 0;
-      release_kept();
-      network_.collective_done(this);
+      finish();
     }
     return;
   }

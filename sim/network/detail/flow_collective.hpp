@@ -81,6 +81,7 @@ class FlowCollective {
   void start_bundle(Plan& plan, std::size_t pattern, int phase, int lane, std::int32_t bundle);
   void start_coflow(int phase);
   void release_kept();
+  void finish();
   std::int32_t route_group(std::size_t pattern) const;
   std::size_t lane_index(int rank, int lane) const {
     return static_cast<std::size_t>(rank) * static_cast<std::size_t>(lanes_) +
