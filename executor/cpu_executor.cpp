@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
-#include <csignal>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -65,8 +64,7 @@ class RankRunner {
       : graph_(graph),
         rank_(rank),
         collective_timeout_s_(collective_timeout_s),
-        kill_op_(detail::hook_op_index("STRAIT_EXEC_KILL", rank)),
-        fail_op_(detail::hook_op_index("STRAIT_EXEC_FAIL", rank)),
+        hooks_(rank),
         ops_(graph.ranks[static_cast<std::size_t>(rank)].ops),
         kernels_(table_rows),
         handles_(ops_.size(), -1),
@@ -99,7 +97,7 @@ class RankRunner {
       for (auto index : scheduler_->ready()) {
         if (ops_[static_cast<std::size_t>(index)].kind == OpKind::kCollective) {
           detail::set_current_op(index);
-          kill_at(index);
+          hooks_.at(index);
           start_collective(index);
           set_current();
           progressed = true;
@@ -110,7 +108,7 @@ class RankRunner {
       if (kernel) {
         const auto i = static_cast<std::size_t>(*kernel);
         detail::set_current_op(*kernel);
-        kill_at(*kernel);
+        hooks_.at(*kernel);
         scheduler_->start(*kernel);
         times_.start[i] = now();
         kernels_.run(handles_[i]);
@@ -133,12 +131,6 @@ class RankRunner {
   const OpTimes& times() const { return times_; }
 
  private:
-  // The test hooks: this rank dies here as if killed from outside, or its op throws.
-  void kill_at(std::int32_t index) const {
-    if (index == kill_op_) std::raise(SIGKILL);
-    if (index == fail_op_) throw Error("injected failure (STRAIT_EXEC_FAIL)");
-  }
-
   // The op this rank is in for the SIGTERM handler: the oldest collective in flight.
   void set_current() { detail::set_current_op(in_flight_.empty() ? -1 : in_flight_.front()); }
 
@@ -307,9 +299,7 @@ class RankRunner {
         break;
       }
       default:
-        throw Error(fmt::format("strait exec: {} collectives are not supported yet (op '{}')",
-                                sim::network::to_string(op.collective.op),
-                                graph_.names[static_cast<std::size_t>(op.name)]));
+        detail::unsupported_collective(graph_, op);
     }
     return p;
   }
@@ -317,8 +307,7 @@ class RankRunner {
   const OpGraph& graph_;
   int rank_;
   double collective_timeout_s_;
-  std::int32_t kill_op_;
-  std::int32_t fail_op_;
+  detail::FaultHooks hooks_;
   const std::vector<Op>& ops_;
   std::optional<OpScheduler> scheduler_;  // fresh for every run
   CpuKernels kernels_;

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <deque>
 #include <functional>
@@ -139,8 +138,7 @@ class CudaRankRunner {
       : graph_(graph),
         rank_(rank),
         collective_timeout_s_(collective_timeout_s),
-        kill_op_(detail::hook_op_index("STRAIT_EXEC_KILL", rank)),
-        fail_op_(detail::hook_op_index("STRAIT_EXEC_FAIL", rank)),
+        hooks_(rank),
         ops_(graph.ranks[static_cast<std::size_t>(rank)].ops),
         calls_(graph, rank),
         handles_(ops_.size(), -1),
@@ -216,19 +214,13 @@ class CudaRankRunner {
   const OpTimes& times() const { return times_; }
 
  private:
-  // The test hooks: this rank dies here as if killed from outside, or its op throws.
-  void kill_at(std::int32_t index) const {
-    if (index == kill_op_) std::raise(SIGKILL);
-    if (index == fail_op_) throw Error("injected failure (STRAIT_EXEC_FAIL)");
-  }
-
   // Queues op `index` on its stream behind its cross-stream dependencies, between its two
   // events; it counts as finished for the scheduler (its stream orders what follows).
   void enqueue(std::int32_t index) {
     const auto i = static_cast<std::size_t>(index);
     const Op& op = ops_[i];
     detail::set_current_op(index);
-    kill_at(index);
+    hooks_.at(index);
     scheduler_->start(index);
     const cudaStream_t stream = streams_.list[static_cast<std::size_t>(op.stream)];
     for (auto d : op.deps) {
@@ -414,9 +406,7 @@ class CudaRankRunner {
         break;
       }
       default:
-        throw Error(fmt::format("strait exec: {} collectives are not supported yet (op '{}')",
-                                sim::network::to_string(op.collective.op),
-                                graph_.names[static_cast<std::size_t>(op.name)]));
+        detail::unsupported_collective(graph_, op);
     }
     return p;
   }
@@ -429,8 +419,7 @@ class CudaRankRunner {
   const OpGraph& graph_;
   int rank_;
   double collective_timeout_s_;
-  std::int32_t kill_op_;
-  std::int32_t fail_op_;
+  detail::FaultHooks hooks_;
   const std::vector<Op>& ops_;
   // Destroyed in reverse: the kernels' and collectives' buffers, then the communicators,
   // events and streams they were queued with.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <ctime>
 #include <exception>
@@ -128,6 +129,9 @@ void wait_for_job(MPI_Request& request, const char* what, int rank, double timeo
 
 void set_current_op(std::int32_t op) { g_current_op = op; }
 
+namespace {
+
+// "RANK:OP_INDEX" in `variable`: the op index for this rank, or -1.
 std::int32_t hook_op_index(const char* variable, int rank) {
   const char* value = std::getenv(variable);
   if (value == nullptr) return -1;
@@ -140,6 +144,23 @@ std::int32_t hook_op_index(const char* variable, int rank) {
   } catch (const std::exception&) {
     return -1;
   }
+}
+
+}  // namespace
+
+FaultHooks::FaultHooks(int rank)
+    : kill_op_(hook_op_index("STRAIT_EXEC_KILL", rank)),
+      fail_op_(hook_op_index("STRAIT_EXEC_FAIL", rank)) {}
+
+void FaultHooks::at(std::int32_t index) const {
+  if (index == kill_op_) std::raise(SIGKILL);
+  if (index == fail_op_) throw Error("injected failure (STRAIT_EXEC_FAIL)");
+}
+
+void unsupported_collective(const sim::workload::OpGraph& graph, const sim::workload::Op& op) {
+  throw Error(fmt::format("strait exec: {} collectives are not supported yet (op '{}')",
+                          sim::network::to_string(op.collective.op),
+                          graph.names[static_cast<std::size_t>(op.name)]));
 }
 
 MeasuredRun run_rank_job(const sim::workload::OpGraph& graph, const MpiSession& session,

@@ -34,9 +34,24 @@ void wait_for_job(MPI_Request& request, const char* what, int rank, double timeo
 /// handler and by the failure message.
 void set_current_op(std::int32_t op);
 
-/// STRAIT_EXEC_KILL / STRAIT_EXEC_FAIL = "RANK:OP_INDEX" (test hooks): the op index of
-/// `variable` for this rank, or -1.
-std::int32_t hook_op_index(const char* variable, int rank);
+/// The test hooks STRAIT_EXEC_KILL / STRAIT_EXEC_FAIL = "RANK:OP_INDEX": at that op this
+/// rank dies as if killed from outside, or the op throws.
+class FaultHooks {
+ public:
+  explicit FaultHooks(int rank);
+  /// Called as op `index` starts: raises SIGKILL or throws strait::Error
+  /// "injected failure (STRAIT_EXEC_FAIL)" when a hook names it.
+  void at(std::int32_t index) const;
+
+ private:
+  std::int32_t kill_op_;
+  std::int32_t fail_op_;
+};
+
+/// Throws strait::Error "strait exec: OP collectives are not supported yet (op 'NAME')"
+/// for a collective op a backend cannot run.
+[[noreturn]] void unsupported_collective(const sim::workload::OpGraph& graph,
+                                         const sim::workload::Op& op);
 
 /// CPU time around the measured run: the whole machine's busy time (/proc/stat) and this
 /// process's own, so that rank 0 can say how much other processes took.
