@@ -13,6 +13,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kAllLevels = std::numeric_limits<int>::min();  // a change every level sees
+constexpr std::uint32_t kVoid = std::numeric_limits<std::uint32_t>::max();  // a voided seed
 
 struct Use {
   std::uint32_t resource;
@@ -31,15 +32,24 @@ struct Activity {
   double remaining = 0;  // as of last_update
   double rate = 0;
   double weight = 1;
-  double max_rate = kInf;
-  double bound = kInf;  // min(max_rate, rate alone on its resources): no rate exceeds it
-  double new_rate = 0;  // scratch of resolve()
+  double max_rate = kInf;      // the effective cap: own_max_rate, lowered by pacing
+  double own_max_rate = kInf;  // as the spec gave it
+  double pace = 0;             // latency in seconds (0: not paced)
+  double paced_work = 0;       // the work its pacing cap was set for
+  double bound = kInf;         // min(max_rate, rate alone on its resources): no rate exceeds it
+  double new_rate = 0;         // scratch of resolve()
   Time last_update;
   std::uint64_t sequence = 0;
   std::uint32_t generation = 0;
   std::uint32_t version = 0;      // bumped on every new prediction and on release
   std::uint32_t mark = 0;         // epoch of the last resolve() that reached it
   std::uint32_t shared_uses = 0;  // uses on resources with more than one linked user
+  // Its last parking, for a restart at the same instant: the rate it had, when, and the
+  // entries of dirty_resources the parking added (voided if it takes its rate back).
+  double parked_rate = 0;
+  Time parked_at;
+  std::uint64_t parked_resolve = 0;
+  std::uint32_t park_dirty_begin = 0, park_dirty_end = 0;
   int priority = 0;
   bool alive = false;   // linked to its resources (running or parked)
   bool parked = false;  // keep_linked and completed: linked, no rate, no work
@@ -107,6 +117,7 @@ struct FluidModel::Impl {
   std::size_t alive = 0;
   std::uint64_t next_sequence = 0;
   std::uint32_t epoch = 0;
+  std::uint64_t resolves = 0;  // resolve() calls, to tell whether one ran since a parking
   detail::CompletionHeap heap;
   std::vector<std::uint32_t> dirty_activities;
   // (resource, priority of the change): users of a higher priority (smaller number) than
@@ -171,7 +182,7 @@ struct FluidModel::Impl {
   void grow_component();
   void freeze(Activity& a, double lambda);
   bool fill_alone(Activity& a) const;
-  double compute_bound(const Activity& a);
+  double compute_bound(Activity& a);
   void add_potential(const Activity& a, double sign);
   void fill_component();
   void apply_rates(Time now);
@@ -234,16 +245,22 @@ void FluidModel::Impl::release(std::uint32_t index) {
 void FluidModel::Impl::park(std::uint32_t index) {
   Activity& a = activities[index];
   a.parked = true;
+  a.parked_rate = a.fresh ? -1.0 : a.rate;  // a fresh one never had a solved rate
   a.remaining = 0;
   a.rate = 0;
   a.on_done = nullptr;
   ++a.version;
   --alive;
-  if (a.shared_uses == 0) return;
-  for (const Use& u : a.uses) {
-    const Resource& r = resources[u.resource];
-    if (r.users.size() > 1 && couples(r, u)) dirty_resources.emplace_back(u.resource, a.priority);
+  a.parked_at = clock();
+  a.parked_resolve = resolves;
+  a.park_dirty_begin = static_cast<std::uint32_t>(dirty_resources.size());
+  if (a.shared_uses != 0) {
+    for (const Use& u : a.uses) {
+      const Resource& r = resources[u.resource];
+      if (r.users.size() > 1 && couples(r, u)) dirty_resources.emplace_back(u.resource, a.priority);
+    }
   }
+  a.park_dirty_end = static_cast<std::uint32_t>(dirty_resources.size());
 }
 
 // A started or restarted activity with its work set: one with no work or no finite
@@ -263,18 +280,25 @@ void FluidModel::Impl::begin(std::uint32_t index, Time now) {
 }
 
 // The rate `a` would get alone: min over its finite resources of capacity / (sum of its
-// coefficients there), capped by max_rate.
-double FluidModel::Impl::compute_bound(const Activity& a) {
+// coefficients there), capped by max_rate. Sets max_rate: the spec's, lowered by pacing
+// to paced_work / (paced_work / raw + pace), raw being the rate alone without pacing.
+double FluidModel::Impl::compute_bound(Activity& a) {
   for (const Use& u : a.uses) {
     if (constrains(resources[u.resource], u)) resources[u.resource].accumulated += u.coefficient;
   }
-  double bound = a.max_rate;
+  double bound = a.own_max_rate;
   for (const Use& u : a.uses) {
     Resource& r = resources[u.resource];
     if (r.accumulated > 0) {
       bound = std::min(bound, r.capacity / r.accumulated);
       r.accumulated = 0;
     }
+  }
+  a.max_rate = a.own_max_rate;
+  if (a.pace > 0 && a.paced_work > 0) {
+    const double alone = bound == kInf ? 0.0 : a.paced_work / bound;
+    a.max_rate = std::min(a.max_rate, a.paced_work / (alone + a.pace));
+    bound = std::min(bound, a.max_rate);
   }
   return bound;
 }
@@ -525,6 +549,8 @@ ActivityId FluidModel::start(ActivitySpec spec, std::span<const ResourceUse> use
   }
   if (!(spec.max_rate >= 0))
     throw std::invalid_argument("FluidModel: activity max_rate must be >= 0");
+  if (spec.latency < Time::zero())
+    throw std::invalid_argument("FluidModel: activity latency must be >= 0");
   for (const ResourceUse& u : uses) {
     if (u.resource.index >= m.resources.size())
       throw std::invalid_argument("FluidModel: unknown resource");
@@ -542,7 +568,9 @@ ActivityId FluidModel::start(ActivitySpec spec, std::span<const ResourceUse> use
   a.remaining = spec.work;
   a.rate = 0;
   a.weight = spec.weight;
-  a.max_rate = spec.max_rate;
+  a.own_max_rate = spec.max_rate;
+  a.pace = spec.latency.to_s();
+  a.paced_work = spec.work;
   a.priority = spec.priority;
   a.last_update = now;
   a.sequence = m.next_sequence++;
@@ -556,12 +584,14 @@ ActivityId FluidModel::start(ActivitySpec spec, std::span<const ResourceUse> use
   return ActivityId{index, a.generation};
 }
 
-void FluidModel::restart(ActivityId id, double work, std::function<void()> on_done) {
+void FluidModel::restart(ActivityId id, double work, std::function<void()> on_done, Time latency) {
   Impl& m = *impl_;
   const Activity* found = m.find_linked(id);
   if (found == nullptr || !found->parked)
     throw std::invalid_argument("FluidModel: restart of an activity that is not parked");
   if (!(work >= 0)) throw std::invalid_argument("FluidModel: activity work must be >= 0");
+  if (latency < Time::zero())
+    throw std::invalid_argument("FluidModel: activity latency must be >= 0");
   const Time now = m.clock();
   Activity& a = m.activities[id.index];
   a.parked = false;
@@ -572,12 +602,37 @@ void FluidModel::restart(ActivityId id, double work, std::function<void()> on_do
   a.sequence = m.next_sequence++;
   a.on_done = std::move(on_done);
   a.rate = 0;
-  if (work > 0 && a.bound < kInf && a.shared_uses == 0) {
-    // Alone on all its resources: the rate the solver would give it is its bound.
-    a.rate = a.bound;
+  // Pacing follows the new work and latency; a new cap changes what it can take.
+  const double old_bound = a.bound;
+  if (a.pace != latency.to_s() || a.paced_work != work) {
+    m.add_potential(a, -1.0);
+    a.pace = latency.to_s();
+    a.paced_work = work;
+    a.bound = m.compute_bound(a);
+    m.add_potential(a, +1.0);
+  }
+  const bool same_bound = a.bound == old_bound;
+  if (!same_bound) {
+    // Potentials moved: users of its resources may couple differently now.
+    for (const Use& u : a.uses) m.dirty_resources.emplace_back(u.resource, a.priority);
+  }
+  const auto run_at = [&](double rate) {
+    a.rate = rate;
     a.fresh = false;
     const Time finish = finish_after(now, work, a.rate);
     if (!finish.is_infinite()) m.heap.push({finish, a.sequence, id.index, a.version});
+  };
+  if (work > 0 && a.bound < kInf && a.shared_uses == 0) {
+    run_at(a.bound);  // alone on all its resources: the solver would give it its bound
+    return;
+  }
+  if (work > 0 && same_bound && a.parked_rate > 0 && a.parked_at == now &&
+      a.parked_resolve == m.resolves) {
+    // Parked and restarted within one instant with the same cap: every rate is what it
+    // was before the parking, so the parking's changes are voided and it runs on.
+    for (std::uint32_t k = a.park_dirty_begin; k < a.park_dirty_end; ++k)
+      m.dirty_resources[k].first = kVoid;
+    run_at(a.parked_rate);
     return;
   }
   m.begin(id.index, now);
@@ -645,6 +700,7 @@ void FluidModel::complete_due(Time t) {
 // stay cheap however many changed in this instant.
 void FluidModel::resolve() {
   Impl& m = *impl_;
+  ++m.resolves;
   if (m.dirty_activities.empty() && m.dirty_resources.empty()) return;
   m.next_epoch();
   const Time now = m.clock();
@@ -659,6 +715,7 @@ void FluidModel::resolve() {
   }
   for (std::size_t k = 0; k < m.dirty_resources.size(); ++k) {
     const auto [index, priority] = m.dirty_resources[k];
+    if (index == kVoid) continue;
     m.seeds.push_back({priority, 1, static_cast<std::uint32_t>(k), index});
   }
   std::sort(m.seeds.begin(), m.seeds.end(), [](const Impl::Seed& a, const Impl::Seed& b) {

@@ -20,6 +20,18 @@
 // (each activity counts its uses on resources with another user, kept up to date as
 // activities link and unlink); otherwise restart() solves its component like a start.
 //
+// Latency (paced activities): an activity with a latency L spreads its work over
+// work / bound + L, the time it takes alone: its rate is capped at work / (work / bound + L),
+// where bound is its rate alone on its resources. This is the alpha-beta cost of a message
+// whose fixed part (protocol steps, proxy, RDMA round trip) overlaps its bytes, as NCCL's
+// pipelined protocols do: a latency-bound ring step takes a trickle of each link for its
+// whole duration instead of the full link for a few nanoseconds and then nothing, so
+// lower-priority traffic on the same links keeps one steady rate. Alone, a paced activity
+// finishes exactly at work / bound + L.
+//
+// A parked activity restarted at the instant it parked (the next step of a ring), with the
+// same cap, takes back its rate without a solve: nothing else changed on its resources.
+//
 // Known limits: no rate ramp-up (TCP slow start) or packet-level effects; a resource's
 // capacity is shared, not split by direction (model each direction as its own resource).
 
@@ -62,6 +74,8 @@ struct ActivitySpec {
   /// At completion the activity parks instead of ending: it stays linked to its resources
   /// (counted in their coupling potential, with no rate) until restart() or cancel().
   bool keep_linked = false;
+  /// Paced over work / bound + latency (see the header comment); zero: not paced.
+  Time latency = Time::zero();
 };
 
 class FluidModel {
@@ -84,11 +98,13 @@ class FluidModel {
   /// std::invalid_argument on negative work, a weight that is not positive and finite,
   /// a negative max_rate or coefficient, or an unknown resource.
   ActivityId start(ActivitySpec spec, std::span<const ResourceUse> uses);
-  /// Runs a parked activity (keep_linked, completed) again with `work` and `on_done`, as
-  /// if started now over the same resources, without relinking them. When none of its
-  /// resources has another user, its rate is its bound at once (no solve). Throws
-  /// std::invalid_argument if `id` is not parked or work is negative.
-  void restart(ActivityId id, double work, std::function<void()> on_done);
+  /// Runs a parked activity (keep_linked, completed) again with `work`, `on_done` and
+  /// `latency` (pacing), as if started now over the same resources, without relinking them.
+  /// When none of its resources has another user, its rate is its bound at once (no solve);
+  /// restarted at the instant it parked with the same cap, it keeps its rate (no solve).
+  /// Throws std::invalid_argument if `id` is not parked, work is negative or latency is.
+  void restart(ActivityId id, double work, std::function<void()> on_done,
+               Time latency = Time::zero());
   /// Stops an activity, running or parked, without calling on_done. No effect if finished.
   void cancel(ActivityId id);
 

@@ -107,10 +107,15 @@ std::uint32_t FlowNetwork::flight(Time latency, std::function<void()> on_done) {
 
 std::uint32_t FlowNetwork::start_flow(std::span<const engine::ResourceUse> uses, double work,
                                       Time latency, int priority, double weight,
-                                      std::function<void()> on_done, engine::ActivityId* kept) {
-  const std::uint32_t slot = flight(latency, std::move(on_done));
+                                      std::function<void()> on_done, engine::ActivityId* kept,
+                                      bool paced) {
+  // A paced flow's latency overlaps its bytes (see FluidModel); one without bytes waits
+  // its latency after it drains at once.
+  paced = paced && work > 0;
+  const std::uint32_t slot = flight(paced ? Time::zero() : latency, std::move(on_done));
   engine::ActivitySpec spec;
   spec.work = work;
+  if (paced) spec.latency = latency;
   spec.priority = priority;
   spec.weight = weight;
   spec.keep_linked = kept != nullptr;
@@ -122,8 +127,10 @@ std::uint32_t FlowNetwork::start_flow(std::span<const engine::ResourceUse> uses,
 
 void FlowNetwork::restart_flow(engine::ActivityId kept, double work, Time latency,
                                std::function<void()> on_done) {
-  const std::uint32_t slot = flight(latency, std::move(on_done));
-  sim_.fluid().restart(kept, work, [this, slot] { arrived(slot); });
+  const bool paced = work > 0;
+  const std::uint32_t slot = flight(paced ? Time::zero() : latency, std::move(on_done));
+  sim_.fluid().restart(
+      kept, work, [this, slot] { arrived(slot); }, paced ? latency : Time::zero());
 }
 
 void FlowNetwork::release_flow(engine::ActivityId kept) { sim_.fluid().cancel(kept); }

@@ -4,9 +4,18 @@
 // using every link of its routed path. Collectives run their Schedule with per-rank
 // barriers between phases and in-order chunk lanes (see schedule.hpp).
 //
-// Known limits: no packet-level effects (incast loss, congestion control dynamics); a
-// transfer's latency is paid after its bytes, once per transfer (store-and-forward at
-// message granularity is not modeled).
+// Latency: a collective's step that moves as one coflow is paced over bytes / bandwidth +
+// latency (FluidModel's latency): alone it takes exactly that, the alpha-beta time, and
+// its fixed part (protocol step, proxy, RDMA round trip) overlaps its bytes as in NCCL's
+// pipelined protocols, so a latency-bound ring step takes a trickle of its links for its
+// whole duration rather than the whole links for a moment and then nothing; contended,
+// it takes at least its fair share's time. A point-to-point transfer and the lanes of
+// pipelined schedules (tree, chain) pay their latency after their bytes, so that lanes
+// sharing a link interleave in its gaps (analytical mode's pipelined cycle is built on
+// that).
+//
+// Known limits: no packet-level effects (incast loss, congestion control dynamics);
+// store-and-forward at message granularity is not modeled.
 
 #include <memory>
 #include <span>
@@ -34,14 +43,16 @@ class FlowNetwork final : public Network {
                       std::function<void()> on_done);
 
   /// Starts one fluid flow of `work` bytes over `uses` (link resources with the share of
-  /// the flow each carries); `on_done` runs `latency` after its last byte. Returns its slot.
+  /// the flow each carries); `on_done` runs `latency` after its last byte, or, when
+  /// `paced`, when its bytes drain, paced over bytes and latency. Returns its slot.
   /// With `kept`, the flow stays linked to its links when its bytes drain (parked; its
   /// id goes to *kept), so restart_flow() can run it again without linking it anew, until
   /// release_flow().
   std::uint32_t start_flow(std::span<const engine::ResourceUse> uses, double work, Time latency,
                            int priority, double weight, std::function<void()> on_done,
-                           engine::ActivityId* kept = nullptr);
-  /// Runs a parked flow again with `work` bytes, then `latency`, then `on_done`.
+                           engine::ActivityId* kept = nullptr, bool paced = false);
+  /// Runs a parked flow again with `work` bytes paced with `latency` (kept flows are the
+  /// coflows of collective steps), then `on_done`.
   void restart_flow(engine::ActivityId kept, double work, Time latency,
                     std::function<void()> on_done);
   /// Unlinks a parked flow for good.

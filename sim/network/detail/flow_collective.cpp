@@ -277,7 +277,7 @@ void FlowCollective::start_bundle(Plan& plan, std::size_t pattern, int phase, in
   auto done = [this, tag] { bundle_done(tag); };
   if (!plan.coflow || !plan.cached) {
     network_.start_flow(routes->uses, bundle.bytes / lanes_, routes->latency, priority_, weight_,
-                        std::move(done));
+                        std::move(done), nullptr, plan.coflow);
   } else if (kept_.generation != 0 && kept_group_ == plan.route_group) {
     network_.restart_flow(kept_, bundle.bytes / lanes_, routes->latency, std::move(done));
   } else {
@@ -286,7 +286,7 @@ void FlowCollective::start_bundle(Plan& plan, std::size_t pattern, int phase, in
     release_kept();
     kept_group_ = plan.route_group;
     network_.start_flow(routes->uses, bundle.bytes / lanes_, routes->latency, priority_, weight_,
-                        std::move(done), &kept_);
+                        std::move(done), &kept_, true);
   }
 }
 

@@ -7,7 +7,8 @@
 // phase starts when every rank taking part has finished the previous one (a barrier per
 // phase: exact for the symmetric phases of rings, hierarchical and direct algorithms).
 // This keeps a 1,024-GPU ring at one flow per step instead of one per rank and channel,
-// and an all-to-all at one flow instead of n^2; its latency is the longest of its paths.
+// and an all-to-all at one flow instead of n^2; its latency is the longest of its paths
+// plus the phase's step latency, paced over its bytes (see FlowNetwork).
 // Pipelined schedules (tree, chain) keep one flow per transfer and per-rank progress:
 // their lanes contend with each other on shared links, where a coflow would be wrong.
 //
