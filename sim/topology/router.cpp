@@ -181,7 +181,7 @@ struct Router::Impl {
 };
 
 Router::Router(const Cluster& cluster, EcmpPolicy policy)
-    : cluster_(cluster), impl_(std::make_unique<Impl>(cluster, policy)) {}
+    : cluster_(cluster), policy_(policy), impl_(std::make_unique<Impl>(cluster, policy)) {}
 
 Router::~Router() = default;
 

@@ -52,10 +52,12 @@ class Router {
   BytesPerSec gpu_path_bandwidth(int src, int dst);
 
   const Cluster& cluster() const { return cluster_; }
+  EcmpPolicy policy() const { return policy_; }
 
  private:
   struct Impl;
   const Cluster& cluster_;
+  EcmpPolicy policy_;
   std::unique_ptr<Impl> impl_;
 };
 
