@@ -176,10 +176,9 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
     const auto& t =
         transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])];
     scratch_uses_.clear();
-    const Time latency =
-        network_.route(schedule_.gpus[static_cast<std::size_t>(t.src)],
-                       schedule_.gpus[static_cast<std::size_t>(t.dst)],
-                       static_cast<double>(t.bytes), scratch_uses_, nullptr);
+    const Time latency = network_.route(schedule_.gpus[static_cast<std::size_t>(t.src)],
+                                        schedule_.gpus[static_cast<std::size_t>(t.dst)],
+                                        static_cast<double>(t.bytes), scratch_uses_, nullptr);
     out.latency = std::max(out.latency, latency);
     for (const auto& u : scratch_uses_) {
       // Resource ids of links are their link indices (FlowNetwork adds them in order).
