@@ -14,6 +14,12 @@ class Tally {
   explicit Tally(const Cluster& cluster) : cluster_(cluster), count_(cluster.links().size(), 0) {}
 
   // Adds `paths` paths along `links`; `before` is the latency of what precedes them.
+  void add_link(LinkIndex l, std::uint64_t paths) {
+    if (count_[l] == 0) touched_.push_back(l);
+    count_[l] += paths;
+  }
+  void saw_latency(Time latency) { longest_ = std::max(longest_, latency); }
+
   void add(std::span<const LinkIndex> links, std::uint64_t paths, Time before) {
     if (paths == 0) return;
     Time latency = before;
@@ -204,13 +210,31 @@ PairPathCounts count_pair_paths(Router& router, std::span<const int> gpus) {
   }
 
   // Per destination: members near it (and itself) leave the switch counts; the pairs near
-  // it are routed one by one, the rest as counts along each exit switch's path.
+  // it are routed one by one, the rest flow as counts down the destination's tree from the
+  // exit switches, node by node in decreasing hops (each tree link once, not once per
+  // exit switch).
   std::vector<std::uint32_t> excluded(n, 0);
   std::uint32_t epoch = 0;
   std::vector<std::uint64_t> count(slots.size(), 0);
+  std::vector<std::uint32_t> node_epoch(cluster.nodes().size(), 0);
+  std::vector<std::uint64_t> node_paths(cluster.nodes().size(), 0);
+  std::vector<Time> node_latency(cluster.nodes().size());  // longest way there from a source
+  std::vector<std::vector<NodeIndex>> at_hops;             // tree nodes by hops to go
+  auto reach = [&](NodeIndex u, std::uint32_t hops, std::uint64_t paths, Time latency) {
+    if (node_epoch[u] != epoch) {
+      node_epoch[u] = epoch;
+      node_paths[u] = 0;
+      node_latency[u] = latency;
+      if (at_hops.size() <= hops) at_hops.resize(hops + 1);
+      at_hops[hops].push_back(u);
+    }
+    node_paths[u] += paths;
+    node_latency[u] = std::max(node_latency[u], latency);
+  };
   for (std::size_t d = 0; d < n; ++d) {
     ++epoch;
     const int dst = gpus[d];
+    const NodeIndex dst_node = cluster.gpu(dst).node;
     auto exclude = [&](std::size_t s) {
       excluded[s] = epoch;
       if (exits[s].unique) --count[static_cast<std::size_t>(hub_slot[exits[s].hub])];
@@ -231,8 +255,21 @@ PairPathCounts count_pair_paths(Router& router, std::span<const int> gpus) {
           break;
         }
       }
-      router.node_path(slots[k].hub, cluster.gpu(dst).node, path);
-      tally.add(path, count[k], before);
+      reach(slots[k].hub, router.hops(slots[k].hub, dst_node), count[k], before);
+    }
+    for (std::size_t hops = at_hops.size(); hops-- > 1;) {
+      for (std::size_t i = 0; i < at_hops[hops].size(); ++i) {
+        const NodeIndex u = at_hops[hops][i];
+        const LinkIndex l = router.first_link(u, dst_node);
+        tally.add_link(l, node_paths[u]);
+        reach(cluster.link(l).dst, static_cast<std::uint32_t>(hops - 1), node_paths[u],
+              node_latency[u] + cluster.link(l).latency);
+      }
+      at_hops[hops].clear();
+    }
+    if (!at_hops.empty()) {
+      if (!at_hops[0].empty()) tally.saw_latency(node_latency[dst_node]);
+      at_hops[0].clear();
     }
   }
   return tally.result();
