@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 
 namespace strait::sim::topology {
 namespace {
@@ -31,12 +32,18 @@ class Tally {
     longest_ = std::max(longest_, latency);
   }
 
+  // The counts so far; the tally is empty again afterwards.
   PairPathCounts result() {
     std::sort(touched_.begin(), touched_.end());
     PairPathCounts out;
     out.links.reserve(touched_.size());
-    for (LinkIndex l : touched_) out.links.emplace_back(l, count_[l]);
+    for (LinkIndex l : touched_) {
+      out.links.emplace_back(l, count_[l]);
+      count_[l] = 0;
+    }
     out.longest_latency = longest_;
+    touched_.clear();
+    longest_ = Time::zero();
     return out;
   }
 
@@ -136,11 +143,46 @@ class Neighbourhood {
 
 }  // namespace
 
-PairPathCounts count_pair_paths(Router& router, std::span<const int> gpus) {
-  const Cluster& cluster = router.cluster();
-  Tally tally(cluster);
-  const auto n = gpus.size();
+// Scratch sized to the cluster, kept between calls and left clean after each (entries
+// reset, epochs advanced), so that a call costs O(set + what it touches).
+struct PairPathCounter::Scratch {
+  explicit Scratch(const Cluster& cluster)
+      : tally(cluster),
+        neighbourhood(cluster),
+        rank_of(static_cast<std::size_t>(cluster.gpu_count()), -1),
+        hub_slot(cluster.nodes().size(), -1),
+        node_epoch(cluster.nodes().size(), 0),
+        node_paths(cluster.nodes().size(), 0),
+        node_latency(cluster.nodes().size()) {}
+
+  Tally tally;
+  Neighbourhood neighbourhood;
+  std::vector<int> rank_of;               // per GPU: its rank in the set, -1 outside
+  std::vector<int> hub_slot;              // per node: its exit-switch slot, -1 if none
+  std::vector<std::uint32_t> node_epoch;  // destination tree a node was last reached in
+  std::vector<std::uint64_t> node_paths;  // paths through it toward the destination
+  std::vector<Time> node_latency;         // longest way there from a source
+  std::uint32_t epoch = 0;
+  std::vector<std::vector<NodeIndex>> at_hops;  // tree nodes by hops to go
   std::vector<LinkIndex> path;
+};
+
+PairPathCounter::PairPathCounter(Router& router)
+    : router_(router), scratch_(std::make_unique<Scratch>(router.cluster())) {}
+
+PairPathCounter::~PairPathCounter() = default;
+
+PairPathCounts count_pair_paths(Router& router, std::span<const int> gpus) {
+  return PairPathCounter(router).count(gpus);
+}
+
+PairPathCounts PairPathCounter::count(std::span<const int> gpus) {
+  Router& router = router_;
+  Scratch& z = *scratch_;
+  const Cluster& cluster = router.cluster();
+  Tally& tally = z.tally;
+  const auto n = gpus.size();
+  std::vector<LinkIndex>& path = z.path;
   auto walk = [&](int src, int dst) {
     router.gpu_path(src, dst, path);
     tally.add(path, 1, Time::zero());
@@ -155,15 +197,14 @@ PairPathCounts count_pair_paths(Router& router, std::span<const int> gpus) {
     return tally.result();
   }
 
-  std::vector<int> rank_of(static_cast<std::size_t>(cluster.gpu_count()), -1);
+  std::vector<int>& rank_of = z.rank_of;
   for (std::size_t r = 0; r < n; ++r)
     rank_of[static_cast<std::size_t>(gpus[r])] = static_cast<int>(r);
-  Neighbourhood neighbourhood(cluster);
   std::vector<Exit> exits(n);
   // near_to[d]: members s (ranks) that reach member d without a switch, as CSR.
   std::vector<std::uint32_t> near_offsets(n + 1, 0);
   std::vector<int> near_to;
-  std::vector<int> hub_slot(cluster.nodes().size(), -1);
+  std::vector<int>& hub_slot = z.hub_slot;
   struct Slot {
     NodeIndex hub = 0;
     std::uint64_t members = 0;
@@ -172,7 +213,7 @@ PairPathCounts count_pair_paths(Router& router, std::span<const int> gpus) {
   std::vector<Slot> slots;
   for (std::size_t r = 0; r < n; ++r) {
     Exit& e = exits[r];
-    e = neighbourhood.explore(gpus[r]);
+    e = z.neighbourhood.explore(gpus[r]);
     std::erase_if(e.near, [&](int g) { return rank_of[static_cast<std::size_t>(g)] < 0; });
     for (int g : e.near)
       ++near_offsets[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(g)]) + 1];
@@ -213,16 +254,15 @@ PairPathCounts count_pair_paths(Router& router, std::span<const int> gpus) {
   // it are routed one by one, the rest flow as counts down the destination's tree from the
   // exit switches, node by node in decreasing hops (each tree link once, not once per
   // exit switch).
-  std::vector<std::uint32_t> excluded(n, 0);
-  std::uint32_t epoch = 0;
+  std::vector<std::size_t> excluded(n, 0);  // destination (+ 1) a member was excluded for
   std::vector<std::uint64_t> count(slots.size(), 0);
-  std::vector<std::uint32_t> node_epoch(cluster.nodes().size(), 0);
-  std::vector<std::uint64_t> node_paths(cluster.nodes().size(), 0);
-  std::vector<Time> node_latency(cluster.nodes().size());  // longest way there from a source
-  std::vector<std::vector<NodeIndex>> at_hops;             // tree nodes by hops to go
+  auto& node_epoch = z.node_epoch;
+  auto& node_paths = z.node_paths;
+  auto& node_latency = z.node_latency;
+  auto& at_hops = z.at_hops;
   auto reach = [&](NodeIndex u, std::uint32_t hops, std::uint64_t paths, Time latency) {
-    if (node_epoch[u] != epoch) {
-      node_epoch[u] = epoch;
+    if (node_epoch[u] != z.epoch) {
+      node_epoch[u] = z.epoch;
       node_paths[u] = 0;
       node_latency[u] = latency;
       if (at_hops.size() <= hops) at_hops.resize(hops + 1);
@@ -232,11 +272,14 @@ PairPathCounts count_pair_paths(Router& router, std::span<const int> gpus) {
     node_latency[u] = std::max(node_latency[u], latency);
   };
   for (std::size_t d = 0; d < n; ++d) {
-    ++epoch;
+    if (++z.epoch == 0) {
+      std::fill(node_epoch.begin(), node_epoch.end(), 0U);
+      z.epoch = 1;
+    }
     const int dst = gpus[d];
     const NodeIndex dst_node = cluster.gpu(dst).node;
     auto exclude = [&](std::size_t s) {
-      excluded[s] = epoch;
+      excluded[s] = d + 1;
       if (exits[s].unique) --count[static_cast<std::size_t>(hub_slot[exits[s].hub])];
     };
     for (std::size_t k = 0; k < slots.size(); ++k) count[k] = slots[k].members;
@@ -250,7 +293,7 @@ PairPathCounts count_pair_paths(Router& router, std::span<const int> gpus) {
       if (count[k] == 0) continue;
       Time before = Time::zero();
       for (int s : slots[k].by_latency) {
-        if (excluded[static_cast<std::size_t>(s)] != epoch) {
+        if (excluded[static_cast<std::size_t>(s)] != d + 1) {
           before = exits[static_cast<std::size_t>(s)].latency;
           break;
         }
@@ -272,6 +315,8 @@ PairPathCounts count_pair_paths(Router& router, std::span<const int> gpus) {
       at_hops[0].clear();
     }
   }
+  for (int g : gpus) rank_of[static_cast<std::size_t>(g)] = -1;
+  for (const auto& slot : slots) hub_slot[slot.hub] = -1;
   return tally.result();
 }
 

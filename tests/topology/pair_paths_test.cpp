@@ -81,6 +81,20 @@ TEST(PairPaths, RailOptimizedFatTree) {
   EXPECT_GT(compare(c, every(c, 3, 1)), 7000U);
 }
 
+TEST(PairPaths, OneCounterServesManySets) {
+  // The counter keeps its scratch between calls: each set must count as if alone.
+  const Cluster c = Cluster::load(bundled("h100-256-rail.json"));
+  Router router(c, EcmpPolicy::kDestinationModK);
+  PairPathCounter counter(router);
+  for (const auto& gpus : {every(c, 1), every(c, 3, 1), every(c, 32), std::vector<int>{5, 9, 13},
+                           std::vector<int>{7}, every(c, 5, 2)}) {
+    const PairPathCounts counted = counter.count(gpus);
+    const PairPathCounts walked = walk_every_pair(c, EcmpPolicy::kDestinationModK, gpus);
+    EXPECT_EQ(counted.links, walked.links) << gpus.size() << " GPUs";
+    EXPECT_EQ(counted.longest_latency, walked.longest_latency) << gpus.size() << " GPUs";
+  }
+}
+
 TEST(PairPaths, OversubscribedMixedHosts) {
   const Cluster c = Cluster::load(bundled("mixed-h100-a100.json"));
   EXPECT_GT(compare(c, every(c, 1)), 1000U);

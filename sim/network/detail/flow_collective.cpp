@@ -4,7 +4,6 @@
 
 #include "sim/core/error.hpp"
 #include "sim/network/flow_network.hpp"
-#include "sim/topology/pair_paths.hpp"
 
 namespace strait::sim::network::detail {
 namespace {
@@ -156,7 +155,7 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
     // Each link carries all_pairs bytes for every pair whose path crosses it; the pairs are
     // counted per link by destination trees, not routed one by one (268 M at 16k ranks).
     const Bytes each = schedule_.phases[pattern].all_pairs;
-    const auto paths = topology::count_pair_paths(network_.router(), schedule_.gpus);
+    const auto paths = network_.pair_paths().count(schedule_.gpus);
     out.uses.reserve(paths.links.size());
     for (const auto& [link, count] : paths.links) {
       const double bytes = static_cast<double>(count) * static_cast<double>(each);

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "sim/network/detail/link_rate.hpp"
-#include "sim/topology/pair_paths.hpp"
 
 namespace strait::sim::network::detail {
 
@@ -18,7 +17,8 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
     Time latency = Time::zero();
     if (phase.all_pairs > 0) {
       // Every pair's path, counted per link without routing n^2 pairs one by one.
-      const auto paths = topology::count_pair_paths(router_, schedule.gpus);
+      if (!pair_paths_) pair_paths_ = std::make_unique<topology::PairPathCounter>(router_);
+      const auto paths = pair_paths_->count(schedule.gpus);
       const double lane_bytes = static_cast<double>((phase.all_pairs + lanes - 1) / lanes);
       for (const auto& [l, count] : paths.links) {
         const double k = static_cast<double>(count);
