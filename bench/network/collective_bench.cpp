@@ -13,7 +13,7 @@
 //
 // usage: collective_bench [CLUSTER_FILE [GPUS...]]
 //   default: configs/clusters/h100-1024-rail.json over 64, 256 and 1,024 GPUs; the scale
-//   rows of bench/README.md: configs/clusters/h100-16k-rail.json 1024 4096 16384. A GPU
+//   rows of bench/README.md: configs/clusters/h100-16k-rail.json 1024 4096 8192 16384. A GPU
 //   count suffixed "r" (e.g. 16384r) runs the ring all-reduce only.
 
 #include <sys/resource.h>
@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -54,8 +55,15 @@ void zero_latencies(Json& j) {
 }
 
 struct Outcome {
-  double sim_us = 0, wall_s = 0, events = 0;
+  double sim_us = 0, wall_s = 0, cpu_s = 0, events = 0;
 };
+
+// CPU time of this process so far (the machine may be shared: wall time alone misleads).
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
 // Runs one collective in a child process; returns its outcome and peak RSS in MiB.
 Outcome run_child(const topology::Cluster& cluster, network::CollectiveOp op,
@@ -71,10 +79,11 @@ Outcome run_child(const topology::Cluster& cluster, network::CollectiveOp op,
     spec.bytes = bytes;
     spec.gpus = network::parse_rank_set(fmt::format("first:{}", n), cluster);
     const auto t0 = std::chrono::steady_clock::now();
+    const double cpu0 = cpu_seconds();
     const auto r = network::simulate_collective(cluster, spec, {});
     Outcome o{r.time.to_us(),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-              static_cast<double>(r.events)};
+              cpu_seconds() - cpu0, static_cast<double>(r.events)};
     if (write(fds[1], &o, sizeof o) != sizeof o) _exit(1);
     _exit(0);
   }
@@ -105,9 +114,9 @@ int main(int argc, char** argv) {
 
   fmt::print("# strait collective benchmark: {} ({} GPUs), flow mode, one core\n", cluster.name(),
              cluster.gpu_count());
-  fmt::print("# {:<12} {:>5} {:<13} {:>12} {:>12} {:>8} {:>8} {:>10} {:>10} {:>9}\n", "collective",
-             "gpus", "latency", "sim (us)", "bound (us)", "error", "wall (s)", "events",
-             "Mevents/s", "peak MiB");
+  fmt::print("# {:<12} {:>5} {:<13} {:>12} {:>12} {:>8} {:>8} {:>8} {:>10} {:>10} {:>9}\n",
+             "collective", "gpus", "latency", "sim (us)", "bound (us)", "error", "wall (s)",
+             "cpu (s)", "events", "Mevents/s", "peak MiB");
   std::vector<std::pair<int, bool>> sizes;  // (GPUs, ring only)
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -147,10 +156,10 @@ int main(int argc, char** argv) {
           bound_us = network::simulate_collective(c, spec, analytical).time.to_us();
         }
         fmt::print(
-            "  {:<12} {:>5} {:<13} {:>12.2f} {:>12.2f} {:>7.2f}% {:>8.3f} {:>10.0f} {:>10.2f} "
-            "{:>9.1f}\n",
+            "  {:<12} {:>5} {:<13} {:>12.2f} {:>12.2f} {:>7.2f}% {:>8.3f} {:>8.3f} {:>10.0f} "
+            "{:>10.2f} {:>9.1f}\n",
             k.name, n, zero_latency ? "zero" : "cluster file", o.sim_us, bound_us,
-            (o.sim_us / bound_us - 1) * 100, o.wall_s, o.events,
+            (o.sim_us / bound_us - 1) * 100, o.wall_s, o.cpu_s, o.events,
             o.wall_s > 0 ? o.events / o.wall_s / 1e6 : 0.0, peak);
       }
     }

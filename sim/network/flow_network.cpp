@@ -81,6 +81,11 @@ void FlowNetwork::add_traffic(const std::array<double, topology::kLinkClassCount
   add_traffic(delta, tag);
 }
 
+topology::PairPathCounter& FlowNetwork::pair_paths() {
+  if (!pair_paths_) pair_paths_ = std::make_unique<topology::PairPathCounter>(router_);
+  return *pair_paths_;
+}
+
 topology::LinkClass FlowNetwork::slowest_class(int src, int dst) {
   router_.gpu_path(src, dst, path_);
   auto slowest = topology::LinkClass::kNvlink;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sim/network/network.hpp"
+#include "sim/topology/pair_paths.hpp"
 
 namespace strait::sim::network {
 
@@ -96,6 +97,9 @@ class FlowNetwork final : public Network {
   std::vector<std::unique_ptr<detail::FlowCollective>> collectives_;
   std::vector<double> link_sums_;             // scratch of FlowCollective::route_bundle
   std::vector<std::uint32_t> touched_links_;  // the links it summed into
+  /// Paths per link of all-pairs phases, made on first use (its scratch is per cluster).
+  topology::PairPathCounter& pair_paths();
+  std::unique_ptr<topology::PairPathCounter> pair_paths_;
 };
 
 }  // namespace strait::sim::network

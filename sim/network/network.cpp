@@ -130,10 +130,12 @@ double calibration_scale(const OpCalibration& c, const CollectiveSpec& spec) {
 void apply_calibration(Schedule& schedule, double scale) {
   if (scale == 1.0) return;
   schedule.payload_fraction = scale;
+  const auto scaled = [scale](Bytes b) {
+    return static_cast<Bytes>(std::llround(static_cast<double>(b) / scale));
+  };
   for (Phase& phase : schedule.phases) {
-    for (Transfer& t : phase.transfers) {
-      t.bytes = static_cast<Bytes>(std::llround(static_cast<double>(t.bytes) / scale));
-    }
+    for (Transfer& t : phase.transfers) t.bytes = scaled(t.bytes);
+    if (phase.all_pairs > 0) phase.all_pairs = scaled(phase.all_pairs);
   }
 }
 

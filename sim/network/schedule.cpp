@@ -21,8 +21,21 @@ double Schedule::total_bytes() const {
   double sum = 0;
   for (const auto& p : phases) {
     for (const auto& t : p.transfers) sum += static_cast<double>(t.bytes) * p.repeat;
+    if (p.all_pairs > 0) {
+      sum += static_cast<double>(p.all_pairs) * static_cast<double>(p.transfer_count(ranks())) *
+             p.repeat;
+    }
   }
   return sum;
+}
+
+void expand_all_pairs(Schedule& schedule) {
+  for (Phase& p : schedule.phases) {
+    if (p.all_pairs <= 0) continue;
+    p.transfers.reserve(p.transfer_count(schedule.ranks()));
+    p.for_each_transfer(schedule.ranks(), [&](const Transfer& t) { p.transfers.push_back(t); });
+    p.all_pairs = 0;
+  }
 }
 
 namespace {
@@ -78,16 +91,29 @@ void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protoc
   schedule.protocol = protocol;
   schedule.start_latency = protocol_base_latency(cluster, protocol, schedule.algorithm);
   const double fraction = protocol_bandwidth_fraction(cluster, protocol, schedule.algorithm);
+  const auto scaled = [fraction](Bytes b) {
+    return fraction == 1.0 ? b
+                           : static_cast<Bytes>(std::llround(static_cast<double>(b) / fraction));
+  };
   std::vector<int> sends(schedule.gpus.size(), 0);
   for (Phase& phase : schedule.phases) {
+    if (phase.all_pairs > 0) {
+      // Every rank sends to the n - 1 others; some pair crosses hosts unless all share one.
+      bool crosses = false;
+      for (int g : schedule.gpus)
+        crosses = crosses || cluster.gpu(g).host != cluster.gpu(schedule.gpus.front()).host;
+      phase.all_pairs = scaled(phase.all_pairs);
+      phase.step_latency = protocol_step_latency(cluster, protocol, schedule.algorithm, schedule.op,
+                                                 crosses, schedule.ranks() - 1);
+      continue;
+    }
     bool crosses = false;
     int most = 0;
     for (Transfer& t : phase.transfers) {
       crosses = crosses || cluster.gpu(schedule.gpus[static_cast<std::size_t>(t.src)]).host !=
                                cluster.gpu(schedule.gpus[static_cast<std::size_t>(t.dst)]).host;
       most = std::max(most, ++sends[static_cast<std::size_t>(t.src)]);
-      if (fraction != 1.0)
-        t.bytes = static_cast<Bytes>(std::llround(static_cast<double>(t.bytes) / fraction));
+      t.bytes = scaled(t.bytes);
     }
     for (const Transfer& t : phase.transfers) sends[static_cast<std::size_t>(t.src)] = 0;
     phase.step_latency =
@@ -174,7 +200,7 @@ Schedule build_schedule(const CollectiveSpec& spec, const topology::Cluster& clu
   detail::BuildContext ctx{spec, layout, options, s};
   if (layout.n > 1) detail::build_phases(ctx);
   // Drop empty phases (e.g. zero-byte all-to-all-v rows) so both modes skip them alike.
-  std::erase_if(s.phases, [](const Phase& p) { return p.transfers.empty() || p.repeat <= 0; });
+  std::erase_if(s.phases, [](const Phase& p) { return p.empty() || p.repeat <= 0; });
   return s;
 }
 

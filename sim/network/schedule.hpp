@@ -9,8 +9,14 @@
 //     it sends or receives in (p-1, c) and in (p, c-1): a per-rank barrier between
 //     phases, the data dependency of ring, tree and chain algorithms, and in-order chunks.
 // Transfers name ranks of the collective (indices into `gpus`); self-transfers and empty
-// transfers are never stored.
+// transfers are never stored. A uniform direct all-to-all (every rank sends the same bytes
+// to every other) is one implicit all-pairs phase instead: `all_pairs` bytes from each rank
+// to each other rank, n(n-1) transfers that are not stored (268 M at 16,384 ranks, 4 GiB).
+// Consumers read a phase through for_each_transfer / transfer_count, or route it as a
+// whole (flow mode's coflow counts its paths per link, topology/pair_paths.hpp);
+// expand_all_pairs() turns it back into stored transfers.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,11 +34,35 @@ struct Transfer {
 
 struct Phase {
   std::vector<Transfer> transfers;
+  /// When > 0, the phase is implicit: every rank of the schedule sends `all_pairs` bytes to
+  /// every other rank, and `transfers` is empty.
+  Bytes all_pairs = 0;
   int repeat = 1;
   std::string name;  // e.g. "reduce_scatter/host", for traces
   /// Added to every repeat's time after its bytes drain (protocol step latency, network
   /// proxy and RDMA round trip, per-peer overheads; see apply_protocol).
   Time step_latency = Time::zero();
+
+  bool empty() const { return transfers.empty() && all_pairs <= 0; }
+  /// Transfers of one repeat, the implicit ones included, for a schedule of `ranks` ranks.
+  std::uint64_t transfer_count(int ranks) const {
+    const auto n = static_cast<std::uint64_t>(ranks);
+    return all_pairs > 0 ? n * (n - 1) : transfers.size();
+  }
+  /// Calls visit(const Transfer&) for every transfer, the implicit ones included (in order
+  /// of sender, then receiver).
+  template <typename Visit>
+  void for_each_transfer(int ranks, Visit&& visit) const {
+    if (all_pairs <= 0) {
+      for (const Transfer& t : transfers) visit(t);
+      return;
+    }
+    for (int src = 0; src < ranks; ++src) {
+      for (int dst = 0; dst < ranks; ++dst) {
+        if (src != dst) visit(Transfer{src, dst, all_pairs});
+      }
+    }
+  }
 };
 
 struct Schedule {
@@ -49,6 +79,7 @@ struct Schedule {
   /// that it takes the measured time (apply_calibration); traffic counts only the payload.
   double payload_fraction = 1.0;
 
+  int ranks() const { return static_cast<int>(gpus.size()); }
   int expanded_phase_count() const;
   /// Bytes moved by all transfers of all phases (each chunk counted once).
   double total_bytes() const;
@@ -59,6 +90,10 @@ struct ScheduleOptions {
   int max_chunks = 64;             // at most this many lanes
   int channels = 0;                // rings in parallel; 0 = one per NIC rail the ring crosses
 };
+
+/// Stores the transfers of every implicit all-pairs phase of `schedule` (for consumers
+/// that need them one by one on small rank sets, and for tests).
+void expand_all_pairs(Schedule& schedule);
 
 /// The algorithm kAuto resolves to for `spec` on `cluster` by rule alone (the networks
 /// refine all-reduce by estimated time, see Network::resolve_algorithm), after NCCL's habits:

@@ -43,7 +43,7 @@ struct Router::Impl {
     std::vector<LinkIndex> hub_next;  // d-mod-k next hop per hub (by hub number), memoized
   };
 
-  Impl(const Cluster& cluster, EcmpPolicy p) : graph(cluster), policy(p) {
+  Impl(const Cluster& c, EcmpPolicy p) : cluster(c), graph(c), policy(p) {
     const auto node_count = cluster.nodes().size();
     offsets.assign(node_count + 1, 0);
     in_offsets.assign(node_count + 1, 0);
@@ -161,6 +161,40 @@ struct Router::Impl {
     return out[candidates[choice % candidates.size()]].first;
   }
 
+  // Links from `src` to the destination of `a`; throws when there is no path.
+  std::uint32_t routed_hops(const Approach& a, NodeIndex src, NodeIndex dst) {
+    const std::uint32_t hops = distance(a, src);
+    if (hops == kFar) {
+      throw Error(fmt::format("no path from node \"{}\" to node \"{}\"", cluster.nodes()[src].name,
+                              cluster.nodes()[dst].name));
+    }
+    return hops;
+  }
+
+  // Each hop picks among the next hops one link closer (in link order): d-mod-k by the
+  // destination's end-port key, or by a hash of the (src, dst) pair.
+  std::uint64_t ecmp_choice(NodeIndex src, NodeIndex dst) const {
+    return policy == EcmpPolicy::kDestinationModK ? ecmp_key[dst] : mix(pair_key(src, dst));
+  }
+
+  // The link node_path takes from `u` (`hops` from dst); d-mod-k picks the same next hop
+  // at a switch for every source: memoized per hub.
+  LinkIndex step(Approach& a, NodeIndex u, NodeIndex dst, std::uint32_t hops,
+                 std::uint64_t choice) {
+    LinkIndex* memo = nullptr;
+    if (policy == EcmpPolicy::kDestinationModK && hub[u]) {
+      if (a.hub_next.empty()) a.hub_next.assign(hub_count, kNoLink);
+      memo = &a.hub_next[hub_number[u]];
+    }
+    LinkIndex link = memo != nullptr ? *memo : kNoLink;
+    if (link == kNoLink) {
+      link = next_hop(a, u, dst, hops, choice);
+      if (memo != nullptr) *memo = link;
+    }
+    return link;
+  }
+
+  const Cluster& cluster;
   detail::HopGraph graph;
   EcmpPolicy policy;
   std::vector<std::uint32_t> offsets;  // CSR of (link, head node), links in index order
@@ -181,7 +215,7 @@ struct Router::Impl {
 };
 
 Router::Router(const Cluster& cluster, EcmpPolicy policy)
-    : cluster_(cluster), impl_(std::make_unique<Impl>(cluster, policy)) {}
+    : cluster_(cluster), policy_(policy), impl_(std::make_unique<Impl>(cluster, policy)) {}
 
 Router::~Router() = default;
 
@@ -202,32 +236,37 @@ void Router::node_path(NodeIndex src, NodeIndex dst, std::vector<LinkIndex>& out
     }
   }
   Impl::Approach& a = im.approach(dst);
-  std::uint32_t hops = im.distance(a, src);
-  if (hops == kFar) {
-    throw Error(fmt::format("no path from node \"{}\" to node \"{}\"", cluster_.nodes()[src].name,
-                            cluster_.nodes()[dst].name));
-  }
-  // Each hop picks among the next hops one link closer (in link order): d-mod-k by the
-  // destination's end-port key, or by a hash of the (src, dst) pair.
-  const std::uint64_t choice =
-      im.policy == EcmpPolicy::kDestinationModK ? im.ecmp_key[dst] : mix(pair_key(src, dst));
+  std::uint32_t hops = im.routed_hops(a, src, dst);
+  const std::uint64_t choice = im.ecmp_choice(src, dst);
   NodeIndex u = src;
   while (u != dst) {
-    // d-mod-k picks the same next hop at a switch for every source: memoize it per hub.
-    LinkIndex* memo = nullptr;
-    if (im.policy == EcmpPolicy::kDestinationModK && im.hub[u]) {
-      if (a.hub_next.empty()) a.hub_next.assign(im.hub_count, kNoLink);
-      memo = &a.hub_next[im.hub_number[u]];
-    }
-    LinkIndex link = memo != nullptr ? *memo : kNoLink;
-    if (link == kNoLink) {
-      link = im.next_hop(a, u, dst, hops, choice);
-      if (memo != nullptr) *memo = link;
-    }
+    const LinkIndex link = im.step(a, u, dst, hops, choice);
     out.push_back(link);
     u = cluster_.link(link).dst;
     --hops;
   }
+}
+
+std::uint32_t Router::hops(NodeIndex src, NodeIndex dst) {
+  if (src == dst) return 0;
+  Impl& im = *impl_;
+  if (!im.explicit_routes.empty()) {
+    auto it = im.explicit_routes.find(pair_key(src, dst));
+    if (it != im.explicit_routes.end())
+      return static_cast<std::uint32_t>(cluster_.explicit_routes()[it->second].second.size());
+  }
+  return im.routed_hops(im.approach(dst), src, dst);
+}
+
+LinkIndex Router::first_link(NodeIndex src, NodeIndex dst) {
+  Impl& im = *impl_;
+  if (!im.explicit_routes.empty()) {
+    auto it = im.explicit_routes.find(pair_key(src, dst));
+    if (it != im.explicit_routes.end())
+      return cluster_.explicit_routes()[it->second].second.front();
+  }
+  Impl::Approach& a = im.approach(dst);
+  return im.step(a, src, dst, im.routed_hops(a, src, dst), im.ecmp_choice(src, dst));
 }
 
 Time Router::gpu_path_latency(int src, int dst) {

@@ -46,16 +46,24 @@ class Router {
   void gpu_path(int src, int dst, std::vector<LinkIndex>& out);
   /// Links from node `src` to node `dst`.
   void node_path(NodeIndex src, NodeIndex dst, std::vector<LinkIndex>& out);
+  /// Links on node_path(src, dst) (0 if src == dst), without building the path.
+  std::uint32_t hops(NodeIndex src, NodeIndex dst);
+  /// The first link of node_path(src, dst) (src != dst). Under d-mod-k without explicit
+  /// routes, node_path(src, dst) is this link followed by node_path(its head, dst): the
+  /// paths to one destination form a tree (topology/pair_paths.hpp walks it).
+  LinkIndex first_link(NodeIndex src, NodeIndex dst);
   /// Sum of link latencies along the GPU path (zero if src == dst).
   Time gpu_path_latency(int src, int dst);
   /// Smallest link bandwidth along the GPU path, bytes/s (infinity if src == dst).
   BytesPerSec gpu_path_bandwidth(int src, int dst);
 
   const Cluster& cluster() const { return cluster_; }
+  EcmpPolicy policy() const { return policy_; }
 
  private:
   struct Impl;
   const Cluster& cluster_;
+  EcmpPolicy policy_;
   std::unique_ptr<Impl> impl_;
 };
 

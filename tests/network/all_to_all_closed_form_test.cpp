@@ -89,6 +89,7 @@ TEST_P(AllToAllClosedForm, EqualsThePerPairEstimate) {
   ASSERT_TRUE(net->in_closed_form(spec));
   Schedule schedule = build_schedule(spec, cluster);
   apply_protocol(schedule, cluster, Protocol::kSimple);
+  expand_all_pairs(schedule);  // stored transfers, estimated one by one
   ASSERT_EQ(schedule.phases.size(), 1U);
   Time per_pair = Time::infinite();
   net->start_schedule(schedule, 0, 1.0, [&] { per_pair = sim.now(); });

@@ -33,6 +33,9 @@ FlowCollective::FlowCollective(FlowNetwork& network, Schedule schedule, int prio
     throw Error("collective: chunk lanes must be in 1..255");
   if (phases_ >= (1 << (64 - kLaneBits - kBundleBits - 1)))
     throw Error("collective: too many phases");
+  // Pipelined lanes keep one flow per transfer: an implicit all-pairs phase (built with one
+  // lane only) would need its transfers stored then.
+  if (lanes_ > 1) expand_all_pairs(schedule_);
   pattern_.reserve(static_cast<std::size_t>(phases_));
   for (std::size_t i = 0; i < schedule_.phases.size(); ++i) {
     for (int k = 0; k < schedule_.phases[i].repeat; ++k)
@@ -76,7 +79,21 @@ void FlowCollective::make_plan(std::size_t pattern) {
         fill[static_cast<std::size_t>(transfers[t].src)]++)] = static_cast<std::int32_t>(t);
   }
   std::vector<std::int32_t> seen(n, -1);
-  if (lanes_ == 1 && !transfers.empty()) {
+  if (schedule_.phases[pattern].all_pairs > 0) {
+    // Implicit all-pairs phase: one coflow of every rank, routed as a whole (route_bundle).
+    plan.coflow = true;
+    plan.all_pairs = true;
+    Bundle b;
+    b.src = -1;
+    b.bytes = static_cast<double>(schedule_.phases[pattern].all_pairs) *
+              static_cast<double>(schedule_.phases[pattern].transfer_count(ranks_));
+    plan.members.resize(n);
+    for (std::size_t r = 0; r < n; ++r) plan.members[r] = static_cast<std::int32_t>(r);
+    plan.involvement.assign(n, 1);
+    b.dsts_count = static_cast<std::uint32_t>(n);
+    plan.dsts = plan.members;
+    plan.bundles.push_back(b);
+  } else if (lanes_ == 1 && !transfers.empty()) {
     // One coflow for the whole phase; every rank that sends or receives waits for it.
     plan.coflow = true;
     Bundle b;
@@ -134,33 +151,47 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
   out.traffic.fill(0.0);
   out.latency = Time::zero();
   const auto& cluster = network_.cluster();
-  // Per-link sums in the network's scratch (one per network, not per collective: a
-  // training run starts thousands of collectives on a cluster of 10^5 links).
-  std::vector<double>& coefficient = network_.link_sums_;
+  if (plan.all_pairs) {
+    // Each link carries all_pairs bytes for every pair whose path crosses it; the pairs are
+    // counted per link by destination trees, not routed one by one (268 M at 16k ranks).
+    const Bytes each = schedule_.phases[pattern].all_pairs;
+    const auto paths = network_.pair_paths().count(schedule_.gpus);
+    out.uses.reserve(paths.links.size());
+    for (const auto& [link, count] : paths.links) {
+      const double bytes = static_cast<double>(count) * static_cast<double>(each);
+      out.uses.push_back({network_.link_resource(link), bytes / bundle.bytes});
+      out.traffic[static_cast<std::size_t>(cluster.link(link).link_class)] += bytes;
+    }
+    out.latency = paths.longest_latency + schedule_.phases[pattern].step_latency;
+    return;
+  }
+  // Per-link sums of bytes in the network's scratch (one per network, not per collective: a
+  // training run starts thousands of collectives on a cluster of 10^5 links). Whole bytes
+  // sum exactly, so a link's share is rounded once, as the all-pairs count gives it.
+  std::vector<double>& link_bytes = network_.link_sums_;
   std::vector<std::uint32_t>& touched = network_.touched_links_;
-  if (coefficient.empty()) coefficient.assign(cluster.links().size(), 0.0);
+  if (link_bytes.empty()) link_bytes.assign(cluster.links().size(), 0.0);
   for (std::uint32_t i = 0; i < bundle.transfers_count; ++i) {
     const auto& t =
         transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])];
     scratch_uses_.clear();
-    const Time latency =
-        network_.route(schedule_.gpus[static_cast<std::size_t>(t.src)],
-                       schedule_.gpus[static_cast<std::size_t>(t.dst)],
-                       static_cast<double>(t.bytes) / bundle.bytes, scratch_uses_, nullptr);
+    const Time latency = network_.route(schedule_.gpus[static_cast<std::size_t>(t.src)],
+                                        schedule_.gpus[static_cast<std::size_t>(t.dst)],
+                                        static_cast<double>(t.bytes), scratch_uses_, nullptr);
     out.latency = std::max(out.latency, latency);
     for (const auto& u : scratch_uses_) {
       // Resource ids of links are their link indices (FlowNetwork adds them in order).
       const auto link = u.resource.index;
-      if (coefficient[link] == 0.0) touched.push_back(link);
-      coefficient[link] += u.coefficient;
+      if (link_bytes[link] == 0.0) touched.push_back(link);
+      link_bytes[link] += u.coefficient;
       out.traffic[static_cast<std::size_t>(cluster.link(link).link_class)] +=
           static_cast<double>(t.bytes);
     }
   }
   out.latency += schedule_.phases[pattern].step_latency;
   for (auto link : touched) {
-    out.uses.push_back({network_.link_resource(link), coefficient[link]});
-    coefficient[link] = 0.0;
+    out.uses.push_back({network_.link_resource(link), link_bytes[link] / bundle.bytes});
+    link_bytes[link] = 0.0;
   }
   touched.clear();
 }
@@ -271,7 +302,9 @@ void FlowCollective::start_bundle(Plan& plan, std::size_t pattern, int phase, in
   } else {
     route_bundle(plan, bundle, pattern, scratch_routes_);
   }
-  network_.add_traffic(routes->traffic, schedule_.payload_fraction / lanes_, bundle.transfers_count,
+  const std::uint64_t transfers =
+      plan.all_pairs ? schedule_.phases[pattern].transfer_count(ranks_) : bundle.transfers_count;
+  network_.add_traffic(routes->traffic, schedule_.payload_fraction / lanes_, transfers,
                        schedule_.traffic_tag);
   const std::uint64_t tag = pack(phase, lane, b);
   auto done = [this, tag] { bundle_done(tag); };
@@ -301,13 +334,18 @@ void FlowCollective::bundle_done(std::uint64_t tag) {
     const auto& transfers = schedule_.phases[p].transfers;
     const Time start = plan.coflow ? phase_start_[static_cast<std::size_t>(phase)]
                                    : launch_time_[lane_index(bundle.src, lane)];
-    for (std::uint32_t i = 0; i < bundle.transfers_count; ++i) {
-      const auto& t =
-          transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])];
+    auto record = [&](const Transfer& t) {
       const int src = schedule_.gpus[static_cast<std::size_t>(t.src)];
       const int dst = schedule_.gpus[static_cast<std::size_t>(t.dst)];
       network_.record(TransferRecord{src, dst, (t.bytes + lanes_ - 1) / lanes_, start,
                                      network_.now(), network_.slowest_class(src, dst)});
+    };
+    if (plan.all_pairs) {
+      schedule_.phases[p].for_each_transfer(ranks_, record);
+    } else {
+      for (std::uint32_t i = 0; i < bundle.transfers_count; ++i) {
+        record(transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])]);
+      }
     }
   }
   if (lockstep_) {

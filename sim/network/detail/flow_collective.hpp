@@ -9,6 +9,9 @@
 // This keeps a 1,024-GPU ring at one flow per step instead of one per rank and channel,
 // and an all-to-all at one flow instead of n^2; its latency is the longest of its paths
 // plus the phase's step latency, paced over its bytes (see FlowNetwork).
+// An implicit all-pairs phase (a uniform direct all-to-all) has no transfer list: its
+// coflow's link shares come from topology::count_pair_paths (paths per link, by
+// destination trees under d-mod-k), the same shares the per-pair routing gives.
 // Pipelined schedules (tree, chain) keep one flow per transfer and per-rank progress:
 // their lanes contend with each other on shared links, where a coflow would be wrong.
 //
@@ -70,6 +73,7 @@ class FlowCollective {
     std::vector<Routes> routes;               // per bundle, when cached
     bool cached = false;
     bool coflow = false;                // one bundle for the whole phase
+    bool all_pairs = false;             // coflow of an implicit all-pairs phase
     std::vector<std::int32_t> members;  // coflow: ranks taking part
     std::int32_t route_group = -1;      // cached coflow: first pattern with the same links
   };

@@ -234,7 +234,9 @@ Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
   Time sum = Time::zero(), slowest = Time::zero();
   for (const auto& phase : schedule.phases) {
     Time latency = Time::zero();
-    for (const auto& t : phase.transfers) {
+    // An implicit all-pairs phase is visited pair by pair (n^2 time, no storage); the direct
+    // all-to-all of analytical mode takes all_to_all()'s O(n) form before building one.
+    phase.for_each_transfer(schedule.ranks(), [&](const Transfer& t) {
       const int src = schedule.gpus[static_cast<std::size_t>(t.src)];
       const int dst = schedule.gpus[static_cast<std::size_t>(t.dst)];
       const bool same_host = cluster_.gpu(src).host == cluster_.gpu(dst).host;
@@ -251,7 +253,7 @@ Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
         traffic->transfers +=
             static_cast<std::uint64_t>(phase.repeat) * static_cast<std::uint64_t>(lanes);
       }
-    }
+    });
     const Time t = phase_.busiest(*this) + latency + phase.step_latency;
     phase_.clear();
     sum += t * phase.repeat;

@@ -240,6 +240,16 @@ void build_all_to_all(BuildContext& ctx) {
   if (algo == Algorithm::kDirect) {
     Phase p;
     p.name = "all_to_all/direct";
+    // Every rank sending the same to every other: one implicit all-pairs phase, not n^2
+    // stored transfers (see schedule.hpp).
+    const bool same_share = !v && std::all_of(per_rank.begin(), per_rank.end(), [&](Bytes b) {
+      return divide_up(b, n) == bytes(0, 1);
+    });
+    if (same_share) {
+      p.all_pairs = bytes(0, 1);
+      ctx.schedule.phases.push_back(std::move(p));
+      return;
+    }
     for (int i = 0; i < n; ++i) {
       for (int j = 0; j < n; ++j) add_transfer(p, i, j, bytes(i, j));
     }

@@ -15,6 +15,28 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
   if (lanes > 1) lane_load_.assign(cluster_.links().size(), 0.0);
   for (const auto& phase : schedule.phases) {
     Time latency = Time::zero();
+    if (phase.all_pairs > 0) {
+      // Every pair's path, counted per link without routing n^2 pairs one by one.
+      if (!pair_paths_) pair_paths_ = std::make_unique<topology::PairPathCounter>(router_);
+      const auto paths = pair_paths_->count(schedule.gpus);
+      const double lane_bytes = static_cast<double>((phase.all_pairs + lanes - 1) / lanes);
+      for (const auto& [l, count] : paths.links) {
+        const double k = static_cast<double>(count);
+        if (link_load_[l] == 0.0) touched_.push_back(l);
+        link_load_[l] += k * lane_bytes;
+        if (lanes > 1) lane_load_[l] += k * lane_bytes * phase.repeat;
+        if (traffic) {
+          traffic->link_bytes[static_cast<std::size_t>(cluster_.link(l).link_class)] +=
+              k * static_cast<double>(phase.all_pairs) * phase.repeat;
+        }
+      }
+      latency = paths.longest_latency;
+      if (traffic) {
+        traffic->transfers += phase.transfer_count(schedule.ranks()) *
+                              static_cast<std::uint64_t>(phase.repeat) *
+                              static_cast<std::uint64_t>(lanes);
+      }
+    }
     for (const auto& t : phase.transfers) {
       router_.gpu_path(schedule.gpus[static_cast<std::size_t>(t.src)],
                        schedule.gpus[static_cast<std::size_t>(t.dst)], path_);

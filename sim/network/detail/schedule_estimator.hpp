@@ -2,10 +2,12 @@
 // ScheduleEstimator: the analytical time of a Schedule on an idle network (the formula of
 // analytical_network.hpp), shared by analytical mode and by `auto` algorithm selection.
 
+#include <memory>
 #include <vector>
 
 #include "sim/network/schedule.hpp"
 #include "sim/network/traffic.hpp"
+#include "sim/topology/pair_paths.hpp"
 #include "sim/topology/router.hpp"
 
 namespace strait::sim::network::detail {
@@ -19,10 +21,11 @@ class ScheduleEstimator {
  private:
   const topology::Cluster& cluster_;
   topology::Router& router_;
-  std::vector<double> link_load_;             // bytes per link for the current phase
-  std::vector<double> lane_load_;             // one lane's bytes per link, all phases
-  std::vector<topology::LinkIndex> touched_;  // links with a non-zero load
-  std::vector<topology::LinkIndex> path_;     // scratch
+  std::vector<double> link_load_;                          // bytes per link for the current phase
+  std::vector<double> lane_load_;                          // one lane's bytes per link, all phases
+  std::vector<topology::LinkIndex> touched_;               // links with a non-zero load
+  std::vector<topology::LinkIndex> path_;                  // scratch
+  std::unique_ptr<topology::PairPathCounter> pair_paths_;  // all-pairs phases, made on first use
 };
 
 }  // namespace strait::sim::network::detail

@@ -1,0 +1,323 @@
+#include "sim/topology/pair_paths.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+
+namespace strait::sim::topology {
+namespace {
+
+bool is_hub(NodeKind kind) { return kind == NodeKind::kSwitch || kind == NodeKind::kGateway; }
+
+// Paths per link, with the links touched and the longest latency seen.
+class Tally {
+ public:
+  explicit Tally(const Cluster& cluster) : cluster_(cluster), count_(cluster.links().size(), 0) {}
+
+  // Adds `paths` paths along `links`; `before` is the latency of what precedes them.
+  void add_link(LinkIndex l, std::uint64_t paths) {
+    if (count_[l] == 0) touched_.push_back(l);
+    count_[l] += paths;
+  }
+  void saw_latency(Time latency) { longest_ = std::max(longest_, latency); }
+
+  void add(std::span<const LinkIndex> links, std::uint64_t paths, Time before) {
+    if (paths == 0) return;
+    Time latency = before;
+    for (LinkIndex l : links) {
+      if (count_[l] == 0) touched_.push_back(l);
+      count_[l] += paths;
+      latency += cluster_.link(l).latency;
+    }
+    longest_ = std::max(longest_, latency);
+  }
+
+  // The counts so far; the tally is empty again afterwards.
+  PairPathCounts result() {
+    std::sort(touched_.begin(), touched_.end());
+    PairPathCounts out;
+    out.links.reserve(touched_.size());
+    for (LinkIndex l : touched_) {
+      out.links.emplace_back(l, count_[l]);
+      count_[l] = 0;
+    }
+    out.longest_latency = longest_;
+    touched_.clear();
+    longest_ = Time::zero();
+    return out;
+  }
+
+ private:
+  const Cluster& cluster_;
+  std::vector<std::uint64_t> count_;
+  std::vector<LinkIndex> touched_;
+  Time longest_ = Time::zero();
+};
+
+// How a GPU leaves its hub-free neighbourhood (the nodes it reaches through neither a
+// switch nor a gateway nor another GPU).
+struct Exit {
+  bool unique = false;            // one link into a switch, reached along one shortest way
+  NodeIndex hub = 0;              // the switch it enters
+  std::vector<LinkIndex> prefix;  // from the GPU up to and including the link into `hub`
+  Time latency;                   // of `prefix`
+  std::vector<int> near;          // GPUs reached without a switch (other than itself)
+};
+
+// Breadth-first search from GPU node `src` over its hub-free neighbourhood, counting
+// shortest ways (saturated at 2) so that a unique exit is recognised.
+class Neighbourhood {
+ public:
+  explicit Neighbourhood(const Cluster& cluster)
+      : cluster_(cluster),
+        gpu_of_node_(cluster.nodes().size(), -1),
+        seen_(cluster.nodes().size(), 0),
+        ways_(cluster.nodes().size(), 0),
+        parent_(cluster.nodes().size(), 0),
+        depth_(cluster.nodes().size(), 0) {
+    for (int g = 0; g < cluster.gpu_count(); ++g) gpu_of_node_[cluster.gpu(g).node] = g;
+  }
+
+  Exit explore(int gpu) {
+    Exit e;
+    if (++epoch_ == 0) {
+      std::fill(seen_.begin(), seen_.end(), 0U);
+      epoch_ = 1;
+    }
+    const NodeIndex src = cluster_.gpu(gpu).node;
+    queue_.assign(1, src);
+    seen_[src] = epoch_;
+    ways_[src] = 1;
+    depth_[src] = 0;
+    LinkIndex exit_link = 0;
+    int exits = 0;
+    for (std::size_t k = 0; k < queue_.size(); ++k) {
+      const NodeIndex u = queue_[k];
+      for (LinkIndex l : cluster_.out_links(u)) {
+        const NodeIndex v = cluster_.link(l).dst;
+        if (v == src) continue;
+        if (is_hub(cluster_.nodes()[v].kind)) {
+          exit_link = l;
+          ++exits;
+          continue;
+        }
+        if (gpu_of_node_[v] >= 0) {  // another GPU: reached, never transit
+          if (seen_[v] != epoch_) {
+            seen_[v] = epoch_;
+            e.near.push_back(gpu_of_node_[v]);
+          }
+          continue;
+        }
+        if (seen_[v] != epoch_) {
+          seen_[v] = epoch_;
+          ways_[v] = ways_[u];
+          parent_[v] = l;
+          queue_.push_back(v);
+          depth_[v] = depth_[u] + 1;
+        } else if (depth_[v] == depth_[u] + 1) {
+          ways_[v] = std::min<std::uint8_t>(2, static_cast<std::uint8_t>(ways_[v] + ways_[u]));
+        }
+      }
+    }
+    if (exits != 1 || ways_[cluster_.link(exit_link).src] != 1) return e;
+    e.unique = true;
+    e.hub = cluster_.link(exit_link).dst;
+    e.prefix.push_back(exit_link);
+    for (NodeIndex u = cluster_.link(exit_link).src; u != src; u = cluster_.link(parent_[u]).src)
+      e.prefix.push_back(parent_[u]);
+    std::reverse(e.prefix.begin(), e.prefix.end());
+    for (LinkIndex l : e.prefix) e.latency += cluster_.link(l).latency;
+    return e;
+  }
+
+ private:
+  const Cluster& cluster_;
+  std::vector<int> gpu_of_node_;
+  std::vector<std::uint32_t> seen_;   // epoch of the last visit
+  std::vector<std::uint8_t> ways_;    // shortest ways from the source, saturated at 2
+  std::vector<LinkIndex> parent_;     // link a shortest way arrives by
+  std::vector<std::uint32_t> depth_;  // hops from the source
+  std::vector<NodeIndex> queue_;
+  std::uint32_t epoch_ = 0;
+};
+
+}  // namespace
+
+// Scratch sized to the cluster, kept between calls and left clean after each (entries
+// reset, epochs advanced), so that a call costs O(set + what it touches).
+struct PairPathCounter::Scratch {
+  explicit Scratch(const Cluster& cluster)
+      : tally(cluster),
+        neighbourhood(cluster),
+        rank_of(static_cast<std::size_t>(cluster.gpu_count()), -1),
+        hub_slot(cluster.nodes().size(), -1),
+        node_epoch(cluster.nodes().size(), 0),
+        node_paths(cluster.nodes().size(), 0),
+        node_latency(cluster.nodes().size()) {}
+
+  Tally tally;
+  Neighbourhood neighbourhood;
+  std::vector<int> rank_of;               // per GPU: its rank in the set, -1 outside
+  std::vector<int> hub_slot;              // per node: its exit-switch slot, -1 if none
+  std::vector<std::uint32_t> node_epoch;  // destination tree a node was last reached in
+  std::vector<std::uint64_t> node_paths;  // paths through it toward the destination
+  std::vector<Time> node_latency;         // longest way there from a source
+  std::uint32_t epoch = 0;
+  std::vector<std::vector<NodeIndex>> at_hops;  // tree nodes by hops to go
+  std::vector<LinkIndex> path;
+};
+
+PairPathCounter::PairPathCounter(Router& router)
+    : router_(router), scratch_(std::make_unique<Scratch>(router.cluster())) {}
+
+PairPathCounter::~PairPathCounter() = default;
+
+PairPathCounts count_pair_paths(Router& router, std::span<const int> gpus) {
+  return PairPathCounter(router).count(gpus);
+}
+
+PairPathCounts PairPathCounter::count(std::span<const int> gpus) {
+  Router& router = router_;
+  Scratch& z = *scratch_;
+  const Cluster& cluster = router.cluster();
+  Tally& tally = z.tally;
+  const auto n = gpus.size();
+  std::vector<LinkIndex>& path = z.path;
+  auto walk = [&](int src, int dst) {
+    router.gpu_path(src, dst, path);
+    tally.add(path, 1, Time::zero());
+  };
+  if (n < 2) return tally.result();
+  if (router.policy() != EcmpPolicy::kDestinationModK || !cluster.explicit_routes().empty()) {
+    for (int dst : gpus) {
+      for (int src : gpus) {
+        if (src != dst) walk(src, dst);
+      }
+    }
+    return tally.result();
+  }
+
+  std::vector<int>& rank_of = z.rank_of;
+  for (std::size_t r = 0; r < n; ++r)
+    rank_of[static_cast<std::size_t>(gpus[r])] = static_cast<int>(r);
+  std::vector<Exit> exits(n);
+  // near_to[d]: members s (ranks) that reach member d without a switch, as CSR.
+  std::vector<std::uint32_t> near_offsets(n + 1, 0);
+  std::vector<int> near_to;
+  std::vector<int>& hub_slot = z.hub_slot;
+  struct Slot {
+    NodeIndex hub = 0;
+    std::uint64_t members = 0;
+    std::vector<int> by_latency;  // its members (ranks), longest exit latency first
+  };
+  std::vector<Slot> slots;
+  for (std::size_t r = 0; r < n; ++r) {
+    Exit& e = exits[r];
+    e = z.neighbourhood.explore(gpus[r]);
+    std::erase_if(e.near, [&](int g) { return rank_of[static_cast<std::size_t>(g)] < 0; });
+    for (int g : e.near)
+      ++near_offsets[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(g)]) + 1];
+    if (!e.unique) {
+      for (int dst : gpus) {
+        if (dst != gpus[r]) walk(gpus[r], dst);
+      }
+      continue;
+    }
+    // Its exit prefix carries its paths to every member outside its neighbourhood.
+    tally.add(e.prefix, n - 1 - e.near.size(), Time::zero());
+    int& slot = hub_slot[e.hub];
+    if (slot < 0) {
+      slot = static_cast<int>(slots.size());
+      slots.push_back({e.hub, 0, {}});
+    }
+    ++slots[static_cast<std::size_t>(slot)].members;
+    slots[static_cast<std::size_t>(slot)].by_latency.push_back(static_cast<int>(r));
+  }
+  for (auto& s : slots) {
+    std::stable_sort(s.by_latency.begin(), s.by_latency.end(), [&](int a, int b) {
+      return exits[static_cast<std::size_t>(a)].latency >
+             exits[static_cast<std::size_t>(b)].latency;
+    });
+  }
+  for (std::size_t d = 0; d < n; ++d) near_offsets[d + 1] += near_offsets[d];
+  near_to.resize(near_offsets[n]);
+  {
+    std::vector<std::uint32_t> fill(near_offsets.begin(), near_offsets.end() - 1);
+    for (std::size_t r = 0; r < n; ++r) {
+      for (int g : exits[r].near)
+        near_to[fill[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(g)])]++] =
+            static_cast<int>(r);
+    }
+  }
+
+  // Per destination: members near it (and itself) leave the switch counts; the pairs near
+  // it are routed one by one, the rest flow as counts down the destination's tree from the
+  // exit switches, node by node in decreasing hops (each tree link once, not once per
+  // exit switch).
+  std::vector<std::size_t> excluded(n, 0);  // destination (+ 1) a member was excluded for
+  std::vector<std::uint64_t> count(slots.size(), 0);
+  auto& node_epoch = z.node_epoch;
+  auto& node_paths = z.node_paths;
+  auto& node_latency = z.node_latency;
+  auto& at_hops = z.at_hops;
+  auto reach = [&](NodeIndex u, std::uint32_t hops, std::uint64_t paths, Time latency) {
+    if (node_epoch[u] != z.epoch) {
+      node_epoch[u] = z.epoch;
+      node_paths[u] = 0;
+      node_latency[u] = latency;
+      if (at_hops.size() <= hops) at_hops.resize(hops + 1);
+      at_hops[hops].push_back(u);
+    }
+    node_paths[u] += paths;
+    node_latency[u] = std::max(node_latency[u], latency);
+  };
+  for (std::size_t d = 0; d < n; ++d) {
+    if (++z.epoch == 0) {
+      std::fill(node_epoch.begin(), node_epoch.end(), 0U);
+      z.epoch = 1;
+    }
+    const int dst = gpus[d];
+    const NodeIndex dst_node = cluster.gpu(dst).node;
+    auto exclude = [&](std::size_t s) {
+      excluded[s] = d + 1;
+      if (exits[s].unique) --count[static_cast<std::size_t>(hub_slot[exits[s].hub])];
+    };
+    for (std::size_t k = 0; k < slots.size(); ++k) count[k] = slots[k].members;
+    exclude(d);
+    for (auto i = near_offsets[d]; i < near_offsets[d + 1]; ++i) {
+      const auto s = static_cast<std::size_t>(near_to[i]);
+      exclude(s);
+      if (exits[s].unique) walk(gpus[s], dst);
+    }
+    for (std::size_t k = 0; k < slots.size(); ++k) {
+      if (count[k] == 0) continue;
+      Time before = Time::zero();
+      for (int s : slots[k].by_latency) {
+        if (excluded[static_cast<std::size_t>(s)] != d + 1) {
+          before = exits[static_cast<std::size_t>(s)].latency;
+          break;
+        }
+      }
+      reach(slots[k].hub, router.hops(slots[k].hub, dst_node), count[k], before);
+    }
+    for (std::size_t hops = at_hops.size(); hops-- > 1;) {
+      for (std::size_t i = 0; i < at_hops[hops].size(); ++i) {
+        const NodeIndex u = at_hops[hops][i];
+        const LinkIndex l = router.first_link(u, dst_node);
+        tally.add_link(l, node_paths[u]);
+        reach(cluster.link(l).dst, static_cast<std::uint32_t>(hops - 1), node_paths[u],
+              node_latency[u] + cluster.link(l).latency);
+      }
+      at_hops[hops].clear();
+    }
+    if (!at_hops.empty()) {
+      if (!at_hops[0].empty()) tally.saw_latency(node_latency[dst_node]);
+      at_hops[0].clear();
+    }
+  }
+  for (int g : gpus) rank_of[static_cast<std::size_t>(g)] = -1;
+  for (const auto& slot : slots) hub_slot[slot.hub] = -1;
+  return tally.result();
+}
+
+}  // namespace strait::sim::topology
