@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <limits>
-#include <unordered_map>
+
+#include <boost/container/small_vector.hpp>
 
 #include <fmt/format.h>
 
@@ -96,26 +97,38 @@ struct StreamState {
 // grow), so an op touches the rank's own few cache lines: at 131,072 ranks progressing in
 // step, nearly every op event is on another rank than the previous one.
 struct RankState {
+  // What every op of the rank touches comes first, streams inline, so that an op event
+  // reads a few adjacent cache lines of its rank.
   const OpShape* shape = nullptr;
   OpState* ops = nullptr;                  // by op index
   CollectiveTimes* collectives = nullptr;  // by collective slot
-  StreamState* streams = nullptr;          // by stream
+  const TimedKernel* timed = nullptr;      // analytical mode: kernels by slot
+  Time compute_idle_since;
+  std::size_t ops_left = 0;
+  boost::container::small_vector<StreamState, 8> streams;  // by stream
+  RankAccount account;
   const ReplayRank* info = nullptr;
   struct Membership {
     std::int32_t group, position, calls;  // calls: collectives issued on the group so far
   };
   std::vector<Membership> groups;  // a rank is in a handful: searched linearly
-  Time compute_idle_since;
   engine::ResourceId sm, hbm;
   const std::string* gpu_type = nullptr;
-  RankAccount account;
-  std::size_t ops_left = 0;
   bool traced = false;
 };
 
 struct Instance {
   int arrived = 0;
   std::vector<std::pair<std::int32_t, std::int32_t>> members;  // (rank, op) by group position
+};
+
+// A group's collectives that some member has issued and not every member: calls first,
+// first + 1, ... They launch in call order (a member issues call k + 1 only after call k,
+// so the arrival completing k + 1 comes after every arrival at k): the first one pending
+// is the next to launch, and a vector (no allocation while empty) serves as the queue.
+struct PendingCalls {
+  std::int32_t first = 0;
+  std::vector<Instance> calls;
 };
 
 class Replayer {
@@ -149,7 +162,6 @@ class Replayer {
       if (r.shape >= 0) collectives += graph.shape(r).collectives.size();
     }
     collective_times_.resize(collectives);
-    stream_state_.resize(n * streams_);
     result_.ranks.resize(n);
     result_.step_end.assign(static_cast<std::size_t>(std::max(1, graph.steps())), Time::zero());
     std::vector<char> traced(n, options.trace_ranks.empty());
@@ -217,7 +229,9 @@ class Replayer {
     const auto n = rank.shape->ops();
     rank.ops = op_state_.data() + rank.info->op_base;
     rank.collectives = collective_times_.data() + rank.info->collective_base;
-    rank.streams = stream_state_.data() + u(r) * streams_;
+    rank.streams.resize(streams_);
+    if (graph_.mode() == network::NetworkMode::kAnalytical)
+      rank.timed = graph_.timed_kernels(*rank.info);
     for (std::size_t i = 0; i < n; ++i)
       rank.ops[i].deps_left = rank.shape->dep_offsets[i + 1] - rank.shape->dep_offsets[i];
     rank.ops_left = n;
@@ -241,7 +255,7 @@ class Replayer {
     auto& rank = ranks_[u(r)];
     if (u(s) >= rank.shape->stream_ops.size()) return;
     const auto& on_stream = rank.shape->stream_ops[u(s)];
-    const StreamState& st = rank.streams[s];
+    const StreamState& st = rank.streams[u(s)];
     if (st.busy || u(st.head) >= on_stream.size()) return;
     const auto op = on_stream[u(st.head)];
     if (rank.ops[op].deps_left > 0) return;
@@ -252,8 +266,8 @@ class Replayer {
     auto& rank = ranks_[u(r)];
     const auto& shape = *rank.shape;
     const auto stream = shape.stream[u(index)];
-    rank.streams[stream].busy = true;
-    rank.streams[stream].start = sim_.now();
+    rank.streams[u(stream)].busy = true;
+    rank.streams[u(stream)].start = sim_.now();
     if (stream == compute_stream_) account_gap(rank, index);
     if (shape.kind[u(index)] == OpKind::kCollective) {
       times_of(rank, index).issued = sim_.now();
@@ -261,13 +275,14 @@ class Replayer {
       return;
     }
     const auto slot = shape.slot[u(index)];
-    rank.account.flops += graph_.kernel_flops(*rank.info, slot);
     ++result_.kernels;
     if (options_.mode == network::NetworkMode::kAnalytical) {
-      sim_.after(graph_.kernel_duration(*rank.info, slot),
-                 [this, r, index] { finish_op(r, index); });
+      const TimedKernel& k = rank.timed[slot];
+      rank.account.flops += k.flops;
+      sim_.after(k.duration, [this, r, index] { finish_op(r, index); });
       return;
     }
+    rank.account.flops += graph_.kernel_flops(*rank.info, slot);
     const FlowKernel& c = graph_.flow_kernel(*rank.info, slot);
     auto start_activity = [this, r, index, compute = c.compute_seconds, memory = c.memory_seconds] {
       const auto& st = ranks_[u(r)];
@@ -328,7 +343,10 @@ class Replayer {
     }
     const auto k = member->calls++;
     const auto& members = graph_.groups()[u(g)].ranks;
-    auto& inst = instances_[u(g)][k];
+    auto& pending = instances_[u(g)];
+    const auto at = u(k - pending.first);
+    if (at >= pending.calls.size()) pending.calls.resize(at + 1);
+    auto& inst = pending.calls[at];
     if (inst.members.empty()) inst.members.assign(members.size(), {kNone, kNone});
     inst.members[u(member->position)] = {r, index};
     if (++inst.arrived < static_cast<int>(members.size())) return;
@@ -347,8 +365,11 @@ class Replayer {
   // `last` is the member whose arrival completed the group: in traces an arrow goes from it
   // to every other traced member, showing whom they waited for.
   void launch_collective(std::int32_t g, std::int32_t k, std::int32_t last) {
-    auto node = instances_[u(g)].extract(k);
-    auto inst = std::make_shared<Instance>(std::move(node.mapped()));
+    auto& pending = instances_[u(g)];
+    if (k != pending.first) throw Error("replay: collectives of a group launched out of order");
+    auto inst = std::make_shared<Instance>(std::move(pending.calls.front()));
+    pending.calls.erase(pending.calls.begin());
+    ++pending.first;
     const auto [first_rank, first_op] = inst->members[0];
     const CollectiveShape& call = call_of(first_rank, first_op);
     const Bytes bytes = bytes_of(first_rank, first_op);
@@ -429,7 +450,7 @@ class Replayer {
     const bool collective = shape.kind[i] == OpKind::kCollective;
     const Time now = sim_.now();
     rank.ops[index].end = now;
-    StreamState& st = rank.streams[stream];
+    StreamState& st = rank.streams[u(stream)];
     st.busy = false;
     ++st.head;
     if (stream == compute_stream_) {
@@ -504,12 +525,11 @@ class Replayer {
   std::size_t streams_ = 0;
   OpShape empty_shape_;
   std::vector<RankState> ranks_;
-  // Every rank's slice at its ReplayRank offsets (op_base, collective_base), streams at
-  // rank * streams_; sized once, so RankState's pointers stay valid.
+  // Every rank's slice at its ReplayRank offsets (op_base, collective_base); sized once, so
+  // RankState's pointers stay valid.
   std::vector<OpState> op_state_;
   std::vector<CollectiveTimes> collective_times_;
-  std::vector<StreamState> stream_state_;
-  std::vector<std::unordered_map<std::int32_t, Instance>> instances_;
+  std::vector<PendingCalls> instances_;  // by group
   ReplayResult result_;
   std::uint64_t finished_ops_ = 0;
   std::uint64_t next_flow_ = 0;

@@ -138,11 +138,10 @@ void ReplayGraph::reserve(std::size_t ranks, std::size_t per_rank) {
     collectives = ops - kernels;
   }
   if (mode_ == network::NetworkMode::kAnalytical) {
-    durations_.reserve(durations_.size() + kernels);
+    timed_.reserve(timed_.size() + kernels);
   } else {
     flow_.reserve(flow_.size() + kernels);
   }
-  flops_.reserve(flops_.size() + kernels);
   bytes_.reserve(bytes_.size() + collectives);
   group_.reserve(group_.size() + collectives);
 }
@@ -186,11 +185,10 @@ void ReplayGraph::add_rank(int rank, const workload::RankOps& ro,
     if (op.kind == OpKind::kKernel) {
       const auto c = cost::CostModel::cost(op.kernel, profile);
       if (mode_ == network::NetworkMode::kAnalytical) {
-        durations_.push_back(c.duration());
+        timed_.push_back({c.duration(), op.kernel.flops});
       } else {
-        flow_.push_back({c.compute_seconds, c.memory_seconds, c.launch_overhead});
+        flow_.push_back({c.compute_seconds, c.memory_seconds, c.launch_overhead, op.kernel.flops});
       }
-      flops_.push_back(op.kernel.flops);
       ++kernels_;
     } else {
       bytes_.push_back(op.collective.bytes);

@@ -57,11 +57,18 @@ struct OpShape {
   bool matches(const std::vector<workload::Op>& ops) const;
 };
 
-/// A kernel's cost in flow mode: an activity using SMs and HBM after its launch overhead.
+/// A kernel in analytical mode: its duration, and its flops (kept side by side: the replay
+/// reads both when the kernel starts, one cache line).
+struct TimedKernel {
+  Time duration;
+  double flops = 0;
+};
+/// A kernel in flow mode: an activity using SMs and HBM after its launch overhead.
 struct FlowKernel {
   double compute_seconds = 0;
   double memory_seconds = 0;
   Time launch_overhead;
+  double flops = 0;
 };
 
 struct ReplayRank {
@@ -103,14 +110,21 @@ class ReplayGraph {
   const std::vector<workload::Op>* kept_ops(int r) const;
 
   // Per-rank values, at the rank's offset plus the op's slot.
+  /// Analytical mode: the rank's kernels by slot.
+  const TimedKernel* timed_kernels(const ReplayRank& r) const {
+    return timed_.data() + r.kernel_base;
+  }
+  /// Flow mode: the rank's kernels by slot.
+  const FlowKernel* flow_kernels(const ReplayRank& r) const { return flow_.data() + r.kernel_base; }
   Time kernel_duration(const ReplayRank& r, std::int32_t slot) const {
-    return durations_[static_cast<std::size_t>(r.kernel_base + slot)];
+    return timed_kernels(r)[slot].duration;
   }
   const FlowKernel& flow_kernel(const ReplayRank& r, std::int32_t slot) const {
-    return flow_[static_cast<std::size_t>(r.kernel_base + slot)];
+    return flow_kernels(r)[slot];
   }
   double kernel_flops(const ReplayRank& r, std::int32_t slot) const {
-    return flops_[static_cast<std::size_t>(r.kernel_base + slot)];
+    return mode_ == network::NetworkMode::kAnalytical ? timed_kernels(r)[slot].flops
+                                                      : flow_kernels(r)[slot].flops;
   }
   Bytes collective_bytes(const ReplayRank& r, std::int32_t slot) const {
     return bytes_[static_cast<std::size_t>(r.collective_base + slot)];
@@ -134,9 +148,8 @@ class ReplayGraph {
   std::vector<ReplayRank> ranks_;
   std::size_t total_ops_ = 0;
   std::int64_t kernels_ = 0, collectives_ = 0;
-  std::vector<Time> durations_;      // analytical mode, per kernel
+  std::vector<TimedKernel> timed_;   // analytical mode, per kernel
   std::vector<FlowKernel> flow_;     // flow mode, per kernel
-  std::vector<double> flops_;        // per kernel
   std::vector<Bytes> bytes_;         // per collective
   std::vector<std::int32_t> group_;  // per collective
   std::vector<workload::SendRow> rows_;
