@@ -129,8 +129,10 @@ void ReplayGraph::finish(const workload::OpGraph& header) {
 }
 
 void ReplayGraph::reserve(std::size_t ranks, std::size_t per_rank) {
-  // Kernels and collectives split as in the shapes seen so far (all kernels before any).
-  const std::size_t ops = ranks * per_rank;
+  // Kernels and collectives split as in the first shape (all ops kernels before there is one).
+  // An eighth more for ranks of larger roles: reserved pages cost no memory until used,
+  // while one regrowth would copy the arrays at twice their size.
+  const std::size_t ops = ranks * per_rank + ranks * per_rank / 8;
   std::size_t kernels = ops, collectives = 0;
   if (!shapes_.empty() && shapes_.front().ops() > 0) {
     const auto& s = shapes_.front();
