@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <limits>
-#include <unordered_map>
+
+#include <boost/container/small_vector.hpp>
 
 #include <fmt/format.h>
 
@@ -26,70 +27,154 @@ using workload::OpKind;
 
 constexpr std::int32_t kNone = -1;
 
+// A rank's op times as the wait chain reads them (account_wait): the public OpTimes, or a
+// rank of a ReplayGraph during the replay. Both have, per op i: whether it is a collective,
+// its class, when it was issued, started and ended, its stream predecessor, its deps.
+template <class Times>
+void account_wait_chain(RankAccount& a, Time idle_since, Time now, std::int32_t blocker,
+                        const Times& times) {
+  if (now <= idle_since) return;
+  const auto live_collective = [&](std::int32_t i) {
+    return i >= 0 && times.collective(i) && times.ended(i) > idle_since;
+  };
+  if (!live_collective(blocker)) {
+    a.bubble += now - idle_since;
+    return;
+  }
+  Time hi = now;
+  for (std::int32_t b = blocker; live_collective(b) && hi > idle_since;) {
+    const Time started = std::clamp(times.started(b), idle_since, hi);
+    a.exposed_comm[static_cast<std::size_t>(times.comm_class(b))] += hi - started;
+    const Time issued = std::clamp(times.issued(b), idle_since, started);
+    a.straggler_wait += started - issued;
+    hi = issued;
+    std::int32_t next = times.stream_prev(b);
+    times.for_each_dep(b, [&](std::int32_t d) {
+      if (next == kNone || times.ended(d) > times.ended(next)) next = d;
+    });
+    b = next;
+  }
+  a.straggler_wait += hi - idle_since;
+}
+
+// OpTimes (whole ops, times per op) in the shape account_wait_chain reads.
+struct WholeOpTimes {
+  const OpTimes& t;
+  static std::size_t u(std::int32_t i) { return static_cast<std::size_t>(i); }
+  bool collective(std::int32_t i) const { return t.ops[u(i)].kind == OpKind::kCollective; }
+  workload::CommClass comm_class(std::int32_t i) const { return t.ops[u(i)].collective.comm_class; }
+  Time issued(std::int32_t i) const { return t.issued[u(i)]; }
+  Time started(std::int32_t i) const { return t.started[u(i)]; }
+  Time ended(std::int32_t i) const { return t.ended[u(i)]; }
+  std::int32_t stream_prev(std::int32_t i) const {
+    // The previous op on i's stream (its ops are in increasing index).
+    const auto& on_stream = t.stream_ops[static_cast<std::size_t>(t.ops[u(i)].stream)];
+    const auto at = std::lower_bound(on_stream.begin(), on_stream.end(), i);
+    return at == on_stream.begin() ? kNone : *(at - 1);
+  }
+  template <class F>
+  void for_each_dep(std::int32_t i, F f) const {
+    for (auto d : t.ops[u(i)].deps) f(d);
+  }
+};
+
+struct OpState {
+  Time end;                       // when the op ended
+  std::int32_t deps_left = 0;     // dependencies not ended yet
+  std::int32_t last_dep = kNone;  // the dependency that ended last
+};
+struct CollectiveTimes {
+  Time issued;   // when this rank reached the collective
+  Time started;  // when every member had (the collective started)
+};
+struct StreamState {
+  Time start;             // when the stream's current op started
+  std::int32_t head = 0;  // position of its next op among the stream's ops
+  bool busy = false;
+};
+
+// Replay state of one rank: pointers to its slices of the Replayer's arrays (they never
+// grow), so an op touches the rank's own few cache lines: at 131,072 ranks progressing in
+// step, nearly every op event is on another rank than the previous one.
 struct RankState {
-  const workload::RankOps* ops = nullptr;
-  std::vector<std::int32_t> deps_left;
-  std::vector<std::int32_t> succ_offsets, succ;       // CSR of successors
-  std::vector<std::vector<std::int32_t>> stream_ops;  // op indices per stream, in order
-  std::vector<std::size_t> stream_head;
-  std::vector<char> stream_busy;
-  std::vector<Time> op_start, op_end, collective_start;
-  std::vector<std::int32_t> last_dep;  // the dependency that finished last
+  // What every op of the rank touches comes first, streams inline, so that an op event
+  // reads a few adjacent cache lines of its rank.
+  const OpShape* shape = nullptr;
+  OpState* ops = nullptr;                  // by op index
+  CollectiveTimes* collectives = nullptr;  // by collective slot
+  const TimedKernel* timed = nullptr;      // analytical mode: kernels by slot
+  Time compute_idle_since;
+  std::size_t ops_left = 0;
+  boost::container::small_vector<StreamState, 8> streams;  // by stream
+  RankAccount account;
+  const ReplayRank* info = nullptr;
   struct Membership {
     std::int32_t group, position, calls;  // calls: collectives issued on the group so far
   };
   std::vector<Membership> groups;  // a rank is in a handful: searched linearly
-  Time compute_idle_since;
   engine::ResourceId sm, hbm;
   const std::string* gpu_type = nullptr;
-  RankAccount account;
-  std::size_t ops_left = 0;
   bool traced = false;
 };
 
 struct Instance {
   int arrived = 0;
   std::vector<std::pair<std::int32_t, std::int32_t>> members;  // (rank, op) by group position
-  std::vector<workload::SendRow> rows;                         // all_to_allv send rows
+};
+
+// A group's collectives that some member has issued and not every member: calls first,
+// first + 1, ... They launch in call order (a member issues call k + 1 only after call k,
+// so the arrival completing k + 1 comes after every arrival at k): the first one pending
+// is the next to launch, and a vector (no allocation while empty) serves as the queue.
+struct PendingCalls {
+  std::int32_t first = 0;
+  std::vector<Instance> calls;
 };
 
 class Replayer {
  public:
-  Replayer(const workload::OpGraph& graph, const topology::Cluster& cluster,
-           const cost::CostModel& cost, const ReplayOptions& options)
+  Replayer(const ReplayGraph& graph, const topology::Cluster& cluster, const cost::CostModel& cost,
+           const ReplayOptions& options)
       : graph_(graph), cluster_(cluster), cost_(cost), options_(options) {
     network::NetworkOptions net;
     net.mode = options.mode;
     net.calibration = collective_calibration(cluster, cost);
     net_ = network::make_network(sim_, cluster, net);
     compute_stream_ = kNone;
-    for (std::size_t s = 0; s < graph.streams.size(); ++s) {
-      if (graph.streams[s] == "compute") compute_stream_ = static_cast<std::int32_t>(s);
+    for (std::size_t s = 0; s < graph.streams().size(); ++s) {
+      if (graph.streams()[s] == "compute") compute_stream_ = static_cast<std::int32_t>(s);
     }
-    instances_.resize(graph.groups.size());
-    ranks_.resize(graph.ranks.size());
-    for (std::size_t g = 0; g < graph.groups.size(); ++g) {
-      const auto& members = graph.groups[g].ranks;
+    streams_ = graph.streams().size();
+    const auto n = graph.ranks().size();
+    instances_.resize(graph.groups().size());
+    ranks_.resize(n);
+    for (std::size_t g = 0; g < graph.groups().size(); ++g) {
+      const auto& members = graph.groups()[g].ranks;
       for (std::size_t i = 0; i < members.size(); ++i) {
         const auto m = static_cast<std::size_t>(members[i]);
         if (m >= ranks_.size()) continue;  // not a rank of the graph: never calls
         ranks_[m].groups.push_back({static_cast<std::int32_t>(g), static_cast<std::int32_t>(i), 0});
       }
     }
-    result_.ranks.resize(graph.ranks.size());
-    result_.step_end.assign(static_cast<std::size_t>(std::max(1, graph.steps)), Time::zero());
-    std::vector<char> traced(graph.ranks.size(), options.trace_ranks.empty());
+    op_state_.resize(graph.total_ops());
+    std::size_t collectives = 0;
+    for (const auto& r : graph.ranks()) {
+      if (r.shape >= 0) collectives += graph.shape(r).collectives.size();
+    }
+    collective_times_.resize(collectives);
+    result_.ranks.resize(n);
+    result_.step_end.assign(static_cast<std::size_t>(std::max(1, graph.steps())), Time::zero());
+    std::vector<char> traced(n, options.trace_ranks.empty());
     for (int r : options.trace_ranks) {
       if (r >= 0 && static_cast<std::size_t>(r) < traced.size())
         traced[static_cast<std::size_t>(r)] = 1;
     }
-    for (std::size_t r = 0; r < graph.ranks.size(); ++r)
-      init_rank(static_cast<std::int32_t>(r), traced[r] != 0);
+    for (std::size_t r = 0; r < n; ++r) init_rank(static_cast<std::int32_t>(r), traced[r] != 0);
   }
 
   ReplayResult run() {
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
-      for (std::size_t s = 0; s < graph_.streams.size(); ++s)
+      for (std::size_t s = 0; s < streams_; ++s)
         try_start(static_cast<std::int32_t>(r), static_cast<std::int32_t>(s));
     }
     sim_.run();
@@ -114,43 +199,47 @@ class Replayer {
   }
 
  private:
+  static std::size_t u(std::int64_t i) { return static_cast<std::size_t>(i); }
+  static CollectiveTimes& times_of(const RankState& rank, std::int32_t i) {
+    return rank.collectives[rank.shape->slot[u(i)]];
+  }
+
+  // One rank's op times for account_wait_chain.
+  struct RankTimes {
+    const RankState& rank;
+    bool collective(std::int32_t i) const { return rank.shape->kind[u(i)] == OpKind::kCollective; }
+    workload::CommClass comm_class(std::int32_t i) const {
+      return rank.shape->collectives[u(rank.shape->slot[u(i)])].comm_class;
+    }
+    Time issued(std::int32_t i) const { return times_of(rank, i).issued; }
+    Time started(std::int32_t i) const { return times_of(rank, i).started; }
+    Time ended(std::int32_t i) const { return rank.ops[i].end; }
+    std::int32_t stream_prev(std::int32_t i) const { return rank.shape->stream_prev[u(i)]; }
+    template <class F>
+    void for_each_dep(std::int32_t i, F f) const {
+      const auto& s = *rank.shape;
+      for (auto k = s.dep_offsets[u(i)]; k < s.dep_offsets[u(i) + 1]; ++k) f(s.deps[u(k)]);
+    }
+  };
+
   void init_rank(std::int32_t r, bool traced) {
-    auto& rank = ranks_[static_cast<std::size_t>(r)];
-    rank.ops = &graph_.ranks[static_cast<std::size_t>(r)];
-    const auto& ops = rank.ops->ops;
-    const auto n = ops.size();
-    rank.deps_left.resize(n);
-    rank.succ_offsets.assign(n + 1, 0);
-    rank.stream_ops.resize(graph_.streams.size());
-    rank.stream_head.assign(graph_.streams.size(), 0);
-    rank.stream_busy.assign(graph_.streams.size(), 0);
-    rank.op_start.assign(n, Time::zero());
-    rank.op_end.assign(n, Time::zero());
-    rank.collective_start.assign(n, Time::zero());
-    rank.last_dep.assign(n, kNone);
-    for (std::size_t i = 0; i < n; ++i) {
-      rank.deps_left[i] = static_cast<std::int32_t>(ops[i].deps.size());
-      for (auto d : ops[i].deps) {
-        if (d < 0 || static_cast<std::size_t>(d) >= i) {
-          throw Error(fmt::format(
-              "op graph: rank {} op {} depends on op {}, which is not an earlier op", r, i, d));
-        }
-        ++rank.succ_offsets[static_cast<std::size_t>(d) + 1];
-      }
-      rank.stream_ops[static_cast<std::size_t>(ops[i].stream)].push_back(
-          static_cast<std::int32_t>(i));
-    }
-    for (std::size_t i = 0; i < n; ++i) rank.succ_offsets[i + 1] += rank.succ_offsets[i];
-    rank.succ.resize(static_cast<std::size_t>(rank.succ_offsets[n]));
-    std::vector<std::int32_t> fill(rank.succ_offsets.begin(), rank.succ_offsets.end() - 1);
-    for (std::size_t i = 0; i < n; ++i) {
-      for (auto d : ops[i].deps)
-        rank.succ[static_cast<std::size_t>(fill[static_cast<std::size_t>(d)]++)] =
-            static_cast<std::int32_t>(i);
-    }
+    auto& rank = ranks_[u(r)];
+    rank.info = &graph_.ranks()[u(r)];
+    rank.shape = rank.info->shape >= 0 ? &graph_.shape(*rank.info) : &empty_shape_;
+    const auto n = rank.shape->ops();
+    rank.ops = op_state_.data() + rank.info->op_base;
+    rank.collectives = collective_times_.data() + rank.info->collective_base;
+    rank.streams.resize(streams_);
+    if (graph_.mode() == network::NetworkMode::kAnalytical)
+      rank.timed = graph_.timed_kernels(*rank.info);
+    for (std::size_t i = 0; i < n; ++i)
+      rank.ops[i].deps_left = rank.shape->dep_offsets[i + 1] - rank.shape->dep_offsets[i];
     rank.ops_left = n;
     rank.traced = traced;
-    const auto& gpu = cluster_.gpu(rank.ops->gpu);
+    if (traced && options_.timeline && !graph_.kept_ops(r) && n > 0) {
+      throw Error(fmt::format("replay: rank {} is traced but its ops were not kept", r));
+    }
+    const auto& gpu = cluster_.gpu(rank.info->gpu);
     rank.gpu_type = &gpu.type;
     if (options_.mode == network::NetworkMode::kFlow) {
       rank.sm = sim_.fluid().add_resource(1.0);
@@ -163,33 +252,40 @@ class Replayer {
   }
 
   void try_start(std::int32_t r, std::int32_t s) {
-    auto& rank = ranks_[static_cast<std::size_t>(r)];
-    const auto su = static_cast<std::size_t>(s);
-    if (rank.stream_busy[su] || rank.stream_head[su] >= rank.stream_ops[su].size()) return;
-    const auto op = rank.stream_ops[su][rank.stream_head[su]];
-    if (rank.deps_left[static_cast<std::size_t>(op)] > 0) return;
+    auto& rank = ranks_[u(r)];
+    if (u(s) >= rank.shape->stream_ops.size()) return;
+    const auto& on_stream = rank.shape->stream_ops[u(s)];
+    const StreamState& st = rank.streams[u(s)];
+    if (st.busy || u(st.head) >= on_stream.size()) return;
+    const auto op = on_stream[u(st.head)];
+    if (rank.ops[op].deps_left > 0) return;
     start_op(r, op);
   }
 
   void start_op(std::int32_t r, std::int32_t index) {
-    auto& rank = ranks_[static_cast<std::size_t>(r)];
-    const Op& op = rank.ops->ops[static_cast<std::size_t>(index)];
-    rank.stream_busy[static_cast<std::size_t>(op.stream)] = 1;
-    rank.op_start[static_cast<std::size_t>(index)] = sim_.now();
-    if (op.stream == compute_stream_) account_gap(rank, index);
-    if (op.kind == OpKind::kCollective) {
+    auto& rank = ranks_[u(r)];
+    const auto& shape = *rank.shape;
+    const auto stream = shape.stream[u(index)];
+    rank.streams[u(stream)].busy = true;
+    rank.streams[u(stream)].start = sim_.now();
+    if (stream == compute_stream_) account_gap(rank, index);
+    if (shape.kind[u(index)] == OpKind::kCollective) {
+      times_of(rank, index).issued = sim_.now();
       arrive(r, index);
       return;
     }
-    const auto c = cost_.cost(op.kernel, *rank.gpu_type);
-    rank.account.flops += op.kernel.flops;
+    const auto slot = shape.slot[u(index)];
     ++result_.kernels;
     if (options_.mode == network::NetworkMode::kAnalytical) {
-      sim_.after(c.duration(), [this, r, index] { finish_op(r, index); });
+      const TimedKernel& k = rank.timed[slot];
+      rank.account.flops += k.flops;
+      sim_.after(k.duration, [this, r, index] { finish_op(r, index); });
       return;
     }
+    rank.account.flops += graph_.kernel_flops(*rank.info, slot);
+    const FlowKernel& c = graph_.flow_kernel(*rank.info, slot);
     auto start_activity = [this, r, index, compute = c.compute_seconds, memory = c.memory_seconds] {
-      const auto& st = ranks_[static_cast<std::size_t>(r)];
+      const auto& st = ranks_[u(r)];
       const engine::ResourceUse uses[] = {{st.sm, compute}, {st.hbm, memory}};
       engine::ActivitySpec spec;
       spec.work = 1.0;
@@ -208,11 +304,14 @@ class Replayer {
   // replica sync), then for the slowest rank (see run::account_tail).
   void account_tail(RankState& rank, Time makespan) {
     const Time t = std::min(rank.compute_idle_since, makespan);
-    const auto& ops = rank.ops->ops;
+    const auto& shape = *rank.shape;
     std::vector<CollectiveSpan> spans;
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].kind == OpKind::kCollective && rank.op_end[i] > t)
-        spans.push_back({rank.collective_start[i], rank.op_end[i], ops[i].collective.comm_class});
+    for (std::size_t i = 0; i < shape.ops(); ++i) {
+      const auto op = static_cast<std::int32_t>(i);
+      if (shape.kind[i] == OpKind::kCollective && rank.ops[op].end > t) {
+        spans.push_back({times_of(rank, op).started, rank.ops[op].end,
+                         shape.collectives[u(shape.slot[i])].comm_class});
+      }
     }
     run::account_tail(rank.account, t, makespan, std::move(spans));
   }
@@ -222,17 +321,13 @@ class Replayer {
     const Time gap_start = rank.compute_idle_since;
     const Time now = sim_.now();
     if (now <= gap_start) return;
-    const OpTimes times{rank.ops->ops, rank.op_start, rank.collective_start, rank.op_end,
-                        rank.stream_ops};
-    run::account_wait(rank.account, gap_start, now, rank.last_dep[static_cast<std::size_t>(index)],
-                      times);
+    account_wait_chain(rank.account, gap_start, now, rank.ops[index].last_dep, RankTimes{rank});
   }
 
   void arrive(std::int32_t r, std::int32_t index) {
-    auto& rank = ranks_[static_cast<std::size_t>(r)];
-    const auto& call = rank.ops->ops[static_cast<std::size_t>(index)].collective;
-    const auto g = call.group;
-    if (g < 0 || static_cast<std::size_t>(g) >= graph_.groups.size()) {
+    auto& rank = ranks_[u(r)];
+    const auto g = graph_.collective_group(*rank.info, rank.shape->slot[u(index)]);
+    if (g < 0 || u(g) >= graph_.groups().size()) {
       throw Error(fmt::format(
           "op graph: rank {} calls a collective on group {}, which does not exist", r, g));
     }
@@ -242,72 +337,77 @@ class Replayer {
     }
     if (!member) {
       throw Error(
-          fmt::format("op graph: rank {} calls a collective on group '{}' it is not a member of", r,
-                      graph_.groups[static_cast<std::size_t>(g)].name));
+          fmt::format("op graph: rank {} calls a collective on group '{}' it is not a "
+                      "member of",
+                      r, graph_.groups()[u(g)].name));
     }
     const auto k = member->calls++;
-    const auto& members = graph_.groups[static_cast<std::size_t>(g)].ranks;
-    auto& inst = instances_[static_cast<std::size_t>(g)][k];
-    if (inst.members.empty()) {
-      inst.members.assign(members.size(), {kNone, kNone});
-      if (call.op == network::CollectiveOp::kAllToAllV) inst.rows.resize(members.size());
-    }
-    const auto pos = static_cast<std::size_t>(member->position);
-    inst.members[pos] = {r, index};
-    if (!inst.rows.empty()) inst.rows[pos] = call.send_row;
+    const auto& members = graph_.groups()[u(g)].ranks;
+    auto& pending = instances_[u(g)];
+    const auto at = u(k - pending.first);
+    if (at >= pending.calls.size()) pending.calls.resize(at + 1);
+    auto& inst = pending.calls[at];
+    if (inst.members.empty()) inst.members.assign(members.size(), {kNone, kNone});
+    inst.members[u(member->position)] = {r, index};
     if (++inst.arrived < static_cast<int>(members.size())) return;
     launch_collective(g, k, r);
+  }
+
+  const CollectiveShape& call_of(std::int32_t rank, std::int32_t op) const {
+    const auto& st = ranks_[u(rank)];
+    return st.shape->collectives[u(st.shape->slot[u(op)])];
+  }
+  Bytes bytes_of(std::int32_t rank, std::int32_t op) const {
+    const auto& st = ranks_[u(rank)];
+    return graph_.collective_bytes(*st.info, st.shape->slot[u(op)]);
   }
 
   // `last` is the member whose arrival completed the group: in traces an arrow goes from it
   // to every other traced member, showing whom they waited for.
   void launch_collective(std::int32_t g, std::int32_t k, std::int32_t last) {
-    auto node = instances_[static_cast<std::size_t>(g)].extract(k);
-    auto inst = std::make_shared<Instance>(std::move(node.mapped()));
-    const auto& first = ranks_[static_cast<std::size_t>(inst->members[0].first)];
-    const auto& call = first.ops->ops[static_cast<std::size_t>(inst->members[0].second)].collective;
+    auto& pending = instances_[u(g)];
+    if (k != pending.first) throw Error("replay: collectives of a group launched out of order");
+    auto inst = std::make_shared<Instance>(std::move(pending.calls.front()));
+    pending.calls.erase(pending.calls.begin());
+    ++pending.first;
+    const auto [first_rank, first_op] = inst->members[0];
+    const CollectiveShape& call = call_of(first_rank, first_op);
+    const Bytes bytes = bytes_of(first_rank, first_op);
     network::CollectiveSpec spec;
     spec.op = call.op;
     spec.algorithm = call.algorithm;
-    spec.bytes = call.bytes;
+    spec.bytes = bytes;
     spec.priority = call.priority;
     spec.traffic_tag = static_cast<int>(call.comm_class);
     const auto n = inst->members.size();
     spec.gpus.reserve(n);
-    for (const auto& [rank, op] : inst->members)
-      spec.gpus.push_back(ranks_[static_cast<std::size_t>(rank)].ops->gpu);
+    for (const auto& [rank, op] : inst->members) spec.gpus.push_back(ranks_[u(rank)].info->gpu);
     if (call.op == network::CollectiveOp::kAllToAll) {
       // Compact all-to-all: members may each send a different (uniform) buffer.
       bool differ = false;
-      for (const auto& [rank, op] : inst->members) {
-        differ = differ || ranks_[static_cast<std::size_t>(rank)]
-                                   .ops->ops[static_cast<std::size_t>(op)]
-                                   .collective.bytes != call.bytes;
-      }
+      for (const auto& [rank, op] : inst->members) differ = differ || bytes_of(rank, op) != bytes;
       if (differ) {
         spec.send_bytes.reserve(n);
-        for (const auto& [rank, op] : inst->members) {
-          spec.send_bytes.push_back(ranks_[static_cast<std::size_t>(rank)]
-                                        .ops->ops[static_cast<std::size_t>(op)]
-                                        .collective.bytes);
-        }
+        for (const auto& [rank, op] : inst->members) spec.send_bytes.push_back(bytes_of(rank, op));
       }
     }
-    if (!inst->rows.empty()) {
+    if (call.op == network::CollectiveOp::kAllToAllV) {
       spec.send_matrix.reserve(n * n);
-      for (std::size_t i = 0; i < n; ++i) {
-        if (inst->rows[i].size() != n) {
+      for (const auto& [rank, op] : inst->members) {
+        const auto& st = ranks_[u(rank)];
+        const auto& row = graph_.send_row(*st.info, call_of(rank, op).row);
+        if (row.size() != n) {
           throw Error(fmt::format(
               "op graph: all_to_allv on group '{}' has a send row of {} entries for {} members",
-              graph_.groups[static_cast<std::size_t>(g)].name, inst->rows[i].size(), n));
+              graph_.groups()[u(g)].name, row.size(), n));
         }
-        spec.send_matrix.insert(spec.send_matrix.end(), inst->rows[i].begin(), inst->rows[i].end());
+        spec.send_matrix.insert(spec.send_matrix.end(), row.begin(), row.end());
       }
     }
     std::vector<engine::ActivityId> holds;
     if (options_.mode == network::NetworkMode::kFlow && !call.sm_free) {
       for (const auto& [rank, op] : inst->members) {
-        const auto& st = ranks_[static_cast<std::size_t>(rank)];
+        const auto& st = ranks_[u(rank)];
         const double fraction = cost_.comm_sm_fraction(*st.gpu_type);
         if (fraction <= 0) continue;
         engine::ActivitySpec hold;
@@ -318,24 +418,19 @@ class Replayer {
         holds.push_back(sim_.fluid().start(std::move(hold), use));
       }
     }
-    for (const auto& [rank, op] : inst->members) {
-      ranks_[static_cast<std::size_t>(rank)].collective_start[static_cast<std::size_t>(op)] =
-          sim_.now();
-    }
-    if (options_.timeline && ranks_[static_cast<std::size_t>(last)].traced) {
+    for (const auto& [rank, op] : inst->members) times_of(ranks_[u(rank)], op).started = sim_.now();
+    if (options_.timeline && ranks_[u(last)].traced) {
       auto& tl = *options_.timeline;
-      const auto& last_state = ranks_[static_cast<std::size_t>(last)];
+      const auto& last_state = ranks_[u(last)];
       std::int32_t last_op = kNone;
       for (const auto& [rank, op] : inst->members) {
         if (rank == last) last_op = op;
       }
-      const auto from_track = tl.track(graph_.streams[static_cast<std::size_t>(
-          last_state.ops->ops[static_cast<std::size_t>(last_op)].stream)]);
+      const auto from_track = tl.track(graph_.streams()[u(last_state.shape->stream[u(last_op)])]);
       for (const auto& [rank, op] : inst->members) {
-        const auto& st = ranks_[static_cast<std::size_t>(rank)];
+        const auto& st = ranks_[u(rank)];
         if (rank == last || !st.traced) continue;
-        const auto to_track = tl.track(graph_.streams[static_cast<std::size_t>(
-            st.ops->ops[static_cast<std::size_t>(op)].stream)]);
+        const auto to_track = tl.track(graph_.streams()[u(st.shape->stream[u(op)])]);
         tl.add_flow(next_flow_++, traces::FlowEnd{last, from_track, sim_.now()},
                     traces::FlowEnd{rank, to_track, sim_.now()}, "waited for", "collective");
       }
@@ -348,84 +443,93 @@ class Replayer {
   }
 
   void finish_op(std::int32_t r, std::int32_t index) {
-    auto& rank = ranks_[static_cast<std::size_t>(r)];
-    const auto i = static_cast<std::size_t>(index);
-    const Op& op = rank.ops->ops[i];
+    auto& rank = ranks_[u(r)];
+    const auto& shape = *rank.shape;
+    const auto i = u(index);
+    const auto stream = shape.stream[i];
+    const bool collective = shape.kind[i] == OpKind::kCollective;
     const Time now = sim_.now();
-    rank.op_end[i] = now;
-    const auto s = static_cast<std::size_t>(op.stream);
-    rank.stream_busy[s] = 0;
-    ++rank.stream_head[s];
-    if (op.stream == compute_stream_) {
-      if (op.kind == OpKind::kKernel) {
-        rank.account.compute += now - rank.op_start[i];
+    rank.ops[index].end = now;
+    StreamState& st = rank.streams[u(stream)];
+    st.busy = false;
+    ++st.head;
+    if (stream == compute_stream_) {
+      if (!collective) {
+        rank.account.compute += now - st.start;
       } else {
         // A collective on the compute stream itself: its wait and transfer are exposed.
-        const Time started = rank.collective_start[i];
-        rank.account.straggler_wait += started - rank.op_start[i];
-        rank.account.exposed_comm[static_cast<std::size_t>(op.collective.comm_class)] +=
+        const CollectiveTimes& c = times_of(rank, index);
+        const Time started = c.started;
+        rank.account.straggler_wait += started - c.issued;
+        rank.account
+            .exposed_comm[u(static_cast<int>(shape.collectives[u(shape.slot[i])].comm_class))] +=
             now - started;
       }
       rank.compute_idle_since = now;
     }
     // A step ends with its last op on the compute stream: communication left running in
     // the background (overlapped syncs) belongs to the time of the steps it overlaps.
-    if (op.stream == compute_stream_ || compute_stream_ == kNone) {
-      auto& step_end = result_.step_end[static_cast<std::size_t>(
-          std::clamp(op.step, 0, static_cast<int>(result_.step_end.size()) - 1))];
+    if (stream == compute_stream_ || compute_stream_ == kNone) {
+      auto& step_end = result_.step_end[u(
+          std::clamp(shape.step[i], 0, static_cast<int>(result_.step_end.size()) - 1))];
       step_end = std::max(step_end, now);
     }
     rank.account.end = std::max(rank.account.end, now);
     result_.drain_end = std::max(result_.drain_end, now);
     --rank.ops_left;
-    if (rank.traced && options_.timeline) record(r, rank, index);
-    for (auto k = rank.succ_offsets[i]; k < rank.succ_offsets[i + 1]; ++k) {
-      const auto next = rank.succ[static_cast<std::size_t>(k)];
-      rank.last_dep[static_cast<std::size_t>(next)] = index;
-      if (--rank.deps_left[static_cast<std::size_t>(next)] == 0) {
-        try_start(r, rank.ops->ops[static_cast<std::size_t>(next)].stream);
-      }
+    if (rank.traced && options_.timeline) record(r, rank, index, st.start);
+    for (auto k = shape.succ_offsets[i]; k < shape.succ_offsets[i + 1]; ++k) {
+      const auto next = shape.succ[u(k)];
+      OpState& n = rank.ops[next];
+      n.last_dep = index;
+      if (--n.deps_left == 0) try_start(r, shape.stream[u(next)]);
     }
-    try_start(r, op.stream);
+    try_start(r, stream);
     if (options_.progress && ++finished_ops_ % (1u << 16) == 0)
       options_.progress(now, finished_ops_);
   }
 
-  void record(std::int32_t r, const RankState& rank, std::int32_t index) {
+  void record(std::int32_t r, const RankState& rank, std::int32_t index, Time op_start) {
     auto& tl = *options_.timeline;
-    const auto i = static_cast<std::size_t>(index);
-    const Op& op = rank.ops->ops[i];
-    const auto track = tl.track(graph_.streams[static_cast<std::size_t>(op.stream)]);
-    const auto name = tl.name(graph_.names[static_cast<std::size_t>(op.name)]);
+    const auto i = u(index);
+    const Op& op = (*graph_.kept_ops(r))[i];
+    const Time op_end = rank.ops[index].end;
+    const auto track = tl.track(graph_.streams()[u(op.stream)]);
+    const auto name = tl.name(graph_.names()[u(op.name)]);
     if (op.kind == OpKind::kKernel) {
-      tl.add_span(r, track, name, tl.name(cost::to_string(op.kernel.kind)), rank.op_start[i],
-                  rank.op_end[i],
+      tl.add_span(r, track, name, tl.name(cost::to_string(op.kernel.kind)), op_start, op_end,
                   {traces::Arg("step", op.step), traces::Arg("flops", op.kernel.flops),
                    traces::Arg("hbm_bytes", op.kernel.hbm_bytes)});
     } else {
       const auto category = tl.name(workload::to_string(op.collective.comm_class));
-      if (rank.collective_start[i] > rank.op_start[i]) {
-        tl.add_span(r, track, tl.name("wait for peers"), category, rank.op_start[i],
-                    rank.collective_start[i]);
+      const Time started = times_of(rank, index).started;
+      if (started > op_start) {
+        tl.add_span(r, track, tl.name("wait for peers"), category, op_start, started);
       }
-      const auto& group = graph_.groups[static_cast<std::size_t>(op.collective.group)];
+      const auto& group = graph_.groups()[u(op.collective.group)];
       tl.add_span(
-          r, track, name, category, rank.collective_start[i], rank.op_end[i],
+          r, track, name, category, started, op_end,
           {traces::Arg("step", op.step), traces::Arg("bytes", op.collective.bytes),
            traces::Arg("op", network::to_string(op.collective.op)),
            traces::Arg("group", group.name), traces::Arg("group_size", group.ranks.size())});
     }
   }
 
-  const workload::OpGraph& graph_;
+  const ReplayGraph& graph_;
   const topology::Cluster& cluster_;
   const cost::CostModel& cost_;
   const ReplayOptions& options_;
   engine::Simulator sim_;
   std::unique_ptr<network::Network> net_;
   std::int32_t compute_stream_ = kNone;
+  std::size_t streams_ = 0;
+  OpShape empty_shape_;
   std::vector<RankState> ranks_;
-  std::vector<std::unordered_map<std::int32_t, Instance>> instances_;
+  // Every rank's slice at its ReplayRank offsets (op_base, collective_base); sized once, so
+  // RankState's pointers stay valid.
+  std::vector<OpState> op_state_;
+  std::vector<CollectiveTimes> collective_times_;
+  std::vector<PendingCalls> instances_;  // by group
   ReplayResult result_;
   std::uint64_t finished_ops_ = 0;
   std::uint64_t next_flow_ = 0;
@@ -433,9 +537,36 @@ class Replayer {
 
 }  // namespace
 
+bool traced_rank(const ReplayOptions& options, int rank) {
+  if (!options.timeline) return false;
+  if (options.trace_ranks.empty()) return true;
+  return std::find(options.trace_ranks.begin(), options.trace_ranks.end(), rank) !=
+         options.trace_ranks.end();
+}
+
+ReplayGraph replay_graph(const workload::OpGraph& graph, const topology::Cluster& cluster,
+                         const cost::CostModel& cost, const ReplayOptions& options) {
+  ReplayGraph out(options.mode);
+  for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
+    const auto& ro = graph.ranks[r];
+    const auto rank = static_cast<int>(r);
+    out.add_rank(rank, ro, cost.profile(cluster.gpu(ro.gpu).type), traced_rank(options, rank));
+  }
+  out.finish(graph);
+  return out;
+}
+
 ReplayResult replay(const workload::OpGraph& graph, const topology::Cluster& cluster,
                     const cost::CostModel& cost, const ReplayOptions& options) {
   if (graph.ranks.empty()) throw Error("op graph: no ranks");
+  return replay(replay_graph(graph, cluster, cost, options), cluster, cost, options);
+}
+
+ReplayResult replay(const ReplayGraph& graph, const topology::Cluster& cluster,
+                    const cost::CostModel& cost, const ReplayOptions& options) {
+  if (graph.ranks().empty()) throw Error("op graph: no ranks");
+  if (graph.mode() != options.mode)
+    throw Error("replay: the graph's kernels were costed for the other network mode");
   if (has_link_factors(cluster, cost)) {
     const topology::Cluster calibrated = calibrated_cluster(cluster, cost);
     Replayer replayer(graph, calibrated, cost, options);
@@ -483,35 +614,7 @@ std::vector<std::vector<std::int32_t>> ops_by_stream(const std::vector<workload:
 
 void account_wait(RankAccount& a, Time idle_since, Time now, std::int32_t blocker,
                   const OpTimes& times) {
-  if (now <= idle_since) return;
-  const auto live_collective = [&](std::int32_t i) {
-    const auto u = static_cast<std::size_t>(i);
-    return i >= 0 && times.ops[u].kind == OpKind::kCollective && times.ended[u] > idle_since;
-  };
-  if (!live_collective(blocker)) {
-    a.bubble += now - idle_since;
-    return;
-  }
-  Time hi = now;
-  for (std::int32_t b = blocker; live_collective(b) && hi > idle_since;) {
-    const auto u = static_cast<std::size_t>(b);
-    const Time started = std::clamp(times.started[u], idle_since, hi);
-    a.exposed_comm[static_cast<std::size_t>(times.ops[u].collective.comm_class)] += hi - started;
-    const Time issued = std::clamp(times.issued[u], idle_since, started);
-    a.straggler_wait += started - issued;
-    hi = issued;
-    // The previous op on b's stream (its ops are in increasing index).
-    const auto& on_stream = times.stream_ops[static_cast<std::size_t>(times.ops[u].stream)];
-    const auto at = std::lower_bound(on_stream.begin(), on_stream.end(), b);
-    std::int32_t next = at == on_stream.begin() ? kNone : *(at - 1);
-    for (auto d : times.ops[u].deps) {
-      if (next == kNone ||
-          times.ended[static_cast<std::size_t>(d)] > times.ended[static_cast<std::size_t>(next)])
-        next = d;
-    }
-    b = next;
-  }
-  a.straggler_wait += hi - idle_since;
+  account_wait_chain(a, idle_since, now, blocker, WholeOpTimes{times});
 }
 
 RankAccount per_step(const RankAccount& a, std::int64_t steps) {

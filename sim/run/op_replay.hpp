@@ -41,6 +41,7 @@
 
 #include "sim/cost/cost_model.hpp"
 #include "sim/network/network.hpp"
+#include "sim/run/replay_graph.hpp"
 #include "sim/topology/cluster.hpp"
 #include "sim/workload/op_graph.hpp"
 #include "traces/timeline.hpp"
@@ -122,5 +123,16 @@ struct ReplayResult {
 
 ReplayResult replay(const workload::OpGraph& graph, const topology::Cluster& cluster,
                     const cost::CostModel& cost, const ReplayOptions& options);
+/// The same on a compact graph (`graph.mode()` must be `options.mode`): what run_training
+/// uses, building the graph rank by rank without a whole OpGraph (replay_graph.hpp).
+ReplayResult replay(const ReplayGraph& graph, const topology::Cluster& cluster,
+                    const cost::CostModel& cost, const ReplayOptions& options);
+/// `graph` as a ReplayGraph for `options` (kernels costed for its mode on each rank's GPU
+/// type; traced ranks keep their ops).
+ReplayGraph replay_graph(const workload::OpGraph& graph, const topology::Cluster& cluster,
+                         const cost::CostModel& cost, const ReplayOptions& options);
+/// Whether `options` trace `rank` (a timeline is set and the rank is among trace_ranks, or
+/// trace_ranks is empty).
+bool traced_rank(const ReplayOptions& options, int rank);
 
 }  // namespace strait::sim::run

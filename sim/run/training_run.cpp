@@ -31,24 +31,34 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
   report.steps = scenario.steps;
 
   const auto build_start = std::chrono::steady_clock::now();
-  const auto graph = workload::build_op_graph(scenario);
-  // The job's GPUs: a plan may use only the first N of the cluster's.
-  report.gpus = static_cast<int>(graph.ranks.size());
-  report.memory = workload::memory_per_rank(scenario);
-  report.build_wall_s = seconds_since(build_start);
-
   ReplayOptions replay_options;
   replay_options.mode = report.mode;
   replay_options.timeline = options.timeline;
   replay_options.trace_ranks = options.trace_ranks;
   replay_options.progress = options.progress;
+  // Each rank's ops go into the compact replay graph as soon as they are built: the whole
+  // OpGraph of 131,072 ranks would take 7 GiB (replay_graph.hpp).
+  ReplayGraph replay_graph(report.mode);
+  const auto graph = workload::build_op_graph(scenario, {}, [&](const workload::RankOps& rank) {
+    const bool first = replay_graph.ranks().empty();
+    replay_graph.add_rank(rank.rank, rank, cost.profile(scenario.cluster.gpu(rank.gpu).type),
+                          traced_rank(replay_options, rank.rank));
+    // Room for the other ranks at the first one's size, once (no regrowth of the arrays).
+    if (first) replay_graph.reserve(scenario.layout.world, rank.ops.size());
+  });
+  replay_graph.finish(graph);
+  // The job's GPUs: a plan may use only the first N of the cluster's.
+  report.gpus = static_cast<int>(graph.ranks.size());
+  report.memory = workload::memory_per_rank(scenario);
+  report.build_wall_s = seconds_since(build_start);
+
   const auto sim_start = std::chrono::steady_clock::now();
-  const auto result = replay(graph, scenario.cluster, cost, replay_options);
+  const auto result = replay(replay_graph, scenario.cluster, cost, replay_options);
   report.sim_wall_s = seconds_since(sim_start);
   report.events = result.events;
   report.traffic = result.traffic;
   report.class_traffic = result.class_traffic;
-  for (const auto& r : graph.ranks) report.ops += r.ops.size();
+  report.ops = replay_graph.total_ops();
 
   Time previous = Time::zero();
   for (const auto& end : result.step_end) {

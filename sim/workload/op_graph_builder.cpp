@@ -421,6 +421,11 @@ Names intern_names(OpGraph& g, const DenseStack& stack, int buckets) {
 }  // namespace
 
 OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options) {
+  return build_op_graph(sc, options, nullptr);
+}
+
+OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options,
+                       const RankSink& sink) {
   const Layout& L = sc.layout;
   const int host_size =
       sc.cluster.hosts().empty() ? 1 : static_cast<int>(sc.cluster.hosts().front().gpus.size());
@@ -471,6 +476,7 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
     ro.rank = ro.gpu = r;
     ro.samples = sh.batches.front()[static_cast<std::size_t>(r / L.cp.size)].samples / L.cp.size;
   }
+  RankOps scratch;  // with a sink: every rank is built here in turn
   for (int block : representative_blocks(sc, sh.batches.front(), options.representative_ranks)) {
     // Embedding traffic of this model-parallel group, per step.
     std::vector<std::unique_ptr<SparseTraffic>> owned;
@@ -491,10 +497,18 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
     }
     for (int i = 0; i < M; ++i) {
       const int rank = block * M + i;
-      RankOps& ro = g.ranks[static_cast<std::size_t>(rank)];
+      RankOps& whole = g.ranks[static_cast<std::size_t>(rank)];
+      if (sink) {
+        scratch.rank = whole.rank;
+        scratch.gpu = whole.gpu;
+        scratch.samples = whole.samples;
+        scratch.ops.clear();
+      }
+      RankOps& ro = sink ? scratch : whole;
       ro.ops.reserve(reserve);
       RankBuilder(sh, ro, traffic, i).build();
       reserve = std::max(reserve, ro.ops.size());
+      if (sink) sink(ro);
     }
   }
   return g;

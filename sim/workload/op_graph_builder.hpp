@@ -28,6 +28,8 @@
 // others as kAllToAllV with the full send_row. Kernel noise and slow ranks scale flops
 // and hbm_bytes (see scenario.hpp). RankOps::samples = samples of step 0 / CP degree.
 
+#include <functional>
+
 #include "sim/workload/op_graph.hpp"
 #include "sim/workload/scenario.hpp"
 
@@ -42,5 +44,14 @@ struct OpGraphOptions {
 
 /// Builds every rank's ops for the scenario's steps. Deterministic for a seed.
 OpGraph build_op_graph(const TrainingScenario& scenario, const OpGraphOptions& options = {});
+
+/// Receives one rank's ops as soon as they are built; they are gone after the call.
+using RankSink = std::function<void(const RankOps& rank)>;
+/// The same graph, but each rank's ops go to `sink` as built (ranks in increasing order)
+/// instead of into the graph, whose ranks keep rank, GPU and samples only: at 131,072 ranks
+/// the whole graph would not fit (sim/run builds its compact ReplayGraph from the sink).
+/// Names, streams and groups are complete before the first call.
+OpGraph build_op_graph(const TrainingScenario& scenario, const OpGraphOptions& options,
+                       const RankSink& sink);
 
 }  // namespace strait::sim::workload

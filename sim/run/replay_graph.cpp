@@ -1,0 +1,211 @@
+#include "sim/run/replay_graph.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+
+namespace strait::sim::run {
+namespace {
+
+using workload::Op;
+using workload::OpKind;
+
+void mix(std::size_t& h, std::uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
+
+// Hash of the fields a role shares (what OpShape::matches compares).
+std::size_t shape_hash(const std::vector<Op>& ops) {
+  std::size_t h = ops.size();
+  for (const auto& op : ops) {
+    mix(h, static_cast<std::uint64_t>(op.kind));
+    mix(h, static_cast<std::uint64_t>(op.name));
+    mix(h, static_cast<std::uint64_t>(op.stream));
+    mix(h, static_cast<std::uint64_t>(op.step));
+    for (auto d : op.deps) mix(h, static_cast<std::uint64_t>(d));
+    mix(h, 0xdeadULL);  // end of deps
+    if (op.kind == OpKind::kCollective) {
+      const auto& c = op.collective;
+      mix(h, static_cast<std::uint64_t>(c.op));
+      mix(h, static_cast<std::uint64_t>(c.algorithm));
+      mix(h, static_cast<std::uint64_t>(c.comm_class));
+      mix(h, static_cast<std::uint64_t>(c.priority));
+      mix(h, c.sm_free ? 1 : 0);
+    }
+  }
+  return h;
+}
+
+OpShape make_shape(const std::vector<Op>& ops, std::size_t hash) {
+  OpShape s;
+  s.hash = hash;
+  const auto n = ops.size();
+  s.kind.reserve(n);
+  s.dep_offsets.assign(1, 0);
+  std::vector<std::int32_t> succ_count(n, 0);  // successors of each op
+  s.stream_prev.assign(n, -1);
+  std::vector<std::int32_t> last_on_stream;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Op& op = ops[i];
+    s.kind.push_back(op.kind);
+    s.name.push_back(op.name);
+    s.stream.push_back(op.stream);
+    s.step.push_back(op.step);
+    if (op.kind == OpKind::kKernel) {
+      s.slot.push_back(s.kernels++);
+    } else {
+      s.slot.push_back(static_cast<std::int32_t>(s.collectives.size()));
+      const auto& c = op.collective;
+      CollectiveShape cs{c.op, c.algorithm, c.comm_class, c.priority, c.sm_free, -1};
+      if (c.op == network::CollectiveOp::kAllToAllV) cs.row = s.rows++;
+      s.collectives.push_back(cs);
+    }
+    for (auto d : op.deps) {
+      s.deps.push_back(d);
+      ++succ_count[static_cast<std::size_t>(d)];
+    }
+    s.dep_offsets.push_back(static_cast<std::int32_t>(s.deps.size()));
+    const auto st = static_cast<std::size_t>(op.stream);
+    if (st >= s.stream_ops.size()) {
+      s.stream_ops.resize(st + 1);
+      last_on_stream.resize(st + 1, -1);
+    }
+    s.stream_prev[i] = last_on_stream[st];
+    last_on_stream[st] = static_cast<std::int32_t>(i);
+    s.stream_ops[st].push_back(static_cast<std::int32_t>(i));
+  }
+  s.succ_offsets.reserve(n + 1);
+  s.succ_offsets.push_back(0);
+  for (std::size_t i = 0; i < n; ++i) s.succ_offsets.push_back(s.succ_offsets[i] + succ_count[i]);
+  s.succ.resize(static_cast<std::size_t>(s.succ_offsets.back()));
+  std::vector<std::int32_t> fill(s.succ_offsets.begin(),
+                                 s.succ_offsets.begin() + static_cast<std::ptrdiff_t>(n));
+  for (std::size_t i = 0; i < n; ++i) {
+    for (auto d : ops[i].deps)
+      s.succ[static_cast<std::size_t>(fill[static_cast<std::size_t>(d)]++)] =
+          static_cast<std::int32_t>(i);
+  }
+  return s;
+}
+
+}  // namespace
+
+bool OpShape::matches(const std::vector<Op>& ops) const {
+  if (ops.size() != kind.size()) return false;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    if (op.kind != kind[i] || op.name != name[i] || op.stream != stream[i] || op.step != step[i])
+      return false;
+    const auto d0 = static_cast<std::size_t>(dep_offsets[i]);
+    const auto d1 = static_cast<std::size_t>(dep_offsets[i + 1]);
+    if (op.deps.size() != d1 - d0) return false;
+    for (std::size_t k = 0; k < op.deps.size(); ++k) {
+      if (op.deps[k] != deps[d0 + k]) return false;
+    }
+    if (op.kind == OpKind::kCollective) {
+      const auto& c = op.collective;
+      const auto& cs = collectives[static_cast<std::size_t>(slot[i])];
+      if (c.op != cs.op || c.algorithm != cs.algorithm || c.comm_class != cs.comm_class ||
+          c.priority != cs.priority || c.sm_free != cs.sm_free)
+        return false;
+    }
+  }
+  return true;
+}
+
+void ReplayGraph::finish(const workload::OpGraph& header) {
+  names_ = header.names;
+  streams_ = header.streams;
+  groups_ = header.groups;
+  steps_ = header.steps;
+  if (ranks_.size() < header.ranks.size()) ranks_.resize(header.ranks.size());
+  for (std::size_t r = 0; r < header.ranks.size(); ++r) {
+    if (ranks_[r].shape >= 0) continue;
+    ranks_[r].gpu = header.ranks[r].gpu;
+    ranks_[r].samples = header.ranks[r].samples;
+    ranks_[r].op_base = static_cast<std::int64_t>(total_ops_);
+    ranks_[r].kernel_base = kernels_;
+    ranks_[r].collective_base = collectives_;
+    ranks_[r].row_base = static_cast<std::int64_t>(rows_.size());
+  }
+}
+
+void ReplayGraph::reserve(std::size_t ranks, std::size_t per_rank) {
+  // Kernels and collectives split as in the first shape (all ops kernels before there is one).
+  // An eighth more for ranks of larger roles: reserved pages cost no memory until used,
+  // while one regrowth would copy the arrays at twice their size.
+  const std::size_t ops = ranks * per_rank + ranks * per_rank / 8;
+  std::size_t kernels = ops, collectives = 0;
+  if (!shapes_.empty() && shapes_.front().ops() > 0) {
+    const auto& s = shapes_.front();
+    kernels = ops * static_cast<std::size_t>(s.kernels) / s.ops();
+    collectives = ops - kernels;
+  }
+  if (mode_ == network::NetworkMode::kAnalytical) {
+    timed_.reserve(timed_.size() + kernels);
+  } else {
+    flow_.reserve(flow_.size() + kernels);
+  }
+  bytes_.reserve(bytes_.size() + collectives);
+  group_.reserve(group_.size() + collectives);
+}
+
+std::int32_t ReplayGraph::shape_of(const std::vector<Op>& ops) {
+  const std::size_t h = shape_hash(ops);
+  const auto [lo, hi] = shape_index_.equal_range(h);
+  for (auto it = lo; it != hi; ++it) {
+    if (shapes_[static_cast<std::size_t>(it->second)].matches(ops)) return it->second;
+  }
+  const auto id = static_cast<std::int32_t>(shapes_.size());
+  shapes_.push_back(make_shape(ops, h));
+  shape_index_.emplace(h, id);
+  return id;
+}
+
+void ReplayGraph::add_rank(int rank, const workload::RankOps& ro,
+                           const cost::CalibrationProfile& profile, bool keep_ops) {
+  const auto& ops = ro.ops;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    for (auto d : ops[i].deps) {
+      if (d < 0 || static_cast<std::size_t>(d) >= i) {
+        throw Error(fmt::format(
+            "op graph: rank {} op {} depends on op {}, which is not an earlier op", rank, i, d));
+      }
+    }
+  }
+  if (rank < 0) throw Error(fmt::format("op graph: rank {} is negative", rank));
+  if (static_cast<std::size_t>(rank) >= ranks_.size())
+    ranks_.resize(static_cast<std::size_t>(rank) + 1);
+  ReplayRank& r = ranks_[static_cast<std::size_t>(rank)];
+  r.gpu = ro.gpu;
+  r.samples = ro.samples;
+  r.op_base = static_cast<std::int64_t>(total_ops_);
+  r.kernel_base = kernels_;
+  r.collective_base = collectives_;
+  r.row_base = static_cast<std::int64_t>(rows_.size());
+  r.shape = shape_of(ops);
+  total_ops_ += ops.size();
+  for (const Op& op : ops) {
+    if (op.kind == OpKind::kKernel) {
+      const auto c = cost::CostModel::cost(op.kernel, profile);
+      if (mode_ == network::NetworkMode::kAnalytical) {
+        timed_.push_back({c.duration(), op.kernel.flops});
+      } else {
+        flow_.push_back({c.compute_seconds, c.memory_seconds, c.launch_overhead, op.kernel.flops});
+      }
+      ++kernels_;
+    } else {
+      bytes_.push_back(op.collective.bytes);
+      group_.push_back(op.collective.group);
+      if (op.collective.op == network::CollectiveOp::kAllToAllV)
+        rows_.push_back(op.collective.send_row);
+      ++collectives_;
+    }
+  }
+  if (keep_ops) kept_[rank] = ops;
+}
+
+const std::vector<Op>* ReplayGraph::kept_ops(int r) const {
+  const auto it = kept_.find(r);
+  return it == kept_.end() ? nullptr : &it->second;
+}
+
+}  // namespace strait::sim::run

@@ -1,0 +1,159 @@
+#pragma once
+// ReplayGraph: the op graph as the replay reads it, compact enough for 131,072 ranks.
+//
+// Why. A workload::OpGraph keeps every op of every rank whole (a KernelWork and a
+// CollectiveCall side by side, ~200 bytes): 28 million ops and 7 GiB at 131,072 GPUs. Ranks
+// of one role issue the same ops with the same dependencies on the same streams; they
+// differ only in what their batch decides (kernel costs, collective bytes, send rows) and
+// in which group of a dimension they call. So a ReplayGraph keeps
+//   - one OpShape per distinct op sequence (a role): per op its kind, name, stream, step,
+//     dependencies and successors (CSR), its predecessor on its stream, and for a
+//     collective the operation, algorithm, class, priority and SM use;
+//   - per rank, in arrays over all ranks (offsets, no pointers): each kernel's cost as the
+//     replay needs it (analytical mode: its duration; flow mode: compute and memory seconds
+//     and launch overhead) and its flops, each collective's group and bytes, and each
+//     all_to_allv's send row.
+// Kernels are costed as their rank is added, so a rank's KernelWork lives only while it is
+// built (build_op_graph's sink hands ranks over one at a time). Traced ranks also keep
+// their whole ops: the trace shows each kernel's flops, bytes and family.
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/cost/cost_model.hpp"
+#include "sim/network/network.hpp"
+#include "sim/workload/op_graph.hpp"
+
+namespace strait::sim::run {
+
+/// The shared fields of a collective op (those every rank of a role issues alike).
+struct CollectiveShape {
+  network::CollectiveOp op = network::CollectiveOp::kAllReduce;
+  network::Algorithm algorithm = network::Algorithm::kAuto;
+  workload::CommClass comm_class = workload::CommClass::kDenseSync;
+  std::int32_t priority = 0;
+  bool sm_free = false;
+  std::int32_t row = -1;  // all_to_allv: index among the rank's send rows; else -1
+};
+
+/// One role's op sequence: what all ranks of the role share, op by op.
+struct OpShape {
+  std::vector<workload::OpKind> kind;
+  std::vector<std::int32_t> name, stream, step;
+  std::vector<std::int32_t> slot;  // index among the rank's kernels, or its collectives
+  std::vector<std::int32_t> dep_offsets, deps;        // CSR: deps of op i
+  std::vector<std::int32_t> succ_offsets, succ;       // CSR: ops that depend on op i
+  std::vector<std::int32_t> stream_prev;              // previous op on op i's stream, or -1
+  std::vector<std::vector<std::int32_t>> stream_ops;  // op indices per stream, in order
+  std::vector<CollectiveShape> collectives;           // by collective slot
+  std::int32_t kernels = 0;
+  std::int32_t rows = 0;  // all_to_allv send rows per rank
+  std::size_t hash = 0;
+
+  std::size_t ops() const { return kind.size(); }
+  /// Whether `ops` issue this shape (every shared field equal).
+  bool matches(const std::vector<workload::Op>& ops) const;
+};
+
+/// A kernel in analytical mode: its duration, and its flops (kept side by side: the replay
+/// reads both when the kernel starts, one cache line).
+struct TimedKernel {
+  Time duration;
+  double flops = 0;
+};
+/// A kernel in flow mode: an activity using SMs and HBM after its launch overhead.
+struct FlowKernel {
+  double compute_seconds = 0;
+  double memory_seconds = 0;
+  Time launch_overhead;
+  double flops = 0;
+};
+
+struct ReplayRank {
+  int gpu = 0;
+  std::int64_t samples = 0;
+  std::int32_t shape = -1;  // -1: a rank without ops
+  // Offsets of this rank's entries in the graph's per-op, per-kernel, per-collective and
+  // per-row arrays.
+  std::int64_t op_base = 0, kernel_base = 0, collective_base = 0, row_base = 0;
+};
+
+class ReplayGraph {
+ public:
+  /// `mode` decides how kernels are costed (a duration, or a flow activity's loads).
+  explicit ReplayGraph(network::NetworkMode mode) : mode_(mode) {}
+
+  /// Adds rank `rank`'s ops (checked: dependencies point backwards), costing its kernels
+  /// with `profile`. `keep_ops`: keep the whole ops too (traced ranks).
+  void add_rank(int rank, const workload::RankOps& ops, const cost::CalibrationProfile& profile,
+                bool keep_ops);
+  /// Reserves room for about `ranks` ranks of `per_rank` ops each (no regrowth at scale).
+  void reserve(std::size_t ranks, std::size_t per_rank);
+  /// Takes the graph's names, streams, groups, steps and ranks from `header` (its ops are
+  /// not read): ranks never added keep their GPU and samples and have no ops.
+  void finish(const workload::OpGraph& header);
+
+  network::NetworkMode mode() const { return mode_; }
+  const std::vector<std::string>& names() const { return names_; }
+  const std::vector<std::string>& streams() const { return streams_; }
+  const std::vector<workload::ProcessGroup>& groups() const { return groups_; }
+  int steps() const { return steps_; }
+  const std::vector<ReplayRank>& ranks() const { return ranks_; }
+  const OpShape& shape(const ReplayRank& r) const {
+    return shapes_[static_cast<std::size_t>(r.shape)];
+  }
+  std::size_t shape_count() const { return shapes_.size(); }
+  std::size_t total_ops() const { return total_ops_; }
+  /// Ops of rank r, or empty when r keeps no ops (see add_rank).
+  const std::vector<workload::Op>* kept_ops(int r) const;
+
+  // Per-rank values, at the rank's offset plus the op's slot.
+  /// Analytical mode: the rank's kernels by slot.
+  const TimedKernel* timed_kernels(const ReplayRank& r) const {
+    return timed_.data() + r.kernel_base;
+  }
+  /// Flow mode: the rank's kernels by slot.
+  const FlowKernel* flow_kernels(const ReplayRank& r) const { return flow_.data() + r.kernel_base; }
+  Time kernel_duration(const ReplayRank& r, std::int32_t slot) const {
+    return timed_kernels(r)[slot].duration;
+  }
+  const FlowKernel& flow_kernel(const ReplayRank& r, std::int32_t slot) const {
+    return flow_kernels(r)[slot];
+  }
+  double kernel_flops(const ReplayRank& r, std::int32_t slot) const {
+    return mode_ == network::NetworkMode::kAnalytical ? timed_kernels(r)[slot].flops
+                                                      : flow_kernels(r)[slot].flops;
+  }
+  Bytes collective_bytes(const ReplayRank& r, std::int32_t slot) const {
+    return bytes_[static_cast<std::size_t>(r.collective_base + slot)];
+  }
+  std::int32_t collective_group(const ReplayRank& r, std::int32_t slot) const {
+    return group_[static_cast<std::size_t>(r.collective_base + slot)];
+  }
+  const workload::SendRow& send_row(const ReplayRank& r, std::int32_t row) const {
+    return rows_[static_cast<std::size_t>(r.row_base + row)];
+  }
+
+ private:
+  std::int32_t shape_of(const std::vector<workload::Op>& ops);
+
+  network::NetworkMode mode_;
+  std::vector<std::string> names_, streams_;
+  std::vector<workload::ProcessGroup> groups_;
+  int steps_ = 1;
+  std::vector<OpShape> shapes_;
+  std::unordered_multimap<std::size_t, std::int32_t> shape_index_;  // hash -> shape
+  std::vector<ReplayRank> ranks_;
+  std::size_t total_ops_ = 0;
+  std::int64_t kernels_ = 0, collectives_ = 0;
+  std::vector<TimedKernel> timed_;   // analytical mode, per kernel
+  std::vector<FlowKernel> flow_;     // flow mode, per kernel
+  std::vector<Bytes> bytes_;         // per collective
+  std::vector<std::int32_t> group_;  // per collective
+  std::vector<workload::SendRow> rows_;
+  std::unordered_map<int, std::vector<workload::Op>> kept_;
+};
+
+}  // namespace strait::sim::run
