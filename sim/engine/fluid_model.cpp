@@ -14,6 +14,9 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kAllLevels = std::numeric_limits<int>::min();  // a change every level sees
 constexpr std::uint32_t kVoid = std::numeric_limits<std::uint32_t>::max();  // a voided seed
+// A dirty_resources entry with this bit names a parked activity whose resources are dirty
+// (expanded at resolve(), so a ring step that parks and restarts costs O(1), not O(links)).
+constexpr std::uint32_t kParkBit = 1u << 31;
 
 struct Use {
   std::uint32_t resource;
@@ -49,7 +52,7 @@ struct Activity {
   double parked_rate = 0;
   Time parked_at;
   std::uint64_t parked_resolve = 0;
-  std::uint32_t park_dirty_begin = 0, park_dirty_end = 0;
+  std::uint32_t park_entry = kVoid;  // its marker in dirty_resources, if it queued one
   int priority = 0;
   bool alive = false;   // linked to its resources (running or parked)
   bool parked = false;  // keep_linked and completed: linked, no rate, no work
@@ -170,6 +173,12 @@ struct FluidModel::Impl {
   void link(std::uint32_t index, std::uint32_t resource, double coefficient);
   void release(std::uint32_t index);
   void park(std::uint32_t index);
+  void park_seeds(std::uint32_t index, int priority, std::uint32_t& order);
+  /// The parking's marker of `a` if it is still queued (no resolve() since), else nullptr.
+  std::pair<std::uint32_t, int>* pending_park(const Activity& a) {
+    if (a.park_entry == kVoid || a.parked_resolve != resolves) return nullptr;
+    return &dirty_resources[a.park_entry];
+  }
   void begin(std::uint32_t index, Time now);
   void next_epoch();
   void reach(std::uint32_t index) {
@@ -216,6 +225,16 @@ void FluidModel::Impl::link(std::uint32_t index, std::uint32_t resource, double 
 // now go faster (not for a parked activity, which had no rate).
 void FluidModel::Impl::release(std::uint32_t index) {
   Activity& a = activities[index];
+  if (auto* marker = pending_park(a)) {
+    // Parked in this instant and now gone: its marker cannot name it any more, so the
+    // resources it stood for are queued one by one.
+    marker->first = kVoid;
+    for (const Use& u : a.uses) {
+      const Resource& r = resources[u.resource];
+      if (r.users.size() > 1 && couples(r, u)) dirty_resources.emplace_back(u.resource, a.priority);
+    }
+  }
+  a.park_entry = kVoid;
   for (const Use& u : a.uses) {
     Resource& r = resources[u.resource];
     const bool coupled = couples(r, u);
@@ -253,14 +272,19 @@ void FluidModel::Impl::park(std::uint32_t index) {
   --alive;
   a.parked_at = clock();
   a.parked_resolve = resolves;
-  a.park_dirty_begin = static_cast<std::uint32_t>(dirty_resources.size());
+  a.park_entry = kVoid;
   if (a.shared_uses != 0) {
-    for (const Use& u : a.uses) {
-      const Resource& r = resources[u.resource];
-      if (r.users.size() > 1 && couples(r, u)) dirty_resources.emplace_back(u.resource, a.priority);
-    }
+    a.park_entry = static_cast<std::uint32_t>(dirty_resources.size());
+    dirty_resources.emplace_back(index | kParkBit, a.priority);
   }
-  a.park_dirty_end = static_cast<std::uint32_t>(dirty_resources.size());
+}
+
+// The resources a parked activity's marker stands for: those it shares and that couple.
+void FluidModel::Impl::park_seeds(std::uint32_t index, int priority, std::uint32_t& order) {
+  for (const Use& u : activities[index].uses) {
+    const Resource& r = resources[u.resource];
+    if (r.users.size() > 1 && couples(r, u)) seeds.push_back({priority, 1, order++, u.resource});
+  }
 }
 
 // A started or restarted activity with its work set: one with no work or no finite
@@ -630,8 +654,7 @@ void FluidModel::restart(ActivityId id, double work, std::function<void()> on_do
       a.parked_resolve == m.resolves) {
     // Parked and restarted within one instant with the same cap: every rate is what it
     // was before the parking, so the parking's changes are voided and it runs on.
-    for (std::uint32_t k = a.park_dirty_begin; k < a.park_dirty_end; ++k)
-      m.dirty_resources[k].first = kVoid;
+    if (auto* marker = m.pending_park(a)) marker->first = kVoid;
     run_at(a.parked_rate);
     return;
   }
@@ -713,10 +736,14 @@ void FluidModel::resolve() {
     const std::uint32_t index = m.dirty_activities[k];
     m.seeds.push_back({m.activities[index].priority, 0, static_cast<std::uint32_t>(k), index});
   }
-  for (std::size_t k = 0; k < m.dirty_resources.size(); ++k) {
-    const auto [index, priority] = m.dirty_resources[k];
+  std::uint32_t order = 0;
+  for (const auto& [index, priority] : m.dirty_resources) {
     if (index == kVoid) continue;
-    m.seeds.push_back({priority, 1, static_cast<std::uint32_t>(k), index});
+    if ((index & kParkBit) != 0) {
+      m.park_seeds(index & ~kParkBit, priority, order);
+    } else {
+      m.seeds.push_back({priority, 1, order++, index});
+    }
   }
   std::sort(m.seeds.begin(), m.seeds.end(), [](const Impl::Seed& a, const Impl::Seed& b) {
     return std::tie(a.priority, a.kind, a.order) < std::tie(b.priority, b.kind, b.order);

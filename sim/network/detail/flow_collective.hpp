@@ -51,6 +51,9 @@ class FlowCollective {
   bool finished() const { return lanes_left_ == 0; }
   /// Runs the user's completion callback (called once by the network).
   void notify_done();
+  /// Its place in the network's list of running collectives (removal in O(1)).
+  std::size_t slot() const { return slot_; }
+  void set_slot(std::size_t slot) { slot_ = slot; }
 
  private:
   struct Bundle {
@@ -113,8 +116,9 @@ class FlowCollective {
   std::vector<std::int32_t> launched_;  // per (rank, lane): phases launched so far
   std::vector<Time> launch_time_;       // per (rank, lane): start of its current bundle
   std::vector<std::int32_t> done_;      // per (phase, rank, lane)
-  std::vector<std::int32_t> arrived_;   // coflow phases: ranks that reached the phase
-  std::vector<Time> phase_start_;       // coflow phases: when the coflow started
+  std::size_t slot_ = 0;
+  std::vector<std::int32_t> arrived_;  // coflow phases: ranks that reached the phase
+  std::vector<Time> phase_start_;      // coflow phases: when the coflow started
   std::int64_t lanes_left_;
   bool lockstep_ = false;         // every phase a coflow of all ranks: no per-rank progress
   engine::ActivityId kept_;       // the cached coflow parked between repeats, if any
