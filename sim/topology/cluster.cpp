@@ -62,6 +62,13 @@ std::span<const LinkIndex> Cluster::out_links(NodeIndex n) const {
   return {out_links_.data() + out_offsets_[n], out_links_.data() + out_offsets_[n + 1]};
 }
 
+void Cluster::reserve(std::size_t nodes, std::size_t links, std::size_t gpus, std::size_t hosts) {
+  nodes_.reserve(nodes_.size() + nodes);
+  links_.reserve(links_.size() + links);
+  gpus_.reserve(gpus_.size() + gpus);
+  hosts_.reserve(hosts_.size() + hosts);
+}
+
 NodeIndex Cluster::add_node(Node node) {
   nodes_.push_back(std::move(node));
   return static_cast<NodeIndex>(nodes_.size() - 1);

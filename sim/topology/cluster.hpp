@@ -103,6 +103,9 @@ class Cluster {
   }
 
   // Construction (used by the loaders and by tests that build clusters in code).
+  /// Room for this many more nodes, links, GPUs and hosts (a loader that knows its sizes
+  /// saves the regrowth copies and their page faults: 131,072 GPUs are ~1 M links).
+  void reserve(std::size_t nodes, std::size_t links, std::size_t gpus, std::size_t hosts);
   NodeIndex add_node(Node node);
   LinkIndex add_link(Link link);
   /// Adds links a->b and b->a with the same bandwidth and latency.

@@ -307,6 +307,17 @@ Cluster load_hierarchy_form(const ConfigNode& root) {
   const std::vector<DatacenterSpec> dcs = parse_datacenters(root);
   const std::vector<CrossDcSpec> cross = parse_cross_dc(root, dcs);
 
+  // Hosts dominate: an NVSwitch, GPUs and NICs each, two links per GPU and one per NIC, both
+  // directions (switches and cross-datacenter links are a few more).
+  std::size_t nodes = 0, links = 0, gpus = 0, hosts = 0;
+  for (const DatacenterSpec& d : dcs) {
+    const auto n = static_cast<std::size_t>(d.hosts);
+    nodes += n * static_cast<std::size_t>(1 + d.host.gpus + d.host.nics);
+    links += n * static_cast<std::size_t>(4 * d.host.gpus + 2 * d.host.nics);
+    gpus += n * static_cast<std::size_t>(d.host.gpus);
+    hosts += n;
+  }
+  cluster.reserve(nodes, links, gpus, hosts);
   std::vector<std::vector<NodeIndex>> border_of(dcs.size());
   for (std::size_t d = 0; d < dcs.size(); ++d) {
     const int dc = cluster.add_datacenter(dcs[d].name);
