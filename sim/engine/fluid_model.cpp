@@ -222,18 +222,14 @@ void FluidModel::Impl::link(std::uint32_t index, std::uint32_t resource, double 
 
 // Unlinks the activity from its resources (O(1) each, by swapping with the last link)
 // and frees its slot. Resources still used by others are marked dirty: their users may
-// now go faster (not for a parked activity, which had no rate).
+// now go faster (not for an activity parked before this instant, which had no rate).
 void FluidModel::Impl::release(std::uint32_t index) {
   Activity& a = activities[index];
-  if (auto* marker = pending_park(a)) {
-    // Parked in this instant and now gone: its marker cannot name it any more, so the
-    // resources it stood for are queued one by one.
-    marker->first = kVoid;
-    for (const Use& u : a.uses) {
-      const Resource& r = resources[u.resource];
-      if (r.users.size() > 1 && couples(r, u)) dirty_resources.emplace_back(u.resource, a.priority);
-    }
-  }
+  // Parked in this instant and now gone: its marker cannot name it any more, so the
+  // resources it stood for (shared ones that couple) are queued one by one below.
+  auto* marker = pending_park(a);
+  if (marker != nullptr) marker->first = kVoid;
+  const bool had_rate = !a.parked || marker != nullptr;
   a.park_entry = kVoid;
   for (const Use& u : a.uses) {
     Resource& r = resources[u.resource];
@@ -245,7 +241,7 @@ void FluidModel::Impl::release(std::uint32_t index) {
     if (r.users.size() == 1) --activities[r.users.front().activity].shared_uses;
     if (constrains(r, u))
       r.potential = r.users.empty() ? 0.0 : r.potential - u.coefficient * a.bound;
-    if (!r.users.empty() && coupled && !a.parked)
+    if (!r.users.empty() && coupled && had_rate)
       dirty_resources.emplace_back(u.resource, a.priority);
   }
   a.uses.clear();

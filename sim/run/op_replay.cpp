@@ -348,6 +348,22 @@ class Replayer {
     return next;
   }
 
+  // What the end of op i at t adds to the rank's and the run's times. A step ends with its
+  // last op on the compute stream: communication left running in the background
+  // (overlapped syncs) belongs to the time of the steps it overlaps.
+  void book_end(RankState& rank, std::size_t i, Time t) {
+    const auto& shape = *rank.shape;
+    const auto stream = shape.stream[i];
+    if (stream == compute_stream_ || compute_stream_ == kNone) {
+      auto& step_end = result_.step_end[u(
+          std::clamp(shape.step[i], 0, static_cast<int>(result_.step_end.size()) - 1))];
+      step_end = std::max(step_end, t);
+    }
+    rank.account.end = std::max(rank.account.end, t);
+    result_.drain_end = std::max(result_.drain_end, t);
+    --rank.ops_left;
+  }
+
   // finish_op for a chained kernel ending at t (a time not yet reached: nothing reads what
   // is written here before then, see run_kernel_chain).
   void finish_chained(RankState& rank, std::int32_t index, Time t) {
@@ -361,14 +377,7 @@ class Replayer {
       rank.account.compute += t - st.start;
       rank.compute_idle_since = t;
     }
-    if (stream == compute_stream_ || compute_stream_ == kNone) {
-      auto& step_end = result_.step_end[u(
-          std::clamp(shape.step[i], 0, static_cast<int>(result_.step_end.size()) - 1))];
-      step_end = std::max(step_end, t);
-    }
-    rank.account.end = std::max(rank.account.end, t);
-    result_.drain_end = std::max(result_.drain_end, t);
-    --rank.ops_left;
+    book_end(rank, i, t);
     for (auto k = shape.succ_offsets[i]; k < shape.succ_offsets[i + 1]; ++k) {
       OpState& n = rank.ops[shape.succ[u(k)]];
       n.last_dep = index;
@@ -544,16 +553,7 @@ class Replayer {
       }
       rank.compute_idle_since = now;
     }
-    // A step ends with its last op on the compute stream: communication left running in
-    // the background (overlapped syncs) belongs to the time of the steps it overlaps.
-    if (stream == compute_stream_ || compute_stream_ == kNone) {
-      auto& step_end = result_.step_end[u(
-          std::clamp(shape.step[i], 0, static_cast<int>(result_.step_end.size()) - 1))];
-      step_end = std::max(step_end, now);
-    }
-    rank.account.end = std::max(rank.account.end, now);
-    result_.drain_end = std::max(result_.drain_end, now);
-    --rank.ops_left;
+    book_end(rank, i, now);
     if (rank.traced && options_.timeline) record(r, rank, index, st.start);
     for (auto k = shape.succ_offsets[i]; k < shape.succ_offsets[i + 1]; ++k) {
       const auto next = shape.succ[u(k)];
