@@ -42,6 +42,12 @@ struct Phase {
   /// Added to every repeat's time after its bytes drain (protocol step latency, network
   /// proxy and RDMA round trip, per-peer overheads; see apply_protocol).
   Time step_latency = Time::zero();
+  /// A pipelined ring step: data moves hop by hop around the ring and a rank forwards a
+  /// slice as soon as it has it, so over the phase's repeats every hop's latency is paid in
+  /// turn. Each repeat pays the mean latency of its transfers (path and protocol), not the
+  /// largest: a ring over h hosts pays the network's latency on h of its n hops, as NCCL's
+  /// tuner counts it ((nsteps - nInterSteps) intraLat + nInterSteps interLat).
+  bool pipelined = false;
 
   bool empty() const { return transfers.empty() && all_pairs <= 0; }
   /// Transfers of one repeat, the implicit ones included, for a schedule of `ranks` ranks.
@@ -106,11 +112,18 @@ Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& 
 /// Applies `protocol`'s costs from cluster.comm() to `schedule`: its transfers carry
 /// bytes / bandwidth_fraction (payload_fraction keeps traffic at the payload), it starts
 /// base_latency late, and every phase pays, per repeat, the protocol's step latency
-/// (nvlink or net, net when a transfer crosses hosts, plus proxy and RDMA round trip),
+/// (nvlink or net, net when a transfer crosses hosts, plus proxy and RDMA round trip; a
+/// pipelined phase pays the mean over its transfers, see Phase::pipelined),
 /// and for all-to-all(v) and send/recv per_peer_latency times the most messages one rank
 /// sends in the phase. NVLS (and nvls_tree's in-host phases) pay nvls_step_latency and no
 /// base latency; nvls moves at nvls_bandwidth_fraction, nvls_tree at the protocol's.
 void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protocol protocol);
+/// The latency of a phase's repeat from its transfers' latencies: the largest, or for a
+/// pipelined phase their mean (`sum` over `count` transfers, rounded down to the ps).
+inline Time phase_latency(const Phase& phase, Time largest, Time sum, std::uint64_t count) {
+  if (!phase.pipelined || count == 0) return largest;
+  return Time::from_ps(sum.ps() / static_cast<std::int64_t>(count));
+}
 /// The latency one phase pays per repeat under `protocol` (see apply_protocol).
 Time protocol_step_latency(const topology::Cluster& cluster, Protocol protocol, Algorithm algorithm,
                            CollectiveOp op, bool crosses_hosts, int peer_messages);

@@ -108,6 +108,38 @@ TEST(Protocols, StepsAcrossHostsPayTheProxyAndTheRdmaRoundTrip) {
   }
 }
 
+// A ring is pipelined: a rank forwards each slice as soon as it has it, so over a ring's
+// steps every hop's latency is paid in turn and a step costs the mean hop latency, not the
+// slowest hop's (NCCL's tuner: (nsteps - nInterSteps) intraLat + nInterSteps interLat).
+// 2 datacenters x 1 host x 4 GPUs, every link 1 us except the cross-DC link (10 us), all
+// bandwidths 10^15 B/s (bytes cost ~33 ps a step). A ring of the 8 GPUs has 6 hops inside a
+// host (GPU-NVSwitch-GPU: 2 us of links, Simple's 4 us NVLink step) and 2 across datacenters
+// (NIC, core, core, NIC: 12 us of links, 6 + proxy 1 + RDMA 2 = 9 us). Per step:
+// (6 x 2 + 2 x 12) / 8 = 4.5 us of links and (6 x 4 + 2 x 9) / 8 = 5.25 us of protocol.
+//   all-reduce, 14 steps: 10 + 14 x 9.75 = 146.5 us (the slowest hop each step: 304 us);
+//   all-gather, 7 steps: 10 + 7 x 9.75 = 78.25 us.
+TEST(Protocols, RingStepsPayTheMeanHopLatencyNotTheSlowest) {
+  Fabric f;
+  f.nvlink = f.nic = f.cross_dc = 1e15;
+  f.link_latency = Time::from_us(1);
+  f.cross_dc_latency = Time::from_us(10);
+  auto c = make_cluster(2, 1, 4, f);
+  c.set_comm(two_protocols());
+  const Bytes s = kMiB;
+  for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+    NetworkOptions o;
+    o.mode = mode;
+    const auto ar = simulate_collective(
+        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, s, Protocol::kSimple), o);
+    const auto ag = simulate_collective(
+        c, spec_for(c, CollectiveOp::kAllGather, Algorithm::kRing, s, Protocol::kSimple), o);
+    // Bytes: the busiest link of a step carries at most the step's slices of every
+    // channel, under 1 MiB / 10^15 B/s = 1 ns a step.
+    EXPECT_NEAR(ar.time.to_us(), 10 + 14 * 9.75, 14e-3);
+    EXPECT_NEAR(ag.time.to_us(), 10 + 7 * 9.75, 7e-3);
+  }
+}
+
 // Direct all-to-all of S per rank on n GPUs of one host (NVLink 100 GB/s) with 0.5 us per
 // peer message and no other latency: T = (n-1) S/n / bw + (n-1) 0.5 us.
 //   n = 4, S = 4 MiB: 31.457 + 1.5 us; n = 8: 36.700 + 3.5 us.

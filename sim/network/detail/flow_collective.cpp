@@ -171,6 +171,7 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
   std::vector<double>& link_bytes = network_.link_sums_;
   std::vector<std::uint32_t>& touched = network_.touched_links_;
   if (link_bytes.empty()) link_bytes.assign(cluster.links().size(), 0.0);
+  Time latency_sum = Time::zero();
   for (std::uint32_t i = 0; i < bundle.transfers_count; ++i) {
     const auto& t =
         transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])];
@@ -179,6 +180,7 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
                                         schedule_.gpus[static_cast<std::size_t>(t.dst)],
                                         static_cast<double>(t.bytes), scratch_uses_, nullptr);
     out.latency = std::max(out.latency, latency);
+    latency_sum += latency;
     for (const auto& u : scratch_uses_) {
       // Resource ids of links are their link indices (FlowNetwork adds them in order).
       const auto link = u.resource.index;
@@ -188,7 +190,11 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
           static_cast<double>(t.bytes);
     }
   }
-  out.latency += schedule_.phases[pattern].step_latency;
+  // A pipelined phase is a ring, which runs as one coflow (rings are never chunked): its
+  // bundle holds every transfer of the phase, so the mean below is the phase's.
+  out.latency =
+      phase_latency(schedule_.phases[pattern], out.latency, latency_sum, bundle.transfers_count) +
+      schedule_.phases[pattern].step_latency;
   for (auto link : touched) {
     out.uses.push_back({network_.link_resource(link), link_bytes[link] / bundle.bytes});
     link_bytes[link] = 0.0;

@@ -233,7 +233,8 @@ Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
   const int lanes = std::max(1, schedule.chunks);
   Time sum = Time::zero(), slowest = Time::zero();
   for (const auto& phase : schedule.phases) {
-    Time latency = Time::zero();
+    Time latency = Time::zero(), latency_sum = Time::zero();
+    std::uint64_t count = 0;
     // An implicit all-pairs phase is visited pair by pair (n^2 time, no storage); the direct
     // all-to-all of analytical mode takes all_to_all()'s O(n) form before building one.
     phase.for_each_transfer(schedule.ranks(), [&](const Transfer& t) {
@@ -246,6 +247,8 @@ Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
       if (lanes > 1) lane_.add(src, dst, same_host, pair, lane_bytes * phase.repeat);
       const auto& level = level_path(src, dst);
       latency = std::max(latency, level.latency);
+      latency_sum += level.latency;
+      ++count;
       if (traffic) {
         for (std::size_t c = 0; c < level.links.size(); ++c) {
           traffic->link_bytes[c] += static_cast<double>(t.bytes) * phase.repeat * level.links[c];
@@ -254,7 +257,8 @@ Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
             static_cast<std::uint64_t>(phase.repeat) * static_cast<std::uint64_t>(lanes);
       }
     });
-    const Time t = phase_.busiest(*this) + latency + phase.step_latency;
+    const Time t = phase_.busiest(*this) + phase_latency(phase, latency, latency_sum, count) +
+                   phase.step_latency;
     phase_.clear();
     sum += t * phase.repeat;
     slowest = std::max(slowest, t);

@@ -76,6 +76,7 @@ std::vector<std::vector<int>> channel_rings(const RankLayout& layout, int channe
 }
 
 void add_ring_step(Phase& phase, const std::vector<std::vector<int>>& rings, Bytes bytes) {
+  phase.pipelined = true;
   if (bytes <= 0) return;
   for (const auto& ring : rings) {
     const std::size_t n = ring.size();

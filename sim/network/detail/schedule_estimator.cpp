@@ -14,7 +14,7 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
   Time sum = Time::zero(), slowest = Time::zero();
   if (lanes > 1) lane_load_.assign(cluster_.links().size(), 0.0);
   for (const auto& phase : schedule.phases) {
-    Time latency = Time::zero();
+    Time latency = Time::zero(), latency_sum = Time::zero();
     if (phase.all_pairs > 0) {
       // Every pair's path, counted per link without routing n^2 pairs one by one.
       if (!pair_paths_) pair_paths_ = std::make_unique<topology::PairPathCounter>(router_);
@@ -53,6 +53,7 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
         }
       }
       latency = std::max(latency, path_latency);
+      latency_sum += path_latency;
       if (traffic)
         traffic->transfers +=
             static_cast<std::uint64_t>(phase.repeat) * static_cast<std::uint64_t>(lanes);
@@ -64,7 +65,8 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
       link_load_[l] = 0.0;
     }
     touched_.clear();
-    const Time t = busiest + latency + phase.step_latency;
+    const Time t = busiest + phase_latency(phase, latency, latency_sum, phase.transfers.size()) +
+                   phase.step_latency;
     sum += t * phase.repeat;
     slowest = std::max(slowest, t);
   }
