@@ -50,7 +50,7 @@ using CollectiveCalibration = std::array<OpCalibration, kCollectiveOpCount>;
 enum class Algorithm {
   kAuto,  // chosen like NCCL does (see choose_algorithm)
   kRing,  // ring (all-reduce = reduce-scatter + all-gather rings), chain for broadcast/reduce
-  kTree,  // binary tree, reduce up then broadcast down, pipelined in chunks
+  kTree,  // NCCL's: chains in hosts, binary tree across hosts; up then down, in chunks
   kHierarchical,  // level by level: rings inside hosts and across hosts of a datacenter, a direct
                   // exchange across datacenters (2 phases instead of 2(d-1): latency-bound)
   kDirect,        // all-to-all(v): every pair at once

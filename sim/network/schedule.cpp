@@ -63,8 +63,13 @@ Time protocol_step_latency(const topology::Cluster& cluster, Protocol protocol, 
   const auto& comm = cluster.comm();
   const auto& p = comm.protocols[protocol_index(protocol)];
   const bool nvls = algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree;
+  // NCCL's tuner charges NVLS's latency once per collective (intraLat + 2 log2(nNodes)
+  // interLat for NVLS tree): NVLS tree's two in-host phases (reduce, multicast) pay half each.
+  const Time nvls_step = algorithm == Algorithm::kNvlsTree
+                             ? Time::from_ps(comm.nvls_step_latency.ps() / 2)
+                             : comm.nvls_step_latency;
   Time t = crosses_hosts ? p.net_step_latency + comm.proxy_latency + comm.rdma_round_trip
-           : nvls        ? comm.nvls_step_latency
+           : nvls        ? nvls_step
                          : p.nvlink_step_latency;
   if (peer_to_peer(op)) t += comm.per_peer_latency * peer_messages;
   return t;
@@ -201,10 +206,11 @@ Schedule build_schedule(const CollectiveSpec& spec, const topology::Cluster& clu
   }
   if (s.algorithm == Algorithm::kNvlsTree &&
       (!cluster.comm().nvls || layout.hosts.size() < 2 || layout.datacenters.size() != 1 ||
-       !layout.uniform_hosts || spec.op != CollectiveOp::kAllReduce)) {
+       !layout.uniform_hosts || layout.hosts.front().size() < 2 ||
+       spec.op != CollectiveOp::kAllReduce)) {
     throw Error(
-        "collective: algorithm 'nvls_tree' needs all_reduce over the same number of GPUs on "
-        "each of 2 or more hosts of one datacenter whose cluster file sets "
+        "collective: algorithm 'nvls_tree' needs all_reduce over the same number (2 or more) "
+        "of GPUs on each of 2 or more hosts of one datacenter whose cluster file sets "
         "\"nccl\": {\"nvls\": true}");
   }
   detail::BuildContext ctx{spec, layout, options, s};

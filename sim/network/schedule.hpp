@@ -115,8 +115,9 @@ Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& 
 /// (nvlink or net, net when a transfer crosses hosts, plus proxy and RDMA round trip; a
 /// pipelined phase pays the mean over its transfers, see Phase::pipelined),
 /// and for all-to-all(v) and send/recv per_peer_latency times the most messages one rank
-/// sends in the phase. NVLS (and nvls_tree's in-host phases) pay nvls_step_latency and no
-/// base latency; nvls moves at nvls_bandwidth_fraction, nvls_tree at the protocol's.
+/// sends in the phase. NVLS pays nvls_step_latency (nvls_tree's two in-host phases half of
+/// it each) and no base latency; nvls moves at nvls_bandwidth_fraction, nvls_tree at the
+/// protocol's.
 void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protocol protocol);
 /// The latency of a phase's repeat from its transfers' latencies: the largest, or for a
 /// pipelined phase their mean (`sum` over `count` transfers, rounded down to the ps).

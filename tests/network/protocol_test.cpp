@@ -1,6 +1,8 @@
 // NCCL's protocols, per-step and per-message latencies and NVLink SHARP (topology::
 // CommParameters), on clusters built in code so every number is worked out by hand.
 
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include "sim/core/error.hpp"
@@ -140,6 +142,30 @@ TEST(Protocols, RingStepsPayTheMeanHopLatencyNotTheSlowest) {
   }
 }
 
+// NCCL's tree: a chain inside each host, a binary tree over the hosts' heads. LL (5 us
+// base, 1 us per NVLink step, 3 + proxy 1 + RDMA 2 = 6 us per network step), every link
+// 1 us (a path in a host or across hosts: 2 us), bandwidths 10^15 B/s, 8 KiB (one chunk).
+//   2 hosts x 4 GPUs: chains up 3, tree up 1, down 1, chains down 3:
+//     5 + 6 (1 + 2) + 2 (6 + 2) = 39 us;
+//   4 hosts x 2 GPUs: chains up 1, tree levels 2 up and 2 down, chains down 1:
+//     5 + 2 (1 + 2) + 4 (6 + 2) = 43 us.
+TEST(Protocols, TreeChainsInsideHostsAndBranchesAcrossThem) {
+  Fabric f;
+  f.nvlink = f.nic = 1e15;
+  f.link_latency = Time::from_us(1);
+  for (auto [hosts, gpus, expected] : {std::tuple{2, 4, 39.0}, std::tuple{4, 2, 43.0}}) {
+    auto c = make_cluster(1, hosts, gpus, f);
+    c.set_comm(two_protocols());
+    for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+      NetworkOptions o;
+      o.mode = mode;
+      const auto r = simulate_collective(
+          c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kTree, 8 * kKiB, Protocol::kLL), o);
+      EXPECT_NEAR(r.time.to_us(), expected, 1e-3) << hosts << " hosts";
+    }
+  }
+}
+
 // Direct all-to-all of S per rank on n GPUs of one host (NVLink 100 GB/s) with 0.5 us per
 // peer message and no other latency: T = (n-1) S/n / bw + (n-1) 0.5 us.
 //   n = 4, S = 4 MiB: 31.457 + 1.5 us; n = 8: 36.700 + 3.5 us.
@@ -198,10 +224,11 @@ TEST(Protocols, NvlsAllReduceSendsEachSliceOnceAndWinsForLargeMessages) {
 }
 
 // NVLS tree on 2 hosts x 4 GPUs (NVLink 100 GB/s, NIC 50 GB/s, no link latency), Simple
-// 9 us per step across hosts (6 + proxy 1 + RDMA 2), NVLS 25 us per in-host step:
-//   NVLS reduce and multicast: each GPU sends S/4 to 3 peers, 2 x (3S/4 / 100 GB/s + 25 us);
+// 9 us per step across hosts (6 + proxy 1 + RDMA 2), NVLS 25 us once (NCCL's tuner charges
+// NVLS's latency once: 12.5 us for each of the two in-host phases):
+//   NVLS reduce and multicast: each GPU sends S/4 to 3 peers, 2 x (3S/4 / 100 GB/s + 12.5 us);
 //   rings of the S/4 slices across 2 hosts: 2 phases of S/8 per NIC, 2 x (S/8 / 50 GB/s + 9 us).
-// S = 64 MiB: 2 (503.3 + 25) + 2 (167.8 + 9) = 1410.2 us.
+// S = 64 MiB: 2 (503.3 + 12.5) + 2 (167.8 + 9) = 1385.2 us.
 TEST(Protocols, NvlsTreeReducesInHostsAndRingsTheSlicesAcrossHosts) {
   Fabric f;
   f.nvlink = 100e9;
@@ -212,7 +239,8 @@ TEST(Protocols, NvlsTreeReducesInHostsAndRingsTheSlicesAcrossHosts) {
   c.set_comm(comm);
   const Bytes s = 64 * kMiB;
   const double bytes = static_cast<double>(s);
-  const double expected = 2 * (0.75 * bytes / 100e9 * 1e6 + 25) + 2 * (bytes / 8 / 50e9 * 1e6 + 9);
+  const double expected =
+      2 * (0.75 * bytes / 100e9 * 1e6 + 12.5) + 2 * (bytes / 8 / 50e9 * 1e6 + 9);
   for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
     NetworkOptions o;
     o.mode = mode;

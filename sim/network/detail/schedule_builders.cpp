@@ -118,34 +118,66 @@ void build_tree(BuildContext& ctx) {
       op != CollectiveOp::kReduce) {
     unsupported(ctx);
   }
-  // Binary tree in heap layout over the ranks in topology order, root first.
-  const auto nodes = chain_from_root(
-      ctx.layout, op == CollectiveOp::kAllReduce ? ctx.layout.order[0] : ctx.spec.root);
-  const int n = static_cast<int>(nodes.size());
+  // NCCL's tree: a chain inside each host from its head, and a binary tree (heap layout)
+  // over the hosts' heads; the root (rank 0 in topology order for all-reduce) heads the
+  // first host. A reduction climbs every chain at once, then the tree's levels; a broadcast
+  // goes down in reverse: 2 ((g - 1) + ceil(log2 h)) steps for h hosts of g ranks, the
+  // count NCCL's tuner charges (intra-node steps, then log2(nNodes) network steps).
+  const int root = op == CollectiveOp::kAllReduce ? ctx.layout.order[0] : ctx.spec.root;
+  std::vector<std::vector<int>> chains = ctx.layout.hosts;
+  for (std::size_t h = 0; h < chains.size(); ++h) {
+    auto& chain = chains[h];
+    const auto at = std::find(chain.begin(), chain.end(), root);
+    if (at == chain.end()) continue;
+    std::rotate(chain.begin(), at, chain.end());
+    std::rotate(chains.begin(), chains.begin() + static_cast<std::ptrdiff_t>(h),
+                chains.begin() + static_cast<std::ptrdiff_t>(h) + 1);
+    break;
+  }
+  std::size_t longest = 0;
+  for (const auto& chain : chains) longest = std::max(longest, chain.size());
+  const int hosts = static_cast<int>(chains.size());
   auto depth = [](int i) {
     int d = 0;
     for (int x = i + 1; x > 1; x >>= 1) ++d;
     return d;
   };
-  const int max_depth = depth(n - 1);
+  const int max_depth = depth(hosts - 1);
   ctx.schedule.chunks = chunk_count(ctx.spec.bytes, ctx.options);
-  auto level_phase = [&](int level, bool up) {
+  auto add = [&](const char* name, auto&& edges) {
     Phase p;
-    p.name = up ? "reduce/tree" : "broadcast/tree";
-    for (int i = 1; i < n; ++i) {
-      if (depth(i) != level) continue;
-      const int child = nodes[static_cast<std::size_t>(i)];
-      const int parent = nodes[static_cast<std::size_t>((i - 1) / 2)];
-      p.transfers.push_back(up ? Transfer{child, parent, ctx.spec.bytes}
-                               : Transfer{parent, child, ctx.spec.bytes});
-    }
-    ctx.schedule.phases.push_back(std::move(p));
+    p.name = name;
+    edges(p);
+    if (!p.transfers.empty()) ctx.schedule.phases.push_back(std::move(p));
+  };
+  auto chain_step = [&](std::size_t pos, bool up) {
+    add(up ? "reduce/tree_chain" : "broadcast/tree_chain", [&](Phase& p) {
+      for (const auto& chain : chains) {
+        if (pos >= chain.size()) continue;
+        const int child = chain[pos], parent = chain[pos - 1];
+        p.transfers.push_back(up ? Transfer{child, parent, ctx.spec.bytes}
+                                 : Transfer{parent, child, ctx.spec.bytes});
+      }
+    });
+  };
+  auto tree_level = [&](int level, bool up) {
+    add(up ? "reduce/tree" : "broadcast/tree", [&](Phase& p) {
+      for (int i = 1; i < hosts; ++i) {
+        if (depth(i) != level) continue;
+        const int child = chains[static_cast<std::size_t>(i)].front();
+        const int parent = chains[static_cast<std::size_t>((i - 1) / 2)].front();
+        p.transfers.push_back(up ? Transfer{child, parent, ctx.spec.bytes}
+                                 : Transfer{parent, child, ctx.spec.bytes});
+      }
+    });
   };
   if (op != CollectiveOp::kBroadcast) {
-    for (int level = max_depth; level >= 1; --level) level_phase(level, true);
+    for (std::size_t pos = longest; pos-- > 1;) chain_step(pos, true);
+    for (int level = max_depth; level >= 1; --level) tree_level(level, true);
   }
   if (op != CollectiveOp::kReduce) {
-    for (int level = 1; level <= max_depth; ++level) level_phase(level, false);
+    for (int level = 1; level <= max_depth; ++level) tree_level(level, false);
+    for (std::size_t pos = 1; pos < longest; ++pos) chain_step(pos, false);
   }
 }
 
