@@ -85,7 +85,8 @@ MemoryReport memory_per_rank(const TrainingScenario& sc, int representative_rank
         for (double x : b.ids) ids[static_cast<std::size_t>(i)].push_back(x / L.cp.size);
         samples[static_cast<std::size_t>(i)] = static_cast<double>(b.samples) / L.cp.size;
       }
-      const detail::SparseTraffic traffic(model, sc.data, map, std::move(ids), std::move(samples));
+      const detail::SparseTraffic traffic(model, sc.data, map, std::move(ids), std::move(samples),
+                                          plan.comm_precision);
       if (M > 1 && map.has_sharded()) {
         for (int i = 0; i < M; ++i) {
           out_buffers[static_cast<std::size_t>(i)] =

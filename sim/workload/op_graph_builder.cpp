@@ -492,7 +492,7 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
         samples[static_cast<std::size_t>(i)] = static_cast<double>(b.samples) / L.cp.size;
       }
       owned.push_back(std::make_unique<SparseTraffic>(sc.model, sc.data, sh.map, std::move(ids),
-                                                      std::move(samples)));
+                                                      std::move(samples), sc.plan.comm_precision));
       traffic.push_back(owned.back().get());
     }
     for (int i = 0; i < M; ++i) {

@@ -92,7 +92,13 @@ TableSharding parse_sharding(const ConfigNode& node) {
 
 void parse_sparse(const ConfigNode& node, const ModelConfig& model, ParallelPlan& p) {
   node.allow_only({"group_size", "placement", "replica_sync_every", "replica_sync_staleness",
-                   "default", "tables"});
+                   "default", "tables", "comm_precision"});
+  if (auto c = node.find("comm_precision")) {
+    c->allow_only({"forward", "backward"});
+    if (c->has("forward")) p.comm_precision.forward = precision_or(*c, "forward", Precision::kFp32);
+    if (c->has("backward"))
+      p.comm_precision.backward = precision_or(*c, "backward", Precision::kFp32);
+  }
   p.sparse = parse_group(node, "group_size", PlacementLevel::kCluster);
   p.replica_sync_every = static_cast<int>(node.integer_or("replica_sync_every", 1));
   if (p.replica_sync_every <= 0)

@@ -6,7 +6,7 @@
 //           | {"parallelism": "fsdp", "group_size": 8, "placement": "host"},
 //    "context_parallel": {"degree": 2, "mode": "all_gather" | "all_to_all", "placement": "host"},
 //    "sparse": {"group_size": 256, "placement": "datacenter", "replica_sync_every": 1,
-//               "default": "row_wise",
+//               "default": "row_wise", "comm_precision": {"forward": "fp16", "backward": "bf16"},
 //               "tables": {"t0": "table_wise", "t1": {"type": "grid", "column_shards": 2}},
 //                          "t2": {"type": "column_wise", "column_shards": 2, "ranks": [3, 5]}},
 //    "moe": {"expert_parallel": 8, "placement": "host"},
@@ -75,6 +75,14 @@ struct Schedule {
   PlacementLevel balance_scope = PlacementLevel::kCluster;
 };
 
+/// Element types of the embedding all-to-alls, as TorchRec's QCommsConfig sets them:
+/// pooled or sequence embeddings forward (output dist), their gradients backward (grad
+/// dist). Unset: the tables' weight dtype. Plan file: "sparse": {"comm_precision":
+/// {"forward": "fp16", "backward": "bf16"}}.
+struct CommPrecision {
+  std::optional<Precision> forward, backward;
+};
+
 struct ParallelPlan {
   std::string name;
   std::string file;
@@ -90,6 +98,7 @@ struct ParallelPlan {
   int replica_sync_every = 1;
   int replica_sync_staleness = 1;       // steps a replica sync may run behind (syncs in flight)
   std::vector<TableSharding> sharding;  // per model table
+  CommPrecision comm_precision;         // of the embedding all-to-alls
   GroupSpec expert;                     // MoE expert-parallel group
   Schedule schedule;
 

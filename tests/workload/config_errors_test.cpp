@@ -86,6 +86,20 @@ TEST(ConfigErrors, UnknownTableInSharding) {
             "plan.json: /sparse/tables/items: unknown key; did you mean \"item\"?");
 }
 
+TEST(ConfigErrors, CommPrecisionNamesKeyAndChoices) {
+  EXPECT_EQ(config_error_of([] {
+              scenario_of("hgx-h100-8.json", kModel, kData,
+                          R"({"sparse": {"comm_precision": {"forward": "fp12"}}})");
+            }),
+            "plan.json: /sparse/comm_precision/forward: expected one of \"fp32\", \"tf32\", "
+            "\"bf16\", \"fp16\", \"fp8\", got \"fp12\"");
+  EXPECT_EQ(config_error_of([] {
+              scenario_of("hgx-h100-8.json", kModel, kData,
+                          R"({"sparse": {"comm_precision": {"fwd": "fp16"}}})");
+            }).substr(0, 46),
+            "plan.json: /sparse/comm_precision/fwd: unknown");
+}
+
 TEST(ConfigErrors, PlacementTooSmallNamesPlanKeyAndSizes) {
   EXPECT_EQ(config_error_of([] {
               scenario_of("h100-1024-rail.json", kModel, kData,

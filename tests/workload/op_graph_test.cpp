@@ -95,5 +95,37 @@ TEST(OpGraph, JsonOfOneRankNamesStreamsAndGroups) {
   EXPECT_THROW(to_json(g, 8), Error);
 }
 
+// The embedding all-to-alls' element types (TorchRec's QCommsConfig). t0 table-wise on
+// member 0 of 8, dim 16, 128 samples a rank: member 0 sends each member 128 x 16 pooled
+// values, 8,192 bytes in fp32 (the weights' type; 65,536 for the 8 members, the op's size
+// as nccl-tests counts it), 4,096 with "forward": "fp16"; each member sends member 0 their
+// gradients: 8,192 bytes unless "backward" says bf16 (4,096).
+TEST(OpGraph, CommPrecisionSetsTheEmbeddingAllToAllBytes) {
+  auto rows = [](const char* comm) {
+    const auto sc =
+        scenario_of("hgx-h100-8.json", kOneLayerModel, kFixedData,
+                    std::string(R"({"sparse": {"default": {"type": "table_wise", "ranks": [0]})") +
+                        comm + "}}");
+    const OpGraph g = build_op_graph(sc);
+    std::pair<Json, Json> out;  // rank 0's output_dist size, rank 3's grad_dist row
+    const Json rank0 = to_json(g, 0), rank3 = to_json(g, 3);
+    for (const auto& op : rank0["ops"])
+      if (op["name"] == "emb/output_dist") out.first = op["collective"]["bytes"];
+    for (const auto& op : rank3["ops"])
+      if (op["name"] == "emb/grad_dist") out.second = op["collective"]["send_row"];
+    return out;
+  };
+  const auto fp32 = rows("");
+  EXPECT_EQ(fp32.first, 8 * 8192);
+  EXPECT_EQ(fp32.second[0], 8192);
+  const auto fwd16 = rows(R"(, "comm_precision": {"forward": "fp16"})");
+  EXPECT_EQ(fwd16.first, 8 * 4096);
+  EXPECT_EQ(fwd16.second[0], 8192);
+  const auto both = rows(R"(, "comm_precision": {"forward": "fp16", "backward": "bf16"})");
+  EXPECT_EQ(both.first, 8 * 4096);
+  EXPECT_EQ(both.second[0], 4096);
+  EXPECT_EQ(both.second[3], 0);  // nothing to itself
+}
+
 }  // namespace
 }  // namespace strait::sim::workload

@@ -13,12 +13,15 @@ constexpr double kIdBytes = 8, kLengthBytes = 4;
 }  // namespace
 
 SparseTraffic::SparseTraffic(const ModelConfig& model, const DataConfig& data, const ShardMap& map,
-                             std::vector<std::vector<double>> ids, std::vector<double> samples)
+                             std::vector<std::vector<double>> ids, std::vector<double> samples,
+                             const CommPrecision& comm)
     : model_(model),
       map_(map),
       ids_(std::move(ids)),
       samples_(std::move(samples)),
       same_shards_(!map.member_shards.empty() && same_shards()) {
+  forward_element_ = bytes_per_element(comm.forward.value_or(model.embedding_dtype));
+  backward_element_ = bytes_per_element(comm.backward.value_or(model.embedding_dtype));
   unique_fraction_.assign(model.tables.size(), 1.0);
   for (std::size_t t = 0; t < model.tables.size(); ++t) {
     double total = 0;
@@ -62,8 +65,7 @@ SendRow SparseTraffic::input_row(int i) const {
   return SendRow(std::move(row));
 }
 
-double SparseTraffic::output_bytes(int j, int i) const {
-  const double e = bytes_per_element(model_.embedding_dtype);
+double SparseTraffic::output_bytes(int j, int i, double e) const {
   double b = 0;
   for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
     const auto& t = model_.tables[static_cast<std::size_t>(s.table)];
@@ -82,7 +84,8 @@ SendRow SparseTraffic::output_row(int j) const {
   if (same_shards_ && !first_output_row_.empty()) return first_output_row_;
   std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
   for (int i = 0; i < map_.group_size; ++i)
-    row[static_cast<std::size_t>(i)] = static_cast<Bytes>(std::llround(output_bytes(j, i)));
+    row[static_cast<std::size_t>(i)] =
+        static_cast<Bytes>(std::llround(output_bytes(j, i, forward_element_)));
   SendRow shared(std::move(row));
   if (same_shards_) first_output_row_ = shared;
   return shared;
@@ -91,7 +94,8 @@ SendRow SparseTraffic::output_row(int j) const {
 SendRow SparseTraffic::grad_row(int i) const {
   std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
   for (int j = 0; j < (same_shards_ ? std::min(1, map_.group_size) : map_.group_size); ++j)
-    row[static_cast<std::size_t>(j)] = static_cast<Bytes>(std::llround(output_bytes(j, i)));
+    row[static_cast<std::size_t>(j)] =
+        static_cast<Bytes>(std::llround(output_bytes(j, i, backward_element_)));
   if (same_shards_ && !row.empty()) std::fill(row.begin() + 1, row.end(), row.front());
   return SendRow(std::move(row));
 }
@@ -99,8 +103,8 @@ SendRow SparseTraffic::grad_row(int i) const {
 double SparseTraffic::output_buffer_bytes(int j) const {
   double send = 0, recv = 0;
   for (int i = 0; i < map_.group_size; ++i) {
-    send += output_bytes(j, i);
-    recv += output_bytes(i, j);
+    send += output_bytes(j, i, forward_element_);
+    recv += output_bytes(i, j, forward_element_);
   }
   return send + recv;
 }

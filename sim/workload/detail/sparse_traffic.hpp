@@ -1,12 +1,12 @@
 #pragma once
 // Embedding traffic and kernels of one model-parallel group in one step, from the
 // sampled batches of its members and the shard layout. Formulas (e_w weight element,
-// e_o output element = e_w, ids are int64 = 8 bytes, lengths int32 = 4 bytes per sample
-// and table shard):
+// ids are int64 = 8 bytes, lengths int32 = 4 bytes per sample and table shard):
 //   input dist  i -> j   sum over shards on j: ids_i[t] f_row 8 + samples_i 4
 //   output dist j -> i   sum over shards on j: pooled   samples_i dim f_col e_o
 //                                             sequence ids_i[t] f_row dim f_col e_o
-//   grad dist   i -> j   = output dist j -> i
+//   grad dist   i -> j   = output dist j -> i, at e_g bytes per value
+// (e_o, e_g: the plan's comm_precision forward and backward, else e_w)
 //   lookup on j (A = ids arriving = sum_i ids_i[t] f_row):
 //     flops sum A dim_c;  bytes sum A (dim_c e_w + 8) + output bytes
 //   update on j (U = A x unique fraction, unique fraction = E[unique](rows, ids of the
@@ -26,8 +26,10 @@ namespace strait::sim::workload::detail {
 class SparseTraffic {
  public:
   /// `ids[i][t]` and `samples[i]`: ids and pooled rows of member i of the group.
+  /// `comm`: element types of the output and grad dists (unset: the weight dtype).
   SparseTraffic(const ModelConfig& model, const DataConfig& data, const ShardMap& map,
-                std::vector<std::vector<double>> ids, std::vector<double> samples);
+                std::vector<std::vector<double>> ids, std::vector<double> samples,
+                const CommPrecision& comm = {});
 
   SendRow input_row(int i) const;
   SendRow output_row(int j) const;  // shared by members holding the same shards
@@ -38,13 +40,15 @@ class SparseTraffic {
   double output_buffer_bytes(int j) const;
 
  private:
-  double output_bytes(int j, int i) const;
+  /// Bytes member j sends member i in the output dist at `element` bytes per value.
+  double output_bytes(int j, int i, double element) const;
   bool same_shards() const;  // every member holds the same shards (tables, fractions)
   const ModelConfig& model_;
   const ShardMap& map_;
   std::vector<std::vector<double>> ids_;
   std::vector<double> samples_;
-  std::vector<double> unique_fraction_;  // per table
+  std::vector<double> unique_fraction_;                // per table
+  double forward_element_ = 4, backward_element_ = 4;  // output / grad dist bytes per value
   bool same_shards_ = false;
   mutable SendRow first_output_row_;  // the row every member sends, when same_shards_
 };
