@@ -10,8 +10,10 @@
 //      (compute: GEMM, attention; memory: embeddings, elementwise, optimizer), and a table
 //      through them by least squares of relative error (detail/table_fit.hpp), monotone
 //      non-decreasing in the key for GEMM, attention and embeddings;
-//   4. embeddings: repeat_hit_rate h from records with repeated ids (unique fraction
-//      < 0.95), by least squares with the uniform records' table, then the table again.
+//   4. embeddings: call_latency, the intercept of t = a + b * bytes (less the launch) per
+//      row size with two or more sizes of uniform-id records (kept as it was otherwise);
+//      repeat_hit_rate h from records with repeated ids (unique fraction < 0.95), by least
+//      squares with the uniform records' table, then the table again.
 // Collectives (sim/network on the cluster the ranks ran on):
 //   5. link classes on the path between ranks 0 and 1: latency L, the smallest that any
 //      operation's small messages (<= 4 KiB, t = a + y L) imply; per operation its

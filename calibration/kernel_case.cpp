@@ -135,11 +135,14 @@ void cuda_cases(std::vector<KernelCase>& out, bool quick) {
       }
     }
   }
-  // Embeddings: dims 32..256 in fp32 and fp16, pooling 20, 1M rows per table.
+  // Embeddings: dims 32..256 in fp32 and fp16, pooling 20 and 1 (the two sizes per row
+  // size give the family's fixed time per call), 1M rows per table.
   for (Precision p : {Precision::kFp32, Precision::kFp16}) {
     for (int dim : {32, 64, 128, 256}) {
-      out.push_back(embedding_lookup_case(8, 8192, dim, 20, 1 << 20, 0, p));
-      out.push_back(embedding_update_case(8, 8192, dim, 20, 1 << 20, 0, p));
+      for (int pooling : {20, 1}) {
+        out.push_back(embedding_lookup_case(8, 8192, dim, pooling, 1 << 20, 0, p));
+        out.push_back(embedding_update_case(8, 8192, dim, pooling, 1 << 20, 0, p));
+      }
     }
     out.push_back(with_set(embedding_lookup_case(8, 4096, 96, 30, 1 << 20, 1.1, p), val));
     out.push_back(with_set(embedding_update_case(8, 4096, 96, 30, 1 << 20, 1.1, p), val));

@@ -71,6 +71,36 @@ Time fit_launch(const std::vector<const Measurement*>& records, Time fallback) {
   return Time::from_s(std::clamp(x(0), 0.0, 0.5 * fastest) * 1e-6);
 }
 
+// An embedding family's fixed time per call beyond the launch overhead: per row size and
+// type with at least two sizes of uniform-id records, the intercept of t = a + b * bytes;
+// their mean less the launch, at least 0. -1 when no row size has two sizes.
+double fit_call_latency(const std::vector<const Measurement*>& uniform, Time launch) {
+  std::map<std::pair<double, int>, std::vector<const Measurement*>> by_row;
+  for (const Measurement* m : uniform)
+    by_row[{m->table_key(), static_cast<int>(m->dtype)}].push_back(m);
+  double sum = 0;
+  int lines = 0;
+  for (const auto& [row, records] : by_row) {
+    double lo = records.front()->bytes, hi = lo;
+    for (const Measurement* m : records) {
+      lo = std::min(lo, m->bytes);
+      hi = std::max(hi, m->bytes);
+    }
+    if (hi <= lo) continue;
+    Eigen::MatrixXd a(static_cast<Eigen::Index>(records.size()), 2);
+    Eigen::VectorXd t(a.rows());
+    for (Eigen::Index i = 0; i < a.rows(); ++i) {
+      a(i, 0) = 1;
+      a(i, 1) = records[static_cast<std::size_t>(i)]->bytes;
+      t(i) = records[static_cast<std::size_t>(i)]->median_us;
+    }
+    sum += nonnegative_least_squares(a, t, {true, true})(0);
+    ++lines;
+  }
+  if (lines == 0) return -1;
+  return std::max(0.0, sum / lines * 1e-6 - launch.to_s());
+}
+
 // Seconds of work once the launch overhead is off (never below 1% of the sample).
 double work_seconds(const Measurement& m, Time launch) {
   return std::max(m.median_us * 1e-6 - launch.to_s(), 0.01 * m.median_us * 1e-6);
@@ -116,7 +146,9 @@ void fit_peaks(const std::vector<const Measurement*>& records, Time launch,
 double observed_efficiency(const Measurement& m, KernelKind kind,
                            const sim::cost::CalibrationProfile& profile, double repeat_hit_rate) {
   const sim::cost::DeviceSpec& d = profile.device;
-  const double s = work_seconds(m, d.launch_overhead);
+  const double s =
+      work_seconds(m, d.launch_overhead +
+                          (is_embedding(kind) ? profile.kernel(kind).call_latency : Time::zero()));
   if (compute_bound(kind)) {
     const Precision p = sim::cost::uses_tensor_cores(kind) ? m.dtype : Precision::kFp32;
     const auto peak = d.peak(p);
@@ -150,7 +182,8 @@ sim::cost::EfficiencyTable table_for(const std::vector<const Measurement*>& reco
 
 // h minimising the relative error of the records with repeats, given their table `t`.
 double fit_repeat_hit_rate(const std::vector<const Measurement*>& records,
-                           const sim::cost::EfficiencyTable& t, const sim::cost::DeviceSpec& d) {
+                           const sim::cost::EfficiencyTable& t, const sim::cost::DeviceSpec& d,
+                           Time call_latency) {
   double num = 0, den = 0;
   for (const Measurement* m : records) {
     const double u = unique_fraction(*m);
@@ -158,7 +191,7 @@ double fit_repeat_hit_rate(const std::vector<const Measurement*>& records,
     const double seconds = m->median_us * 1e-6;
     const double full = m->bytes / (d.hbm_bandwidth * t.at(m->table_key()));  // h = 0
     // predicted = launch + full * (1 - h (1 - u)): residual r - h s, relative to t.
-    const double r = (seconds - d.launch_overhead.to_s() - full) / seconds;
+    const double r = (seconds - (d.launch_overhead + call_latency).to_s() - full) / seconds;
     const double slope = -full * (1 - u) / seconds;
     num += slope * r;
     den += slope * slope;
@@ -216,8 +249,11 @@ std::vector<KernelKind> fit_kernels(const std::vector<const Measurement*>& fit_r
         if (unique_fraction(*m) >= kUniformIds) uniform.push_back(m);
       }
       if (!uniform.empty()) {
+        if (const double c = fit_call_latency(uniform, profile.device.launch_overhead); c >= 0)
+          eff.call_latency = Time::from_s(c);
         const auto t = table_for(uniform, kind, profile, 0);
-        if (const double fitted_h = fit_repeat_hit_rate(records, t, profile.device);
+        if (const double fitted_h =
+                fit_repeat_hit_rate(records, t, profile.device, eff.call_latency);
             fitted_h >= 0) {
           h = fitted_h;
         }

@@ -7,7 +7,7 @@ namespace {
 
 KernelEfficiency read_kernel(const ConfigNode& node, KernelKind kind) {
   if (is_embedding(kind)) {
-    node.allow_only({"compute_efficiency", "memory_efficiency", "repeat_hit_rate"});
+    node.allow_only({"compute_efficiency", "memory_efficiency", "repeat_hit_rate", "call_latency"});
   } else if (is_attention(kind)) {
     node.allow_only({"compute_efficiency", "memory_efficiency", "tile_rows"});
   } else {
@@ -23,6 +23,7 @@ KernelEfficiency read_kernel(const ConfigNode& node, KernelKind kind) {
     if (out.repeat_hit_rate < 0 || out.repeat_hit_rate > 1) {
       h.fail(fmt::format("expected a fraction in [0, 1], got {}", out.repeat_hit_rate));
     }
+    if (auto c = node.find("call_latency")) out.call_latency = c->as_duration();
   }
   if (auto tile = node.find("tile_rows")) {
     out.tile_rows = static_cast<int>(tile->as_integer());
@@ -111,7 +112,11 @@ Json to_json(const CalibrationProfile& profile) {
     const KernelEfficiency& e = profile.kernel(kind);
     Json k = {{"compute_efficiency", to_json(e.compute, table_key_name(kind))},
               {"memory_efficiency", to_json(e.memory, table_key_name(kind))}};
-    if (is_embedding(kind)) k["repeat_hit_rate"] = e.repeat_hit_rate;
+    if (is_embedding(kind)) {
+      k["repeat_hit_rate"] = e.repeat_hit_rate;
+      if (e.call_latency > Time::zero())
+        k["call_latency"] = fmt::format("{:.6g} us", e.call_latency.to_s() * 1e6);
+    }
     if (is_attention(kind) && e.tile_rows > 0) k["tile_rows"] = e.tile_rows;
     kernels[to_string(kind)] = k;
   }

@@ -16,6 +16,11 @@
 // Embedding kinds also carry "repeat_hit_rate" h in [0, 1]: the fraction of repeated row
 // accesses (1 - unique_fraction of them) that the L2 cache serves, so the bytes reaching HBM
 // are hbm_bytes * (1 - h * (1 - unique_fraction)).
+// Embedding kinds may carry "call_latency" c (default 0): a fixed time per call on top of
+// the device's launch overhead, for what a table-batched embedding call does whatever its
+// size (index sorting, de-duplication and run-length encoding, the chain of kernels one
+// call launches). Fitted as the intercept of time against bytes at one row size
+// (`strait calibrate fit`; the H100 profile from the TBE bench at pooling 1 and 20).
 // Attention kinds may carry "tile_rows" t (one of kAttentionTiles): the kernel's query tile;
 // their compute time is multiplied by the batch's tile-quantization factor at t
 // (attention_tile_factors in kernel_work.hpp). Absent: no quantization.
@@ -37,6 +42,7 @@ struct KernelEfficiency {
   EfficiencyTable compute;       // fraction of peak FLOP/s
   EfficiencyTable memory;        // fraction of HBM bandwidth
   double repeat_hit_rate = 0.0;  // embedding kinds only, in [0, 1]
+  Time call_latency;             // embedding kinds only: fixed time per call, see above
   int tile_rows = 0;             // attention kinds only: query tile, 0 = no quantization
 };
 

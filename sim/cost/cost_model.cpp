@@ -85,6 +85,7 @@ KernelCost CostModel::cost(const KernelWork& work, const CalibrationProfile& pro
   out.hbm_bytes = work.hbm_bytes;
   if (is_embedding(work.kind)) {
     out.hbm_bytes *= 1.0 - eff.repeat_hit_rate * (1.0 - work.unique_fraction);
+    out.launch_overhead += eff.call_latency;
   }
   out.compute_seconds = work.flops / (peak * eff.compute.at_log2(key));
   if (is_attention(work.kind) && eff.tile_rows > 0) {

@@ -9,7 +9,8 @@
 //                     attention times the batch's tile factor at the profile's tile_rows;
 //   hbm_bytes       = w.hbm_bytes, times (1 - h * (1 - unique_fraction)) for embeddings;
 //   memory_seconds  = hbm_bytes / (d.hbm_bandwidth * e_m);
-//   duration        = d.launch_overhead + max(compute_seconds, memory_seconds).
+//   duration        = d.launch_overhead (+ the family's call_latency for embeddings)
+//                     + max(compute_seconds, memory_seconds).
 //
 // How the run layer uses it. Each GPU has two fluid resources of capacity 1.0, both in
 // "fraction of the device per second": `sm` (compute throughput) and `hbm` (bandwidth).

@@ -268,6 +268,49 @@ TEST(FitProfile, RecoversAKnownProfileFromItsOwnPredictions) {
   expect_recovered(fit, s);
 }
 
+// Setup: the known profile with a fixed time per call of 50 us on embedding updates and
+// 5 us on lookups; uniform-id lookup and update cases of 8 tables x 512 samples at dims 32
+// and 64 (row bytes 128, 256), each at pooling 1 and 8, timed on it. Per row size the two
+// times lie on t = (1 us launch + c) + bytes / (30 GB/s x e), so the intercepts less the
+// launch are c exactly.
+// Expected: call_latency 50 us and 5 us (within 1%), and the tables at 128 and 256 bytes
+// the known ones (the fixed part is not charged to the bandwidth).
+TEST(FitProfile, EmbeddingCallLatencyIsTheInterceptAcrossSizes) {
+  Synthetic s = synthetic(1.0, 1.0);
+  auto& known_update = s.known.kernels[static_cast<std::size_t>(KernelKind::kEmbeddingUpdate)];
+  auto& known_lookup = s.known.kernels[static_cast<std::size_t>(KernelKind::kEmbeddingLookup)];
+  known_update.call_latency = Time::from_us(50);
+  known_lookup.call_latency = Time::from_us(5);
+  std::vector<Measurement> records;
+  for (int dim : {32, 64}) {
+    for (int pooling : {1, 8}) {
+      for (KernelCase c :
+           {embedding_lookup_case(8, 512, dim, pooling, 65536, 0, Precision::kFp32),
+            embedding_update_case(8, 512, dim, pooling, 65536, 0, Precision::kFp32)}) {
+        set_unique_fraction(c, 1.0);
+        records.push_back(measure(c, {1.0}));
+      }
+    }
+  }
+  const MeasurementSet set = measure(std::move(records), s.known);
+  std::vector<const Measurement*> fit_records;
+  for (const Measurement& m : set.records) fit_records.push_back(&m);
+  CalibrationProfile fitted = s.known;
+  for (KernelKind k : {KernelKind::kEmbeddingLookup, KernelKind::kEmbeddingUpdate}) {
+    fitted.kernels[static_cast<std::size_t>(k)].call_latency = Time::zero();
+  }
+  detail::fit_kernels(fit_records, false, fitted);
+  EXPECT_NEAR(fitted.kernel(KernelKind::kEmbeddingUpdate).call_latency.to_us(), 50, 0.5);
+  EXPECT_NEAR(fitted.kernel(KernelKind::kEmbeddingLookup).call_latency.to_us(), 5, 0.05);
+  for (KernelKind k : {KernelKind::kEmbeddingLookup, KernelKind::kEmbeddingUpdate}) {
+    for (double row_bytes : {128.0, 256.0}) {
+      const double want = s.known.kernel(k).memory.at(row_bytes);
+      EXPECT_NEAR(fitted.kernel(k).memory.at(row_bytes), want, kTolerance * want)
+          << sim::cost::to_string(k) << " " << row_bytes;
+    }
+  }
+}
+
 // Setup: the same profile but the fastest GEMM at efficiency 0.8 and the fastest copy at
 // 0.9, so the best measured rates are 32 GFLOP/s and 27 GB/s, not the peaks. Written to a
 // temporary file and given as the base profile, its peaks (40e9, 30e9) are kept and the

@@ -209,6 +209,25 @@ TEST(CalibrationProfile, AttentionTileRowsAreReadCheckedAndWritten) {
             "memory_efficiency)");
 }
 
+TEST(CalibrationProfile, EmbeddingCallLatencyIsReadCheckedAndWritten) {
+  Json j = valid_profile();
+  j["kernels"]["embedding_update"]["call_latency"] = "58.5 us";
+  const CalibrationProfile p = parse(j);
+  EXPECT_EQ(p.kernel(KernelKind::kEmbeddingUpdate).call_latency, Time::from_ns(58'500));
+  EXPECT_EQ(p.kernel(KernelKind::kEmbeddingLookup).call_latency, Time::zero());
+  EXPECT_EQ(to_json(p)["kernels"]["embedding_update"]["call_latency"], "58.5 us");
+  EXPECT_FALSE(to_json(p)["kernels"]["embedding_lookup"].contains("call_latency"));
+  EXPECT_EQ(parse(to_json(p)).kernel(KernelKind::kEmbeddingUpdate).call_latency,
+            Time::from_ns(58'500));
+  j["kernels"]["embedding_update"]["call_latency"] = "-1 us";
+  EXPECT_EQ(message_of(j),
+            "test.json: /kernels/embedding_update/call_latency: expected a duration with its unit "
+            "such as \"2 us\" or \"5 ms\", got the string \"-1 us\"");
+  j = valid_profile();
+  j["kernels"]["elementwise"]["call_latency"] = "1 us";
+  EXPECT_EQ(message_of(j).substr(0, 51), "test.json: /kernels/elementwise/call_latency: unkno");
+}
+
 // The bundled GPU profiles carry their own attention backward families, below forward.
 TEST(CalibrationProfile, BundledGpuProfilesHaveASlowerAttentionBackward) {
   for (const char* file : {"/h100-sxm.json", "/a100-sxm.json"}) {

@@ -134,6 +134,26 @@ TEST_F(CostModelTest, RepeatedEmbeddingRowsPartlyHitTheCache) {
   EXPECT_THROW(model().cost(w, "H100-SXM"), std::invalid_argument);
 }
 
+// The same lookup (all rows unique) with the family's call_latency at 60 us: the fixed
+// time adds to the launch, the bytes keep their bandwidth term:
+//   duration = 2.5 + 60 + 1e8 / (3350e9 * 0.70) us = 62.5 + 42.644 = 105.144 us.
+TEST_F(CostModelTest, EmbeddingCallLatencyAddsAFixedTimePerCall) {
+  KernelWork w;
+  w.kind = KernelKind::kEmbeddingLookup;
+  w.precision = Precision::kBf16;
+  w.embedding_dim = 128;
+  w.hbm_bytes = 1e8;
+  CalibrationProfile p = model().profile("H100-SXM");
+  const KernelCost before = CostModel::cost(w, p);
+  p.kernels[static_cast<std::size_t>(KernelKind::kEmbeddingLookup)].call_latency =
+      Time::from_us(60);
+  const KernelCost c = CostModel::cost(w, p);
+  EXPECT_EQ(c.launch_overhead, kLaunch + Time::from_us(60));
+  EXPECT_DOUBLE_EQ(c.memory_seconds, before.memory_seconds);
+  EXPECT_NEAR(c.duration().to_us(), 62.5 + 1e8 / (kHbm * 0.70) * 1e6, 1e-6);
+  EXPECT_NEAR(c.duration().to_us(), 105.144, 1e-3);
+}
+
 TEST_F(CostModelTest, Fp8OnA100IsAnErrorNamingTheGpu) {
   KernelWork w = gemm(1024, 1024, 1024);
   w.precision = Precision::kFp8;
