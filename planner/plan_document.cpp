@@ -6,10 +6,11 @@ using sim::workload::ShardingType;
 
 Json table_json(const sim::workload::TableSharding& s) {
   const bool columns = s.type == ShardingType::kColumnWise || s.type == ShardingType::kGrid;
-  if (!columns && s.ranks.empty()) return sim::workload::to_string(s.type);
+  if (!columns && s.ranks.empty() && s.hot_rows == 0) return sim::workload::to_string(s.type);
   Json j = {{"type", sim::workload::to_string(s.type)}};
   if (columns) j["column_shards"] = s.column_shards;
   if (!s.ranks.empty()) j["ranks"] = s.ranks;
+  if (s.hot_rows > 0) j["hot_rows"] = s.hot_rows;
   return j;
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "planner/plan_document.hpp"
+#include "sim/core/error.hpp"
 
 namespace strait::planner {
 namespace {
@@ -35,6 +36,12 @@ Json torchrec_plan_json(const sim::workload::ParallelPlan& plan,
   for (std::size_t t = 0; t < model.tables.size(); ++t) {
     const auto& tb = model.tables[t];
     const auto& s = plan.sharding[t];
+    if (s.hot_rows > 0) {
+      throw Error(fmt::format(
+          "TorchRec plan: table \"{}\" keeps {} hot rows data-parallel (hybrid embedding), "
+          "which a TorchRec ShardingPlan cannot express",
+          tb.name, s.hot_rows));
+    }
     std::vector<ShardOut> shards;
     auto row_blocks = [&](int first, int n, std::int64_t col0, std::int64_t cols) {
       const std::int64_t per = (tb.rows + n - 1) / n;

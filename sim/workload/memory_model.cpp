@@ -69,6 +69,10 @@ MemoryReport memory_per_rank(const TrainingScenario& sc, int representative_rank
                 model.tables[static_cast<std::size_t>(t)].dim;
     dp_rows += static_cast<double>(model.tables[static_cast<std::size_t>(t)].rows);
   }
+  for (std::size_t t = 0; t < map.hot_rows.size(); ++t) {  // hybrid tables' hot rows
+    dp_elems += static_cast<double>(map.hot_rows[t]) * model.tables[t].dim;
+    dp_rows += static_cast<double>(map.hot_rows[t]);
+  }
 
   MemoryReport report;
   report.ranks.resize(static_cast<std::size_t>(L.world));

@@ -321,6 +321,11 @@ class RankBuilder {
       dp_tables +=
           static_cast<double>(tb.rows) * tb.dim * bytes_per_element(sc.model.embedding_dtype);
     }
+    // Hybrid tables' hot rows likewise.
+    for (std::size_t table = 0; table < sh_.map.hot_rows.size(); ++table) {
+      dp_tables += static_cast<double>(sh_.map.hot_rows[table]) * sc.model.tables[table].dim *
+                   bytes_per_element(sc.model.embedding_dtype);
+    }
     if (fsdp) {
       if (dp_tables > 0) {
         waits.push_back(collective(CollectiveOp::kAllReduce, L.all, static_cast<Bytes>(dp_tables),
@@ -459,6 +464,8 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
     dp_table_bytes += static_cast<double>(sc.model.tables[static_cast<std::size_t>(t)].rows) *
                       sc.model.tables[static_cast<std::size_t>(t)].dim * 4;
   }
+  for (std::size_t t = 0; t < sh.map.hot_rows.size(); ++t)
+    dp_table_bytes += static_cast<double>(sh.map.hot_rows[t]) * sc.model.tables[t].dim * 4;
   const int buckets =
       static_cast<int>((grad_bytes + dp_table_bytes) / static_cast<double>(sc.plan.bucket_size)) +
       2;

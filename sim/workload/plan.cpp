@@ -32,7 +32,7 @@ TableSharding parse_sharding(const ConfigNode& node) {
   TableSharding s;
   std::string type;
   if (node.is_object()) {
-    node.allow_only({"type", "column_shards", "ranks"});
+    node.allow_only({"type", "column_shards", "ranks", "hot_rows"});
     type = node.choice("type", {"data_parallel", "table_wise", "row_wise", "column_wise",
                                 "table_row_wise", "grid"});
     if (node.has("column_shards")) {
@@ -43,6 +43,12 @@ TableSharding parse_sharding(const ConfigNode& node) {
       s.column_shards = static_cast<int>(node.positive_integer("column_shards"));
     } else if (type == "column_wise" || type == "grid") {
       s.column_shards = 2;
+    }
+    if (node.has("hot_rows")) {
+      if (type == "data_parallel") {
+        node.at("hot_rows").fail("hot_rows applies to sharded tables (not data_parallel)");
+      }
+      s.hot_rows = node.positive_integer("hot_rows");
     }
     if (auto ranks = node.find("ranks")) {
       if (type == "data_parallel" || type == "row_wise") {
@@ -116,6 +122,13 @@ void parse_sparse(const ConfigNode& node, const ModelConfig& model, ParallelPlan
     }
   }
   for (std::size_t i = 0; i < model.tables.size(); ++i) {
+    if (p.sharding[i].hot_rows >= model.tables[i].rows) {
+      const ConfigNode where = node.find("tables") && node.at("tables").has(model.tables[i].name)
+                                   ? node.at("tables").at(model.tables[i].name)
+                                   : node;
+      where.fail(fmt::format("table \"{}\" has {} rows; hot_rows must be fewer, got {}",
+                             model.tables[i].name, model.tables[i].rows, p.sharding[i].hot_rows));
+    }
     if (model.tables[i].dim % p.sharding[i].column_shards != 0) {
       node.fail(fmt::format("table \"{}\" (dim {}) cannot be split into {} column shards",
                             model.tables[i].name, model.tables[i].dim,

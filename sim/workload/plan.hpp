@@ -28,6 +28,11 @@
 // model-parallel group that holds the table or each column slice, in slice order; for
 // table_row_wise and grid the first member of the host-sized block. Without it slices go
 // greedily by bytes (sharding.hpp); with it a plan found by `strait plan` reproduces exactly.
+// "hot_rows" N (optional, any type but data_parallel): hybrid embedding, as NVIDIA's
+// HugeCTR MLPerf DLRM does it: the table's N hottest rows are replicated on every rank
+// (looked up and updated locally, gradients all-reduced with the dense ones), the rest
+// sharded as "type" says; the share of ids that hit them is the Zipf mass of the N
+// hottest rows under the data's id skew (unique_rows.hpp: zipf_head_mass).
 // Priority classes: "embedding" (input/output/gradient distribution), "dense",
 // "context_parallel", "replica_sync", "moe"; 0 is served first; default 0.
 
@@ -62,8 +67,9 @@ struct GroupSpec {
 
 struct TableSharding {
   ShardingType type = ShardingType::kRowWise;
-  int column_shards = 1;   // column_wise, grid
-  std::vector<int> ranks;  // optional: group member per slice (see above); empty = greedy
+  int column_shards = 1;      // column_wise, grid
+  std::vector<int> ranks;     // optional: group member per slice (see above); empty = greedy
+  std::int64_t hot_rows = 0;  // hybrid: the hottest rows replicated data-parallel (see above)
 };
 
 struct Schedule {

@@ -31,8 +31,11 @@ ShardMap ShardMap::build(const ModelConfig& model, const ParallelPlan& plan, int
   };
   const int n = static_cast<int>(model.tables.size());
   map.type.resize(static_cast<std::size_t>(n));
-  for (int t = 0; t < n; ++t)
+  map.hot_rows.resize(static_cast<std::size_t>(n));
+  for (int t = 0; t < n; ++t) {
     map.type[static_cast<std::size_t>(t)] = plan.sharding[static_cast<std::size_t>(t)].type;
+    map.hot_rows[static_cast<std::size_t>(t)] = plan.sharding[static_cast<std::size_t>(t)].hot_rows;
+  }
 
   // Row-wise first: they spread evenly and set the baseline load.
   for (int t = 0; t < n; ++t) {

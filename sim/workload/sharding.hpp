@@ -8,6 +8,8 @@
 //   column_wise     dim split into column_shards slices, each on one member
 //   table_row_wise  rows split evenly over the members of one host-sized block
 //   grid            column slices, each split table-row-wise over a host-sized block
+// A table with hot_rows (hybrid) is laid out by its type; its hot rows sit on every rank
+// besides (their ids never reach the shards: detail/sparse_traffic.hpp).
 // Whole-table and column slices go, largest first, to the least-loaded member (block for
 // table_row_wise and grid) by weight bytes, after the row-wise tables are spread; ties go
 // to the lowest index, so the layout is deterministic. Slices with an explicit member
@@ -32,6 +34,7 @@ struct ShardMap {
   std::vector<std::vector<Shard>> member_shards;  // per member of the group
   std::vector<int> data_parallel_tables;          // indices of replicated tables
   std::vector<ShardingType> type;                 // per table
+  std::vector<std::int64_t> hot_rows;             // per table: rows replicated (hybrid), or 0
 
   /// Layout of `model`'s tables as `plan` says, in groups of `group_size` ranks whose
   /// host-sized blocks have `host_size` ranks.

@@ -20,7 +20,23 @@ double power_integral(double lo, double hi, double s) {
   return (std::pow(hi, 1 - s) - std::pow(lo, 1 - s)) / (1 - s);
 }
 
+/// sum_{i=1..n} i^-s: exact for the first kHead terms, the rest as an integral.
+double harmonic(double n, double s) {
+  const double head = std::min(n, kHead);
+  double h = 0;
+  for (double i = 1; i <= head; ++i) h += std::pow(i, -s);
+  if (n > head) h += power_integral(head + 0.5, n + 0.5, s);
+  return h;
+}
+
 }  // namespace
+
+double zipf_head_mass(double rows, double head, double exponent) {
+  if (rows <= 0 || head <= 0) return 0;
+  if (head >= rows) return 1;
+  if (exponent == 0) return head / rows;
+  return harmonic(head, exponent) / harmonic(rows, exponent);
+}
 
 double expected_unique_rows(double rows, double lookups, double exponent) {
   if (rows <= 0 || lookups <= 0) return 0;

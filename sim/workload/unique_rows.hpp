@@ -16,4 +16,9 @@ namespace strait::sim::workload {
 /// Expected distinct rows among `lookups` Zipf(`exponent`) draws from `rows` rows.
 double expected_unique_rows(double rows, double lookups, double exponent);
 
+/// The share of Zipf(`exponent`) draws from `rows` rows that fall on the `head` hottest
+/// rows: H(head) / H(rows), H(n) = sum_{i=1..n} i^-s, exact up to 256 rows and the
+/// integral of x^-s from 256.5 on (head / rows when s = 0).
+double zipf_head_mass(double rows, double head, double exponent);
+
 }  // namespace strait::sim::workload

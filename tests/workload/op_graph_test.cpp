@@ -7,8 +7,11 @@
 //                   bytes (128 x 48 + 48 x 64 + 128 x 64) x 2 (bf16) = 34816
 //   top_mlp.0/bwd   2 x forward flops = 1572864
 //   one rank: no collectives; ops in order lookup, fwd, loss, loss bwd, bwd, update, optimizer.
+#include <map>
+
 #include <gtest/gtest.h>
 
+#include "sim/workload/memory_model.hpp"
 #include "sim/workload/op_graph_builder.hpp"
 #include "sim/workload/op_graph_json.hpp"
 #include "test_support.hpp"
@@ -125,6 +128,40 @@ TEST(OpGraph, CommPrecisionSetsTheEmbeddingAllToAllBytes) {
   EXPECT_EQ(both.first, 8 * 4096);
   EXPECT_EQ(both.second[0], 4096);
   EXPECT_EQ(both.second[3], 0);  // nothing to itself
+}
+
+// Hybrid embedding: t0 (1,000 rows, dim 16, pooling 2, uniform ids, 128 samples a rank)
+// row-wise over 8 members with its 250 hottest rows on every rank: h = 250 / 1000 = 0.25
+// of the ids stay local.
+//   input dist, each member to each: 256 x 0.75 / 8 ids x 8 B + 128 x 4 B = 704 (768 without;
+//   the op's size counts the 8 members, as nccl-tests does)
+//   output dist: a sample needs the shards unless both its ids are hot:
+//     128 x (1 - 0.25^2) = 120 pooled rows x 16 x 4 B = 7,680 to each member, 61,440 in all
+//   dense sync: the hot rows' gradients join the DDP bucket: 12,544 + 250 x 16 x 4 = 28,544
+//   memory: weights 1,000 x 16 x 4 / 8 + 250 x 16 x 4 = 8,000 + 16,000 B per rank
+TEST(OpGraph, HybridTablesKeepTheirHotRowsLocal) {
+  const char* data = R"({"batch_size": {"per_rank": 128}, "id_skew": {"default": 0},
+    "pooling_factors": {"default": {"distribution": "fixed", "value": 2}}})";
+  auto run = [&](const char* table) {
+    const auto sc = scenario_of("hgx-h100-8.json", kOneLayerModel, data,
+                                std::string(R"({"sparse": {"tables": {"t0": )") + table + "}}}");
+    const Json rank3 = to_json(build_op_graph(sc), 3);
+    std::map<std::string, Json> ops;
+    for (const auto& op : rank3["ops"])
+      if (op.contains("collective")) ops[op["name"]] = op["collective"];
+    return std::pair{ops, memory_per_rank(sc).ranks[3].term("embedding_weights")};
+  };
+  const auto [plain, plain_weights] = run(R"("row_wise")");
+  EXPECT_EQ(plain.at("emb/input_dist")["bytes"], 8 * 768);
+  EXPECT_EQ(plain.at("emb/output_dist")["bytes"], 8 * 8192);
+  EXPECT_EQ(plain.at("ddp/bucket.0")["bytes"], 12544);
+  EXPECT_DOUBLE_EQ(plain_weights, 8000);
+  const auto [hybrid, hybrid_weights] = run(R"({"type": "row_wise", "hot_rows": 250})");
+  EXPECT_EQ(hybrid.at("emb/input_dist")["bytes"], 8 * 704);
+  EXPECT_EQ(hybrid.at("emb/grad_dist")["bytes"], 8 * 7680);
+  EXPECT_EQ(hybrid.at("emb/output_dist")["bytes"], 8 * 7680);
+  EXPECT_EQ(hybrid.at("ddp/bucket.0")["bytes"], 28544);
+  EXPECT_DOUBLE_EQ(hybrid_weights, 8000 + 16000);
 }
 
 }  // namespace

@@ -23,7 +23,12 @@ SparseTraffic::SparseTraffic(const ModelConfig& model, const DataConfig& data, c
   forward_element_ = bytes_per_element(comm.forward.value_or(model.embedding_dtype));
   backward_element_ = bytes_per_element(comm.backward.value_or(model.embedding_dtype));
   unique_fraction_.assign(model.tables.size(), 1.0);
+  hot_share_.assign(model.tables.size(), 0.0);
   for (std::size_t t = 0; t < model.tables.size(); ++t) {
+    if (t < map.hot_rows.size() && map.hot_rows[t] > 0) {
+      hot_share_[t] = zipf_head_mass(static_cast<double>(model.tables[t].rows),
+                                     static_cast<double>(map.hot_rows[t]), data.zipf_exponent[t]);
+    }
     double total = 0;
     for (const auto& member : ids_) total += member[t];
     // Data-parallel tables dedup only the rank's own ids.
@@ -34,6 +39,12 @@ SparseTraffic::SparseTraffic(const ModelConfig& model, const DataConfig& data, c
                             total;
     }
   }
+}
+
+double SparseTraffic::cold_samples(std::size_t i, std::size_t t) const {
+  const double h = hot_share_[t];
+  if (h == 0 || samples_[i] <= 0) return samples_[i];
+  return samples_[i] * (1 - std::pow(h, ids_[i][t] / samples_[i]));
 }
 
 bool SparseTraffic::same_shards() const {
@@ -55,8 +66,8 @@ SendRow SparseTraffic::input_row(int i) const {
   for (int j = 0; j < (same_shards_ ? std::min(1, map_.group_size) : map_.group_size); ++j) {
     double b = 0;
     for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
-      b += ids_[static_cast<std::size_t>(i)][static_cast<std::size_t>(s.table)] * s.row_fraction *
-               kIdBytes +
+      b += cold_ids(static_cast<std::size_t>(i), static_cast<std::size_t>(s.table)) *
+               s.row_fraction * kIdBytes +
            samples_[static_cast<std::size_t>(i)] * kLengthBytes;
     }
     row[static_cast<std::size_t>(j)] = static_cast<Bytes>(std::llround(b));
@@ -70,10 +81,9 @@ double SparseTraffic::output_bytes(int j, int i, double e) const {
   for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
     const auto& t = model_.tables[static_cast<std::size_t>(s.table)];
     const double width = t.dim * s.col_fraction * e;
-    b += t.pooling == Pooling::kSequence
-             ? ids_[static_cast<std::size_t>(i)][static_cast<std::size_t>(s.table)] *
-                   s.row_fraction * width
-             : samples_[static_cast<std::size_t>(i)] * width;
+    const auto ii = static_cast<std::size_t>(i), tt = static_cast<std::size_t>(s.table);
+    b += t.pooling == Pooling::kSequence ? cold_ids(ii, tt) * s.row_fraction * width
+                                         : cold_samples(ii, tt) * width;
   }
   return b;
 }
@@ -142,8 +152,8 @@ Kernel SparseTraffic::lookup(int j) const {
     const auto& t = model_.tables[static_cast<std::size_t>(s.table)];
     double arriving = 0, pooled_rows = 0;
     for (std::size_t i = 0; i < ids_.size(); ++i) {
-      arriving += ids_[i][static_cast<std::size_t>(s.table)] * s.row_fraction;
-      pooled_rows += samples_[i];
+      arriving += cold_ids(i, static_cast<std::size_t>(s.table)) * s.row_fraction;
+      pooled_rows += cold_samples(i, static_cast<std::size_t>(s.table));
     }
     add(s.table, arriving, t.dim * s.col_fraction,
         t.pooling == Pooling::kSequence ? arriving : pooled_rows);
@@ -153,6 +163,13 @@ Kernel SparseTraffic::lookup(int j) const {
     const double mine = ids_[static_cast<std::size_t>(j)][static_cast<std::size_t>(table)];
     add(table, mine, t.dim,
         t.pooling == Pooling::kSequence ? mine : samples_[static_cast<std::size_t>(j)]);
+  }
+  for (std::size_t table = 0; table < hot_share_.size(); ++table) {
+    if (hot_share_[table] == 0) continue;
+    const auto& t = model_.tables[table];
+    const double hot = ids_[static_cast<std::size_t>(j)][table] * hot_share_[table];
+    add(static_cast<int>(table), hot, t.dim,
+        t.pooling == Pooling::kSequence ? hot : samples_[static_cast<std::size_t>(j)]);
   }
   return finish(KernelKind::kEmbeddingLookup, model_.embedding_dtype, a);
 }
@@ -172,13 +189,18 @@ Kernel SparseTraffic::update(int j) const {
   };
   for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
     double arriving = 0;
-    for (const auto& member : ids_)
-      arriving += member[static_cast<std::size_t>(s.table)] * s.row_fraction;
+    for (std::size_t i = 0; i < ids_.size(); ++i)
+      arriving += cold_ids(i, static_cast<std::size_t>(s.table)) * s.row_fraction;
     add(s.table, arriving, model_.tables[static_cast<std::size_t>(s.table)].dim * s.col_fraction);
   }
   for (int table : map_.data_parallel_tables) {
     add(table, ids_[static_cast<std::size_t>(j)][static_cast<std::size_t>(table)],
         model_.tables[static_cast<std::size_t>(table)].dim);
+  }
+  for (std::size_t table = 0; table < hot_share_.size(); ++table) {
+    if (hot_share_[table] == 0) continue;
+    add(static_cast<int>(table), ids_[static_cast<std::size_t>(j)][table] * hot_share_[table],
+        model_.tables[table].dim);
   }
   return finish(KernelKind::kEmbeddingUpdate, model_.embedding_dtype, a);
 }

@@ -14,6 +14,11 @@
 //     flops sum A dim_c + 4 U dim_c;  bytes A dim_c e_w (gradients) + 2 U dim_c e_w
 //     (weights read and written) + 2 x optimizer state of U rows
 // Data-parallel tables are looked up and updated locally with the same formulas.
+// Hybrid tables (hot_rows N): a share h = zipf_head_mass(rows, N, s) of each member's ids
+// hits the hot rows, looked up and updated locally like a data-parallel table; the shards
+// see the other ids: ids_i[t] (1 - h) wherever ids_i[t] appears above, and a pooled
+// sample needs the shards' output only if one of its p = ids_i[t] / samples_i ids is cold,
+// so pooled output rows are samples_i (1 - h^p).
 
 #include <vector>
 
@@ -47,7 +52,12 @@ class SparseTraffic {
   const ShardMap& map_;
   std::vector<std::vector<double>> ids_;
   std::vector<double> samples_;
-  std::vector<double> unique_fraction_;                // per table
+  std::vector<double> unique_fraction_;  // per table
+  std::vector<double> hot_share_;        // per table: ids on the hot rows (hybrid), else 0
+  /// Ids of member i for table t that reach the shards (the cold ones).
+  double cold_ids(std::size_t i, std::size_t t) const { return ids_[i][t] * (1 - hot_share_[t]); }
+  /// Samples of member i whose pooled row of table t needs the shards.
+  double cold_samples(std::size_t i, std::size_t t) const;
   double forward_element_ = 4, backward_element_ = 4;  // output / grad dist bytes per value
   bool same_shards_ = false;
   mutable SendRow first_output_row_;  // the row every member sends, when same_shards_
