@@ -47,6 +47,18 @@ std::array<double, sim::cost::kAttentionTileCount> tile_factors(const Measuremen
   return sim::cost::attention_tile_factors(lengths);
 }
 
+// Intercept a (us) of t = a + b * bytes through `records`, both coefficients >= 0.
+double intercept_us(const std::vector<const Measurement*>& records) {
+  Eigen::MatrixXd a(static_cast<Eigen::Index>(records.size()), 2);
+  Eigen::VectorXd t(a.rows());
+  for (Eigen::Index i = 0; i < a.rows(); ++i) {
+    a(i, 0) = 1;
+    a(i, 1) = records[static_cast<std::size_t>(i)]->bytes;
+    t(i) = records[static_cast<std::size_t>(i)]->median_us;
+  }
+  return nonnegative_least_squares(a, t, {true, true})(0);
+}
+
 // Launch overhead: intercept of t = a + b * bytes through the three smallest copies, kept
 // within [0, half the fastest kernel] so that no kernel is left with negative work time.
 Time fit_launch(const std::vector<const Measurement*>& records, Time fallback) {
@@ -60,15 +72,7 @@ Time fit_launch(const std::vector<const Measurement*>& records, Time fallback) {
   std::sort(copies.begin(), copies.end(),
             [](const Measurement* a, const Measurement* b) { return a->bytes < b->bytes; });
   copies.resize(std::min<std::size_t>(copies.size(), 3));
-  Eigen::MatrixXd a(static_cast<Eigen::Index>(copies.size()), 2);
-  Eigen::VectorXd t(a.rows());
-  for (Eigen::Index i = 0; i < a.rows(); ++i) {
-    a(i, 0) = 1;
-    a(i, 1) = copies[static_cast<std::size_t>(i)]->bytes;
-    t(i) = copies[static_cast<std::size_t>(i)]->median_us;
-  }
-  const Eigen::VectorXd x = nonnegative_least_squares(a, t, {true, true});
-  return Time::from_s(std::clamp(x(0), 0.0, 0.5 * fastest) * 1e-6);
+  return Time::from_s(std::clamp(intercept_us(copies), 0.0, 0.5 * fastest) * 1e-6);
 }
 
 // An embedding family's fixed time per call beyond the launch overhead: per row size and
@@ -87,14 +91,7 @@ double fit_call_latency(const std::vector<const Measurement*>& uniform, Time lau
       hi = std::max(hi, m->bytes);
     }
     if (hi <= lo) continue;
-    Eigen::MatrixXd a(static_cast<Eigen::Index>(records.size()), 2);
-    Eigen::VectorXd t(a.rows());
-    for (Eigen::Index i = 0; i < a.rows(); ++i) {
-      a(i, 0) = 1;
-      a(i, 1) = records[static_cast<std::size_t>(i)]->bytes;
-      t(i) = records[static_cast<std::size_t>(i)]->median_us;
-    }
-    sum += nonnegative_least_squares(a, t, {true, true})(0);
+    sum += intercept_us(records);
     ++lines;
   }
   if (lines == 0) return -1;
