@@ -1,5 +1,7 @@
 #include "calibration/fit.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -37,8 +39,13 @@ bool compute_bound(KernelKind k) {
   return k == KernelKind::kGemm || sim::cost::uses_tensor_cores(k);
 }
 
+// Unique to the test and process: ctest runs these tests in parallel processes.
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("strait_fit_test_" + name)).string();
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string test = info ? std::string(info->name()) : "none";
+  return (std::filesystem::temp_directory_path() /
+          ("strait_fit_test_" + test + "_" + std::to_string(::getpid()) + "_" + name))
+      .string();
 }
 
 // The suite's CPU cases (kernel_cases("cpu", false)) as records without a time yet:

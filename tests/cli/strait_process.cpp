@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -38,8 +39,13 @@ std::string temp_path(const std::string& name) {
   for (char& c : test) {
     if (c == '/') c = '_';
   }
-  return fmt::format("{}/strait_cli_{}_{}_{}_{}", ::testing::TempDir(), test, ::getpid(), counter++,
-                     name);
+  std::string path = fmt::format("{}/strait_cli_{}_{}_{}_{}", ::testing::TempDir(), test,
+                                 ::getpid(), counter++, name);
+  // Process ids wrap (32,768 on the CI machine): a file left by an earlier run of the same
+  // test under the same pid would look like this run's (a sweep would resume from it).
+  std::error_code ignored;
+  std::filesystem::remove_all(path, ignored);
+  return path;
 }
 
 void write_text(const std::string& path, const std::string& text) {
