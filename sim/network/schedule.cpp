@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/network/detail/pxn.hpp"
 #include "sim/network/detail/rank_layout.hpp"
 #include "sim/network/detail/schedule_builders.hpp"
 
@@ -51,11 +52,6 @@ std::size_t protocol_index(Protocol protocol) {
   }
 }
 
-bool peer_to_peer(CollectiveOp op) {
-  return op == CollectiveOp::kAllToAll || op == CollectiveOp::kAllToAllV ||
-         op == CollectiveOp::kSendRecv;
-}
-
 }  // namespace
 
 Time protocol_step_latency(const topology::Cluster& cluster, Protocol protocol, Algorithm algorithm,
@@ -71,7 +67,7 @@ Time protocol_step_latency(const topology::Cluster& cluster, Protocol protocol, 
   Time t = crosses_hosts ? p.net_step_latency + comm.proxy_latency + comm.rdma_round_trip
            : nvls        ? nvls_step
                          : p.nvlink_step_latency;
-  if (peer_to_peer(op)) t += comm.per_peer_latency * peer_messages;
+  if (detail::peer_to_peer(op)) t += comm.per_peer_latency * peer_messages;
   return t;
 }
 
@@ -217,6 +213,11 @@ Schedule build_schedule(const CollectiveSpec& spec, const topology::Cluster& clu
   if (layout.n > 1) detail::build_phases(ctx);
   // Drop empty phases (e.g. zero-byte all-to-all-v rows) so both modes skip them alike.
   std::erase_if(s.phases, [](const Phase& p) { return p.empty() || p.repeat <= 0; });
+  // PXN routes the stored transfers of peer-to-peer operations (detail/pxn.hpp); implicit
+  // all-pairs phases are counted without it, expanded or not.
+  if (detail::peer_to_peer(s.op)) {
+    for (Phase& p : s.phases) p.pxn = p.all_pairs <= 0;
+  }
   return s;
 }
 

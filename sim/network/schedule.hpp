@@ -48,6 +48,9 @@ struct Phase {
   /// largest: a ring over h hosts pays the network's latency on h of its n hops, as NCCL's
   /// tuner counts it ((nsteps - nInterSteps) intraLat + nInterSteps interLat).
   bool pipelined = false;
+  /// Transfers across hosts and rails go through the relay GPU on the destination's rail
+  /// (NCCL's PXN, detail/pxn.hpp): set on the stored phases of peer-to-peer operations.
+  bool pxn = false;
 
   bool empty() const { return transfers.empty() && all_pairs <= 0; }
   /// Transfers of one repeat, the implicit ones included, for a schedule of `ranks` ranks.

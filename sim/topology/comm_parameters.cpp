@@ -25,6 +25,8 @@ CommParameters CommParameters::published_defaults() {
   // "With the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of
   // 370GB/s" of 450 (nccl-tests issue #212).
   c.nvlink_efficiency = 370.0 / 450.0;
+  // NCCL_PXN_DISABLE defaults to 0 (NCCL 2.12 and later).
+  c.pxn = true;
   return c;
 }
 
@@ -36,7 +38,7 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
   }
   CommParameters c = CommParameters::published_defaults();
   section.allow_only({"protocols", "proxy_latency", "rdma_round_trip", "per_peer_latency", "nvls",
-                      "nvls_bandwidth_fraction", "nvls_step_latency", "nvlink_efficiency"});
+                      "nvls_bandwidth_fraction", "nvls_step_latency", "nvlink_efficiency", "pxn"});
   const auto fraction = [](const ConfigNode& node, std::string_view key, double fallback) {
     const double f = node.number_or(key, fallback);
     if (!(f > 0 && f <= 1)) node.at(key).fail("expected a number in (0, 1]");
@@ -66,6 +68,7 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
   c.rdma_round_trip = duration(section, "rdma_round_trip", c.rdma_round_trip);
   c.per_peer_latency = duration(section, "per_peer_latency", c.per_peer_latency);
   c.nvls = section.bool_or("nvls", c.nvls);
+  c.pxn = section.bool_or("pxn", c.pxn);
   c.nvls_bandwidth_fraction =
       fraction(section, "nvls_bandwidth_fraction", c.nvls_bandwidth_fraction);
   c.nvls_step_latency = duration(section, "nvls_step_latency", c.nvls_step_latency);

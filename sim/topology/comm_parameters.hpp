@@ -43,6 +43,11 @@ struct CommParameters {
   Time nvls_step_latency;                // per NVLS step inside a host
   /// Achievable share of NVLink line rate for the library's copies (all protocols).
   double nvlink_efficiency = 1.0;
+  /// PXN (NCCL's PCI x NVLink, on by default): in all-to-all(v) and send/recv, a message to
+  /// another host's GPU on another rail first crosses NVLink to the GPU of its own host on
+  /// the destination's rail and leaves by that GPU's NIC, so it stays on one rail plane.
+  /// Rail-optimized hosts with more than one NIC only.
+  bool pxn = false;
 
   /// Every protocol the bare link model, no extra latency, no NVLS (code-built clusters).
   static CommParameters neutral() { return {}; }

@@ -25,12 +25,28 @@ struct Shape {
   int datacenters;
   bool rails;
   double oversubscription;
-  bool uneven;  // per-rank send sizes instead of one size
+  bool uneven;       // per-rank send sizes instead of one size
+  bool pxn = false;  // NCCL's PXN on, every other library cost 0
 };
+
+// The "nccl" section of the test clusters: the bare link model, or only PXN on.
+nlohmann::json nccl_section(bool pxn) {
+  if (!pxn) return "none";
+  nlohmann::json zero = {{"bandwidth_fraction", 1.0},
+                         {"base_latency", "0 us"},
+                         {"nvlink_step_latency", "0 us"},
+                         {"net_step_latency", "0 us"}};
+  return {{"pxn", true},
+          {"protocols", {{"ll", zero}, {"ll128", zero}, {"simple", zero}}},
+          {"proxy_latency", "0 us"},
+          {"rdma_round_trip", "0 us"},
+          {"per_peer_latency", "0 us"},
+          {"nvlink_efficiency", 1.0}};
+}
 
 topology::Cluster make(const Shape& s) {
   nlohmann::json doc = {{"name", s.name},
-                        {"nccl", "none"},
+                        {"nccl", nccl_section(s.pxn)},
                         {"defaults",
                          {{"host",
                            {{"gpus", 4},
@@ -99,6 +115,15 @@ TEST_P(AllToAllClosedForm, EqualsThePerPairEstimate) {
     const double b = net->traffic().link_bytes[c];
     EXPECT_NEAR(closed.traffic.link_bytes[c], b, 1e-9 * b) << s.name << " class " << c;
   }
+  // Under PXN the cross-rail messages add an NVLink hop each: more NVLink bytes than the
+  // same all-to-all without it.
+  if (s.pxn) {
+    Shape off = s;
+    off.pxn = false;
+    const auto plain = simulate_collective(make(off), spec, options);
+    const auto nv = static_cast<std::size_t>(topology::LinkClass::kNvlink);
+    EXPECT_GT(closed.traffic.link_bytes[nv], 1.5 * plain.traffic.link_bytes[nv]) << s.name;
+  }
   // Routed, transfer by transfer over the links: the same where leaf uplinks cannot be the
   // bottleneck (the level form does not see oversubscription; graph-form clusters are routed).
   if (s.oversubscription == 1.0) {
@@ -115,7 +140,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AllToAllClosedForm,
                                            Shape{"rails_2dc", 2, true, 1.0, false},
                                            Shape{"no_rails_3dc", 3, false, 1.0, false},
                                            Shape{"uneven_sizes_3dc", 3, true, 1.0, true},
-                                           Shape{"oversubscribed_uneven_2dc", 2, false, 2.0, true}),
+                                           Shape{"oversubscribed_uneven_2dc", 2, false, 2.0, true},
+                                           Shape{"pxn_uneven_rails_1dc", 1, true, 1.0, true, true},
+                                           Shape{"pxn_uneven_rails_3dc", 3, true, 1.0, true, true}),
                          [](const auto& param_info) { return std::string(param_info.param.name); });
 
 TEST(AllToAllClosedForm, OneDatacenterOfRailsMatchesTheHandComputation) {
@@ -128,6 +155,39 @@ TEST(AllToAllClosedForm, OneDatacenterOfRailsMatchesTheHandComputation) {
   // PCIe 0.5 us = 5 us.
   const Time expected = Time::for_work(12.0 * kMiB, 50e9) + Time::from_us(5);
   EXPECT_EQ(r.time, expected);
+}
+
+// PXN by hand on 4 hosts x 4 GPUs, rails, 2 hosts per leaf, every library cost 0: 8 MiB
+// from GPU 0 (host 0, rail 0) to GPU 5 (host 1, rail 1), hosts under one leaf group.
+//   PXN: NVLink to GPU 1 (2 x 0.1 us), its PCIe 0.5, NIC-leaf 1 (rail 1's leaf), leaf-NIC 1,
+//        PCIe 0.5: 3.2 us; links: 2 NVLink, 2 PCIe, 2 scale-out.
+//   without: PCIe 0.5, NIC-leaf (rail 0) 1, leaf-spine 1, spine-leaf (rail 1) 1, leaf-NIC 1,
+//        PCIe 0.5: 5 us; links: 2 PCIe, 4 scale-out.
+// Both: 8 MiB through a 50 GB/s NIC first. Flow and analytical mode alike.
+TEST(Pxn, AMessageToAnotherRailLeavesByTheRelaysNic) {
+  for (bool pxn : {true, false}) {
+    const auto cluster = make(Shape{"pxn_hand", 1, true, 1.0, false, pxn});
+    CollectiveSpec spec;
+    spec.op = CollectiveOp::kSendRecv;
+    spec.algorithm = Algorithm::kDirect;
+    spec.protocol = Protocol::kSimple;
+    spec.bytes = 8 * kMiB;
+    spec.gpus = {0, 5};
+    spec.root = 0;
+    spec.peer = 1;
+    for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+      NetworkOptions options;
+      options.mode = mode;
+      const auto r = simulate_collective(cluster, spec, options);
+      const double b = 8.0 * kMiB;
+      EXPECT_EQ(r.time, Time::for_work(b, 50e9) + Time::from_ns(pxn ? 3200 : 5000)) << pxn;
+      const auto& t = r.traffic.link_bytes;
+      EXPECT_DOUBLE_EQ(t[static_cast<std::size_t>(topology::LinkClass::kNvlink)], pxn ? 2 * b : 0);
+      EXPECT_DOUBLE_EQ(t[static_cast<std::size_t>(topology::LinkClass::kPcie)], 2 * b);
+      EXPECT_DOUBLE_EQ(t[static_cast<std::size_t>(topology::LinkClass::kScaleOut)],
+                       pxn ? 2 * b : 4 * b);
+    }
+  }
 }
 
 }  // namespace

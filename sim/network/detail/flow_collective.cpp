@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/core/error.hpp"
+#include "sim/network/detail/pxn.hpp"
 #include "sim/network/flow_network.hpp"
 
 namespace strait::sim::network::detail {
@@ -176,9 +177,13 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
     const auto& t =
         transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])];
     scratch_uses_.clear();
-    const Time latency = network_.route(schedule_.gpus[static_cast<std::size_t>(t.src)],
-                                        schedule_.gpus[static_cast<std::size_t>(t.dst)],
-                                        static_cast<double>(t.bytes), scratch_uses_, nullptr);
+    const int src = schedule_.gpus[static_cast<std::size_t>(t.src)];
+    const int dst = schedule_.gpus[static_cast<std::size_t>(t.dst)];
+    const int relay = schedule_.phases[pattern].pxn ? pxn_relay(cluster, src, dst) : -1;
+    const double b = static_cast<double>(t.bytes);
+    const Time latency = relay < 0 ? network_.route(src, dst, b, scratch_uses_, nullptr)
+                                   : network_.route(src, relay, b, scratch_uses_, nullptr) +
+                                         network_.route(relay, dst, b, scratch_uses_, nullptr);
     out.latency = std::max(out.latency, latency);
     latency_sum += latency;
     for (const auto& u : scratch_uses_) {

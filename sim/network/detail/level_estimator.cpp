@@ -1,11 +1,13 @@
 #include "sim/network/detail/level_estimator.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
 #include "sim/network/detail/link_rate.hpp"
+#include "sim/network/detail/pxn.hpp"
 
 namespace strait::sim::network::detail {
 namespace {
@@ -240,19 +242,27 @@ Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
     phase.for_each_transfer(schedule.ranks(), [&](const Transfer& t) {
       const int src = schedule.gpus[static_cast<std::size_t>(t.src)];
       const int dst = schedule.gpus[static_cast<std::size_t>(t.dst)];
-      const bool same_host = cluster_.gpu(src).host == cluster_.gpu(dst).host;
-      const int pair = pair_index(src, dst);
       const double lane_bytes = static_cast<double>(divide_up(t.bytes, lanes));
-      phase_.add(src, dst, same_host, pair, lane_bytes);
-      if (lanes > 1) lane_.add(src, dst, same_host, pair, lane_bytes * phase.repeat);
-      const auto& level = level_path(src, dst);
-      latency = std::max(latency, level.latency);
-      latency_sum += level.latency;
+      // One leg of the transfer (two under PXN: to the relay, then from it); its latency.
+      auto leg = [&](int a, int b) {
+        const bool same_host = cluster_.gpu(a).host == cluster_.gpu(b).host;
+        const int pair = pair_index(a, b);
+        phase_.add(a, b, same_host, pair, lane_bytes);
+        if (lanes > 1) lane_.add(a, b, same_host, pair, lane_bytes * phase.repeat);
+        const auto& level = level_path(a, b);
+        if (traffic) {
+          for (std::size_t c = 0; c < level.links.size(); ++c) {
+            traffic->link_bytes[c] += static_cast<double>(t.bytes) * phase.repeat * level.links[c];
+          }
+        }
+        return level.latency;
+      };
+      const int relay = phase.pxn ? pxn_relay(cluster_, src, dst) : -1;
+      const Time l = relay < 0 ? leg(src, dst) : leg(src, relay) + leg(relay, dst);
+      latency = std::max(latency, l);
+      latency_sum += l;
       ++count;
       if (traffic) {
-        for (std::size_t c = 0; c < level.links.size(); ++c) {
-          traffic->link_bytes[c] += static_cast<double>(t.bytes) * phase.repeat * level.links[c];
-        }
         traffic->transfers +=
             static_cast<std::uint64_t>(phase.repeat) * static_cast<std::uint64_t>(lanes);
       }
@@ -275,19 +285,27 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, TrafficStats* traffi
   auto gpu = [&](std::size_t i) -> const topology::Gpu& { return cluster_.gpu(spec.gpus[i]); };
   Time latency = Time::zero();
   std::array<double, topology::kLinkClassCount> link_bytes{};
-  auto add_level = [&](std::size_t i, std::size_t j, double bytes) {
-    const auto& level = level_path(spec.gpus[i], spec.gpus[j]);
-    latency = std::max(latency, level.latency);
+  // Bytes along the level path between two GPUs; its latency.
+  auto add_gpu_level = [&](int a, int b, double bytes) {
+    const auto& level = level_path(a, b);
     for (std::size_t c = 0; c < link_bytes.size(); ++c) link_bytes[c] += bytes * level.links[c];
+    return level.latency;
+  };
+  auto add_level = [&](std::size_t i, std::size_t j, double bytes) {
+    latency = std::max(latency, add_gpu_level(spec.gpus[i], spec.gpus[j], bytes));
   };
   if (spec.op == CollectiveOp::kAllToAllV) {
     for (std::size_t i = 0; i < un; ++i) {
       for (std::size_t j = 0; j < un; ++j) {
         const double b = static_cast<double>(spec.send_matrix[i * un + j]);
         if (i == j || b == 0) continue;
-        phase_.add(spec.gpus[i], spec.gpus[j], gpu(i).host == gpu(j).host,
-                   pair_index(spec.gpus[i], spec.gpus[j]), b);
-        add_level(i, j, b);
+        const int src = spec.gpus[i], dst = spec.gpus[j];
+        auto leg = [&](int x, int y) {
+          phase_.add(x, y, cluster_.gpu(x).host == cluster_.gpu(y).host, pair_index(x, y), b);
+          return add_gpu_level(x, y, b);
+        };
+        const int relay = pxn_relay(cluster_, src, dst);
+        latency = std::max(latency, relay < 0 ? leg(src, dst) : leg(src, relay) + leg(relay, dst));
       }
     }
   } else {
@@ -335,11 +353,48 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, TrafficStats* traffi
       intra += phase_.nv_out[static_cast<std::size_t>(spec.gpus[i])];
       inter += phase_.nic_out[static_cast<std::size_t>(spec.gpus[i])];
     }
+    // PXN (per-rank sizes only: a uniform all-to-all is an implicit all-pairs phase, pxn.hpp):
+    // what member i sends to rail r on other hosts, share_i m_r (m_r: members on rail r off
+    // i's host), crosses NVLink to i's relay for r and leaves by the relay's NIC.
+    std::unordered_map<std::int64_t, double> rail_members, host_rail_members;
+    const auto host_rail = [](int host, int rail) {
+      return (static_cast<std::int64_t>(host) << 16) | rail;
+    };
+    double pxn_nvlink = 0;
+    Time pxn_hop = Time::zero();
+    const bool pxn = !spec.send_bytes.empty() && cluster_.comm().pxn;
+    if (pxn) {
+      for (std::size_t i = 0; i < un; ++i) {
+        rail_members[gpu(i).rail] += 1;
+        host_rail_members[host_rail(gpu(i).host, gpu(i).rail)] += 1;
+      }
+      for (std::size_t i = 0; i < un; ++i) {
+        const int g = spec.gpus[i];
+        for (const auto& [rail, members] : rail_members) {
+          const int relay = pxn_rail_relay(cluster_, g, static_cast<int>(rail));
+          if (relay < 0) continue;
+          const auto off_host = members - host_rail_members[host_rail(gpu(i).host, rail)];
+          const double b = share[i] * off_host;
+          if (b <= 0) continue;
+          phase_.add(relay, relay, true, -1, 0);  // registers the relay
+          const auto gi = static_cast<std::size_t>(g), ri = static_cast<std::size_t>(relay);
+          phase_.nic_out[gi] -= b;
+          phase_.nic_out[ri] += b;
+          phase_.nv_out[gi] += b;
+          phase_.nv_in[ri] += b;
+          pxn_nvlink += b;
+          pxn_hop = std::max(pxn_hop, add_gpu_level(g, relay, b));
+        }
+      }
+    }
     std::size_t same_host = un;
     for (std::size_t j = 1; j < un && same_host == un; ++j) {
       if (gpu(j).host == gpu(0).host) same_host = j;
     }
     if (same_host < un) add_level(0, same_host, intra);
+    // Levels across hosts: their latency plus, under PXN, the hop to the relay.
+    const Time intra_latency = latency;
+    latency = Time::zero();
     // Every pair of datacenters with members: its own path (latency, links), its own bytes.
     std::vector<std::size_t> first_of_dc(static_cast<std::size_t>(datacenters_), un);
     for (std::size_t i = 0; i < un; ++i) {
@@ -361,16 +416,34 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, TrafficStats* traffi
     const auto host_leaf = [&](std::size_t i) {
       return (static_cast<std::uint64_t>(gpu(i).host) << 32) | leaf(i);
     };
+    std::map<std::pair<std::uint64_t, std::int64_t>, double> on_leaf_rail, on_host_leaf_rail;
     for (std::size_t i = 0; i < un; ++i) {
       ++on_leaf[leaf(i)];
       ++on_host_leaf[host_leaf(i)];
+      if (pxn) {
+        ++on_leaf_rail[{leaf(i), gpu(i).rail}];
+        ++on_host_leaf_rail[{host_leaf(i), gpu(i).rail}];
+      }
       first_on_leaf.try_emplace(leaf(i), i);
       first_in_dc.try_emplace(gpu(i).datacenter, i);
     }
     double same_leaf = 0;
     std::size_t leaf_pair = un, spine_pair = un, leaf_from = 0, spine_from = 0;
     for (std::size_t i = 0; i < un; ++i) {
-      same_leaf += share[i] * (on_leaf[leaf(i)] - on_host_leaf[host_leaf(i)]);
+      if (!pxn) {
+        same_leaf += share[i] * (on_leaf[leaf(i)] - on_host_leaf[host_leaf(i)]);
+      } else {
+        // Toward each rail the message leaves by the relay's leaf (its own for its rail).
+        for (const auto& [rail, members] : rail_members) {
+          const int relay = pxn_rail_relay(cluster_, spec.gpus[i], static_cast<int>(rail));
+          const std::uint64_t egress = relay < 0 ? leaf(i) : std::uint64_t{leaf_of(relay)};
+          const std::uint64_t key = (static_cast<std::uint64_t>(gpu(i).host) << 32) | egress;
+          const auto on = on_leaf_rail.find({egress, rail});
+          const auto mine = on_host_leaf_rail.find({key, rail});
+          same_leaf += share[i] * ((on == on_leaf_rail.end() ? 0 : on->second) -
+                                   (mine == on_host_leaf_rail.end() ? 0 : mine->second));
+        }
+      }
       const std::size_t f = first_on_leaf[leaf(i)], d = first_in_dc[gpu(i).datacenter];
       if (leaf_pair == un && gpu(f).host != gpu(i).host) {
         leaf_pair = i;
@@ -383,6 +456,8 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, TrafficStats* traffi
     }
     if (leaf_pair < un) add_level(leaf_from, leaf_pair, same_leaf);
     if (spine_pair < un) add_level(spine_from, spine_pair, inter - cross - same_leaf);
+    // A PXN message pays the hop to its relay before its level's path.
+    latency = std::max(intra_latency, latency + (pxn_nvlink > 0 ? pxn_hop : Time::zero()));
   }
   const Time t = phase_.busiest(*this) + latency;
   phase_.clear();

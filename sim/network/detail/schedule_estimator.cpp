@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/network/detail/link_rate.hpp"
+#include "sim/network/detail/pxn.hpp"
 
 namespace strait::sim::network::detail {
 
@@ -38,8 +39,14 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
       }
     }
     for (const auto& t : phase.transfers) {
-      router_.gpu_path(schedule.gpus[static_cast<std::size_t>(t.src)],
-                       schedule.gpus[static_cast<std::size_t>(t.dst)], path_);
+      const int src = schedule.gpus[static_cast<std::size_t>(t.src)];
+      const int dst = schedule.gpus[static_cast<std::size_t>(t.dst)];
+      const int relay = phase.pxn ? pxn_relay(cluster_, src, dst) : -1;
+      router_.gpu_path(src, relay < 0 ? dst : relay, path_);
+      if (relay >= 0) {
+        router_.gpu_path(relay, dst, leg_);
+        path_.insert(path_.end(), leg_.begin(), leg_.end());
+      }
       const double lane_bytes = static_cast<double>((t.bytes + lanes - 1) / lanes);
       Time path_latency = Time::zero();
       for (auto l : path_) {

@@ -24,7 +24,7 @@ class ScheduleEstimator {
   std::vector<double> link_load_;                          // bytes per link for the current phase
   std::vector<double> lane_load_;                          // one lane's bytes per link, all phases
   std::vector<topology::LinkIndex> touched_;               // links with a non-zero load
-  std::vector<topology::LinkIndex> path_;                  // scratch
+  std::vector<topology::LinkIndex> path_, leg_;            // scratch
   std::unique_ptr<topology::PairPathCounter> pair_paths_;  // all-pairs phases, made on first use
 };
 
