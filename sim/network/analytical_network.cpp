@@ -58,13 +58,13 @@ void AnalyticalNetwork::start_collective(const CollectiveSpec& spec,
     const double scale = calibration_scale(c, spec) *
                          protocol_bandwidth_fraction(cluster_, choice.protocol, Algorithm::kDirect);
     TrafficStats delta;
-    const Time t = levels_.all_to_all(scale == 1.0 ? spec : scaled_spec(spec, scale), &delta);
-    for (double& b : delta.link_bytes) b *= scale;
-    const Time overhead =
-        protocol_base_latency(cluster_, choice.protocol, Algorithm::kDirect) +
+    const Time step =
         protocol_step_latency(cluster_, choice.protocol, Algorithm::kDirect, spec.op,
                               spans_hosts(cluster_, spec), direct_peer_messages(spec));
-    sim_.after(c.base_latency + t + overhead, std::move(on_done));
+    const Time t = levels_.all_to_all(scale == 1.0 ? spec : scaled_spec(spec, scale), step, &delta);
+    for (double& b : delta.link_bytes) b *= scale;
+    const Time base = protocol_base_latency(cluster_, choice.protocol, Algorithm::kDirect);
+    sim_.after(c.base_latency + t + base, std::move(on_done));
     add_traffic(delta, spec.traffic_tag);
     return;
   }

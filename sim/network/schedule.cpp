@@ -104,31 +104,21 @@ void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protoc
       for (int g : schedule.gpus)
         crosses = crosses || cluster.gpu(g).host != cluster.gpu(schedule.gpus.front()).host;
       phase.all_pairs = scaled(phase.all_pairs);
-      phase.step_latency = protocol_step_latency(cluster, protocol, schedule.algorithm, schedule.op,
-                                                 crosses, schedule.ranks() - 1);
+      // One value for every pair: its longest path is one that crosses hosts, if any does.
+      phase.step_latency = phase.net_step_latency = protocol_step_latency(
+          cluster, protocol, schedule.algorithm, schedule.op, crosses, schedule.ranks() - 1);
       continue;
     }
-    std::uint64_t crossing = 0;
     int most = 0;
     for (Transfer& t : phase.transfers) {
-      if (cluster.gpu(schedule.gpus[static_cast<std::size_t>(t.src)]).host !=
-          cluster.gpu(schedule.gpus[static_cast<std::size_t>(t.dst)]).host) {
-        ++crossing;
-      }
       most = std::max(most, ++sends[static_cast<std::size_t>(t.src)]);
       t.bytes = scaled(t.bytes);
     }
     for (const Transfer& t : phase.transfers) sends[static_cast<std::size_t>(t.src)] = 0;
-    const auto step = [&](bool crosses) {
-      return protocol_step_latency(cluster, protocol, schedule.algorithm, schedule.op, crosses,
-                                   most);
-    };
-    const std::uint64_t count = phase.transfers.size();
     phase.step_latency =
-        phase_latency(phase, step(crossing > 0),
-                      step(true) * static_cast<std::int64_t>(crossing) +
-                          step(false) * static_cast<std::int64_t>(count - crossing),
-                      count);
+        protocol_step_latency(cluster, protocol, schedule.algorithm, schedule.op, false, most);
+    phase.net_step_latency =
+        protocol_step_latency(cluster, protocol, schedule.algorithm, schedule.op, true, most);
   }
   schedule.payload_fraction *= fraction;
 }

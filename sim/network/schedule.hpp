@@ -16,6 +16,7 @@
 // whole (flow mode's coflow counts its paths per link, topology/pair_paths.hpp);
 // expand_all_pairs() turns it back into stored transfers.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,6 +33,15 @@ struct Transfer {
   Bytes bytes = 0;
 };
 
+/// The latency a transfer pays per repeat after its bytes drain, from its path's latency
+/// (links) and the protocol's step latency. NCCL's per-step constants (hwLat) are measured
+/// on ordinary links, wire and switches included, so adding the links' latency on top
+/// counts the wire twice (an 8-GPU host's LL all-reduce came out 17.8 us against NCCL's own
+/// model of 15 us and 12.5-16.7 us measured): a transfer pays the larger of the two, so a
+/// wide-area hop of milliseconds still pays its wire and a protocol-free (neutral) cluster
+/// its links.
+inline Time repeat_latency(Time paths, Time step) { return std::max(paths, step); }
+
 struct Phase {
   std::vector<Transfer> transfers;
   /// When > 0, the phase is implicit: every rank of the schedule sends `all_pairs` bytes to
@@ -39,9 +49,12 @@ struct Phase {
   Bytes all_pairs = 0;
   int repeat = 1;
   std::string name;  // e.g. "reduce_scatter/host", for traces
-  /// Added to every repeat's time after its bytes drain (protocol step latency, network
-  /// proxy and RDMA round trip, per-peer overheads; see apply_protocol).
+  /// The protocol's latency per repeat of a transfer inside a host and of one across hosts
+  /// (step latency; network proxy and RDMA round trip; per-peer overheads; see
+  /// apply_protocol). A transfer pays the larger of it and its path's latency
+  /// (transfer_latency), and a repeat its transfers' largest (or mean, when pipelined).
   Time step_latency = Time::zero();
+  Time net_step_latency = Time::zero();
   /// A pipelined ring step: data moves hop by hop around the ring and a rank forwards a
   /// slice as soon as it has it, so over the phase's repeats every hop's latency is paid in
   /// turn. Each repeat pays the mean latency of its transfers (path and protocol), not the
@@ -53,6 +66,10 @@ struct Phase {
   bool pxn = false;
 
   bool empty() const { return transfers.empty() && all_pairs <= 0; }
+  /// A transfer's latency per repeat from its path's (links) and whether it crosses hosts.
+  Time transfer_latency(Time path, bool crosses_hosts) const {
+    return repeat_latency(path, crosses_hosts ? net_step_latency : step_latency);
+  }
   /// Transfers of one repeat, the implicit ones included, for a schedule of `ranks` ranks.
   std::uint64_t transfer_count(int ranks) const {
     const auto n = static_cast<std::uint64_t>(ranks);

@@ -8,14 +8,16 @@ CommParameters CommParameters::published_defaults() {
   // NCCL's tuner constants for ring algorithms (src/graph/tuning.cc): baseLat
   // {LL 6.6, LL128 14.0, Simple 8.4} us, hwLat NVLINK {0.6, 1.9, 3.4} us and NET
   // {2.7, 4.0, 14.0} us per step; LL carries half the bandwidth (flags), LL128 0.92.
+  // hwLat NET is a whole network step as measured, the RDMA write and its completion
+  // included: strait names that part rdma_round_trip (~1 us each way on ConnectX-7/NDR,
+  // perftest order) and keeps the rest per protocol, so a step across hosts totals NCCL's
+  // hwLat NET + its net overhead (proxy_latency: getNetOverhead, 1 us on x86).
   CommParameters c;
-  c.protocols[0] = {0.5, Time::from_us(6.6), Time::from_us(0.6), Time::from_us(2.7)};
-  c.protocols[1] = {0.92, Time::from_us(14.0), Time::from_us(1.9), Time::from_us(4.0)};
-  c.protocols[2] = {1.0, Time::from_us(8.4), Time::from_us(3.4), Time::from_us(14.0)};
-  // NCCL's net overhead on x86 (getNetOverhead: 1 us, paid per inter-node step), and an
-  // RDMA write with its completion (~1 us each way on ConnectX-7/NDR, perftest order).
-  c.proxy_latency = Time::from_us(1.0);
   c.rdma_round_trip = Time::from_us(2.0);
+  c.protocols[0] = {0.5, Time::from_us(6.6), Time::from_us(0.6), Time::from_us(0.7)};
+  c.protocols[1] = {0.92, Time::from_us(14.0), Time::from_us(1.9), Time::from_us(2.0)};
+  c.protocols[2] = {1.0, Time::from_us(8.4), Time::from_us(3.4), Time::from_us(12.0)};
+  c.proxy_latency = Time::from_us(1.0);
   c.per_peer_latency = Time::from_us(0.5);
   // 8 x H100 NVLS all-reduce peaks at ~480 GB/s busbw (nccl-tests issue #212), where
   // nvls moves (7/8) S each way at 370 GB/s x f: busbw = 2 x 370 x f, f = 480 / 740;

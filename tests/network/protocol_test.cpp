@@ -115,11 +115,11 @@ TEST(Protocols, StepsAcrossHostsPayTheProxyAndTheRdmaRoundTrip) {
 // slowest hop's (NCCL's tuner: (nsteps - nInterSteps) intraLat + nInterSteps interLat).
 // 2 datacenters x 1 host x 4 GPUs, every link 1 us except the cross-DC link (10 us), all
 // bandwidths 10^15 B/s (bytes cost ~33 ps a step). A ring of the 8 GPUs has 6 hops inside a
-// host (GPU-NVSwitch-GPU: 2 us of links, Simple's 4 us NVLink step) and 2 across datacenters
-// (NIC, core, core, NIC: 12 us of links, 6 + proxy 1 + RDMA 2 = 9 us). Per step:
-// (6 x 2 + 2 x 12) / 8 = 4.5 us of links and (6 x 4 + 2 x 9) / 8 = 5.25 us of protocol.
-//   all-reduce, 14 steps: 10 + 14 x 9.75 = 146.5 us (the slowest hop each step: 304 us);
-//   all-gather, 7 steps: 10 + 7 x 9.75 = 78.25 us.
+// host (GPU-NVSwitch-GPU: 2 us of links, Simple's 4 us NVLink step: 4 us, the larger) and 2
+// across datacenters (NIC, core, core, NIC: 12 us of links against 6 + proxy 1 + RDMA 2 =
+// 9 us: 12 us). Per step: (6 x 4 + 2 x 12) / 8 = 6 us.
+//   all-reduce, 14 steps: 10 + 14 x 6 = 94 us (the slowest hop each step: 178 us);
+//   all-gather, 7 steps: 10 + 7 x 6 = 52 us.
 TEST(Protocols, RingStepsPayTheMeanHopLatencyNotTheSlowest) {
   Fabric f;
   f.nvlink = f.nic = f.cross_dc = 1e15;
@@ -137,23 +137,24 @@ TEST(Protocols, RingStepsPayTheMeanHopLatencyNotTheSlowest) {
         c, spec_for(c, CollectiveOp::kAllGather, Algorithm::kRing, s, Protocol::kSimple), o);
     // Bytes: the busiest link of a step carries at most the step's slices of every
     // channel, under 1 MiB / 10^15 B/s = 1 ns a step.
-    EXPECT_NEAR(ar.time.to_us(), 10 + 14 * 9.75, 14e-3);
-    EXPECT_NEAR(ag.time.to_us(), 10 + 7 * 9.75, 7e-3);
+    EXPECT_NEAR(ar.time.to_us(), 10 + 14 * 6, 14e-3);
+    EXPECT_NEAR(ag.time.to_us(), 10 + 7 * 6, 7e-3);
   }
 }
 
 // NCCL's tree: a chain inside each host, a binary tree over the hosts' heads. LL (5 us
 // base, 1 us per NVLink step, 3 + proxy 1 + RDMA 2 = 6 us per network step), every link
 // 1 us (a path in a host or across hosts: 2 us), bandwidths 10^15 B/s, 8 KiB (one chunk).
+// A step pays the larger of its path and its protocol latency: 2 us in a host, 6 across.
 //   2 hosts x 4 GPUs: chains up 3, tree up 1, down 1, chains down 3:
-//     5 + 6 (1 + 2) + 2 (6 + 2) = 39 us;
+//     5 + 6 x 2 + 2 x 6 = 29 us;
 //   4 hosts x 2 GPUs: chains up 1, tree levels 2 up and 2 down, chains down 1:
-//     5 + 2 (1 + 2) + 4 (6 + 2) = 43 us.
+//     5 + 2 x 2 + 4 x 6 = 33 us.
 TEST(Protocols, TreeChainsInsideHostsAndBranchesAcrossThem) {
   Fabric f;
   f.nvlink = f.nic = 1e15;
   f.link_latency = Time::from_us(1);
-  for (auto [hosts, gpus, expected] : {std::tuple{2, 4, 39.0}, std::tuple{4, 2, 43.0}}) {
+  for (auto [hosts, gpus, expected] : {std::tuple{2, 4, 29.0}, std::tuple{4, 2, 33.0}}) {
     auto c = make_cluster(1, hosts, gpus, f);
     c.set_comm(two_protocols());
     for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {

@@ -15,9 +15,9 @@ CollectiveScenario scenario(const std::string& json) {
 
 // Two equal ring all-reduces on the 8 GPUs of one host: one alone takes T = B + L, its
 // bandwidth part B (14 steps of b) plus L = NCCL's Simple base latency 8.4 us and 14 steps
-// of l = 2 NVLink hops at 0.1 us + Simple's 3.4 us per step (L = 58.8 us; the cluster's
-// "nccl" defaults). Run together they share every NVLink: a step is paced over its bytes
-// and its latency (flow mode), so each step takes max(2b, b + l) = 2b (b is ~75 us here):
+// of l = Simple's 3.4 us per step, the larger of it and 2 NVLink hops at 0.1 us (L = 56 us;
+// the cluster's "nccl" defaults). Run together they share every NVLink: a step is paced over its
+// bytes and its latency (flow mode), so each step takes max(2b, b + l) = 2b (b is ~75 us here):
 // both end at L0 + 2B = 2T - L0 - 28 l, where L0 = 8.4 us is paid once. When the second
 // runs after the first, it starts at T and ends at 2T.
 TEST(CollectiveScenario, ConcurrentCollectivesShareAndAfterOrdersThem) {
@@ -30,7 +30,7 @@ TEST(CollectiveScenario, ConcurrentCollectivesShareAndAfterOrdersThem) {
                       {"name": "b", "op": "all_reduce", "algorithm": "ring", "bytes": "256 MiB", "ranks": "all"}]})"),
                                             {});
   const double base_us = 8.4;
-  const double step_latency_us = 2 * 0.1 + 3.4;
+  const double step_latency_us = 3.4;
   const double together_us = 2 * t.to_us() - base_us - 28 * step_latency_us;
   EXPECT_NEAR(both.collectives[0].end.to_us(), together_us, 0.01);
   EXPECT_NEAR(both.collectives[1].end.to_us(), together_us, 0.01);

@@ -164,7 +164,8 @@ TEST(Cluster, DefaultPcieIsNeverSlowerThanTheNic) {
 
 TEST(Cluster, NcclSectionOverridesThePublishedDefaultsKeyByKey) {
   // No "nccl": NCCL's ring constants (LL 6.6 us base, 0.6 us per NVLink step, half the
-  // bandwidth; Simple 8.4 us, 3.4 us, 14 us across hosts), 1 us proxy, no NVLS; "none":
+  // bandwidth; Simple 8.4 us, 3.4 us, 14 us across hosts: 12 us beside the 2 us RDMA round
+  // trip), 1 us proxy, no NVLS; "none":
   // the bare link model; an override keeps the other keys' defaults.
   const std::string host =
       R"("host": {"gpus": 2, "gpu_type": "X", "nvlink": {"bandwidth": "100 GB/s"},
@@ -175,7 +176,9 @@ TEST(Cluster, NcclSectionOverridesThePublishedDefaultsKeyByKey) {
   EXPECT_DOUBLE_EQ(ll.bandwidth_fraction, 0.5);
   EXPECT_EQ(ll.base_latency, Time::from_us(6.6));
   EXPECT_EQ(ll.nvlink_step_latency, Time::from_us(0.6));
-  EXPECT_EQ(plain.comm().protocols[2].net_step_latency, Time::from_us(14));
+  EXPECT_EQ(plain.comm().protocols[2].net_step_latency + plain.comm().rdma_round_trip,
+            Time::from_us(14));
+  EXPECT_EQ(plain.comm().rdma_round_trip, Time::from_us(2));
   EXPECT_EQ(plain.comm().proxy_latency, Time::from_us(1));
   EXPECT_FALSE(plain.comm().nvls);
   const Cluster none = testing_support::inline_cluster(

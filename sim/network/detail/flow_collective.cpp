@@ -163,7 +163,7 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
       out.uses.push_back({network_.link_resource(link), bytes / bundle.bytes});
       out.traffic[static_cast<std::size_t>(cluster.link(link).link_class)] += bytes;
     }
-    out.latency = paths.longest_latency + schedule_.phases[pattern].step_latency;
+    out.latency = schedule_.phases[pattern].transfer_latency(paths.longest_latency, false);
     return;
   }
   // Per-link sums of bytes in the network's scratch (one per network, not per collective: a
@@ -181,9 +181,11 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
     const int dst = schedule_.gpus[static_cast<std::size_t>(t.dst)];
     const int relay = schedule_.phases[pattern].pxn ? pxn_relay(cluster, src, dst) : -1;
     const double b = static_cast<double>(t.bytes);
-    const Time latency = relay < 0 ? network_.route(src, dst, b, scratch_uses_, nullptr)
-                                   : network_.route(src, relay, b, scratch_uses_, nullptr) +
-                                         network_.route(relay, dst, b, scratch_uses_, nullptr);
+    const Time latency = schedule_.phases[pattern].transfer_latency(
+        relay < 0 ? network_.route(src, dst, b, scratch_uses_, nullptr)
+                  : network_.route(src, relay, b, scratch_uses_, nullptr) +
+                        network_.route(relay, dst, b, scratch_uses_, nullptr),
+        cluster.gpu(src).host != cluster.gpu(dst).host);
     out.latency = std::max(out.latency, latency);
     latency_sum += latency;
     for (const auto& u : scratch_uses_) {
@@ -198,8 +200,7 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
   // A pipelined phase is a ring, which runs as one coflow (rings are never chunked): its
   // bundle holds every transfer of the phase, so the mean below is the phase's.
   out.latency =
-      phase_latency(schedule_.phases[pattern], out.latency, latency_sum, bundle.transfers_count) +
-      schedule_.phases[pattern].step_latency;
+      phase_latency(schedule_.phases[pattern], out.latency, latency_sum, bundle.transfers_count);
   for (auto link : touched) {
     out.uses.push_back({network_.link_resource(link), link_bytes[link] / bundle.bytes});
     link_bytes[link] = 0.0;

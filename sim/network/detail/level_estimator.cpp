@@ -258,7 +258,9 @@ Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
         return level.latency;
       };
       const int relay = phase.pxn ? pxn_relay(cluster_, src, dst) : -1;
-      const Time l = relay < 0 ? leg(src, dst) : leg(src, relay) + leg(relay, dst);
+      const Time l =
+          phase.transfer_latency(relay < 0 ? leg(src, dst) : leg(src, relay) + leg(relay, dst),
+                                 cluster_.gpu(src).host != cluster_.gpu(dst).host);
       latency = std::max(latency, l);
       latency_sum += l;
       ++count;
@@ -267,8 +269,7 @@ Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
             static_cast<std::uint64_t>(phase.repeat) * static_cast<std::uint64_t>(lanes);
       }
     });
-    const Time t = phase_.busiest(*this) + phase_latency(phase, latency, latency_sum, count) +
-                   phase.step_latency;
+    const Time t = phase_.busiest(*this) + phase_latency(phase, latency, latency_sum, count);
     phase_.clear();
     sum += t * phase.repeat;
     slowest = std::max(slowest, t);
@@ -279,7 +280,8 @@ Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
   return sum + cycle * (lanes - 1);
 }
 
-Time LevelEstimator::all_to_all(const CollectiveSpec& spec, TrafficStats* traffic) {
+Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
+                                TrafficStats* traffic) {
   const auto n = static_cast<std::int64_t>(spec.gpus.size());
   const auto un = static_cast<std::size_t>(n);
   auto gpu = [&](std::size_t i) -> const topology::Gpu& { return cluster_.gpu(spec.gpus[i]); };
@@ -459,7 +461,7 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, TrafficStats* traffi
     // A PXN message pays the hop to its relay before its level's path.
     latency = std::max(intra_latency, latency + (pxn_nvlink > 0 ? pxn_hop : Time::zero()));
   }
-  const Time t = phase_.busiest(*this) + latency;
+  const Time t = phase_.busiest(*this) + repeat_latency(latency, step_latency);
   phase_.clear();
   if (traffic) {
     for (std::size_t c = 0; c < link_bytes.size(); ++c) traffic->link_bytes[c] += link_bytes[c];

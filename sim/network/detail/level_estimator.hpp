@@ -37,8 +37,9 @@ class LevelEstimator {
   /// The schedule's time; adds its traffic to `traffic` when not null.
   Time estimate(const Schedule& schedule, TrafficStats* traffic);
   /// A direct all-to-all(v) from its spec, in O(n) for all_to_all (O(n^2) for the
-  /// all_to_allv matrix), without building its n^2 transfers.
-  Time all_to_all(const CollectiveSpec& spec, TrafficStats* traffic);
+  /// all_to_allv matrix), without building its n^2 transfers; `step_latency` is its one
+  /// phase's protocol latency (see repeat_latency).
+  Time all_to_all(const CollectiveSpec& spec, Time step_latency, TrafficStats* traffic);
 
  private:
   struct LevelPath {  // a representative path of one level

@@ -31,7 +31,7 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
               k * static_cast<double>(phase.all_pairs) * phase.repeat;
         }
       }
-      latency = paths.longest_latency;
+      latency = phase.transfer_latency(paths.longest_latency, false);
       if (traffic) {
         traffic->transfers += phase.transfer_count(schedule.ranks()) *
                               static_cast<std::uint64_t>(phase.repeat) *
@@ -59,6 +59,8 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
               static_cast<double>(t.bytes) * phase.repeat;
         }
       }
+      path_latency =
+          phase.transfer_latency(path_latency, cluster_.gpu(src).host != cluster_.gpu(dst).host);
       latency = std::max(latency, path_latency);
       latency_sum += path_latency;
       if (traffic)
@@ -72,8 +74,7 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
       link_load_[l] = 0.0;
     }
     touched_.clear();
-    const Time t = busiest + phase_latency(phase, latency, latency_sum, phase.transfers.size()) +
-                   phase.step_latency;
+    const Time t = busiest + phase_latency(phase, latency, latency_sum, phase.transfers.size());
     sum += t * phase.repeat;
     slowest = std::max(slowest, t);
   }
