@@ -96,6 +96,47 @@ GroupDimension make_dimension(const Cluster& cluster, int world, const GroupSpec
   return dim;
 }
 
+// TorchRec's TwRw/Grid pooled dist runs in two process groups per host-sized block of a
+// model-parallel group: the block (intra-node) and the members at the same position of
+// every block of the group (cross-node). The block size is ShardMap's.
+void add_sparse_host_blocks(const Cluster& cluster, const ParallelPlan& plan, Layout& L) {
+  bool blocks_needed = false;
+  for (const auto& s : plan.sharding) {
+    blocks_needed =
+        blocks_needed || s.type == ShardingType::kTableRowWise || s.type == ShardingType::kGrid;
+  }
+  const int M = L.sparse.size;
+  int hs = cluster.hosts().empty() ? 1 : static_cast<int>(cluster.hosts().front().gpus.size());
+  hs = std::max(1, std::min(hs, M));
+  if (M % hs != 0) hs = 1;
+  L.sparse_host.block.assign(static_cast<std::size_t>(L.world), -1);
+  L.sparse_host.replica.assign(static_cast<std::size_t>(L.world), -1);
+  if (!blocks_needed || hs == 1) return;
+  L.sparse_host.size = hs;
+  const int per_group = M / hs;
+  for (int g = 0; g < L.world / M; ++g) {
+    for (int b = 0; b < per_group; ++b) {
+      ProcessGroup block{fmt::format("sparse_host/{}/{}", g, b), {}};
+      for (int k = 0; k < hs; ++k) {
+        const int r = g * M + b * hs + k;
+        block.ranks.push_back(r);
+        L.sparse_host.block[static_cast<std::size_t>(r)] = static_cast<int>(L.groups.size());
+      }
+      L.groups.push_back(std::move(block));
+    }
+    if (per_group == 1) continue;
+    for (int k = 0; k < hs; ++k) {
+      ProcessGroup cross{fmt::format("sparse_cross/{}/{}", g, k), {}};
+      for (int b = 0; b < per_group; ++b) {
+        const int r = g * M + b * hs + k;
+        cross.ranks.push_back(r);
+        L.sparse_host.replica[static_cast<std::size_t>(r)] = static_cast<int>(L.groups.size());
+      }
+      L.groups.push_back(std::move(cross));
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<int> domains(const Cluster& cluster, int world, PlacementLevel level) {
@@ -138,6 +179,7 @@ Layout Layout::build(const Cluster& cluster, const ParallelPlan& plan) {
   L.sparse = make_dimension(cluster, L.world, plan.sparse, "group_size", "sparse_mp", L.groups);
   if (plan.expert.size > 1)
     L.expert = make_dimension(cluster, L.world, plan.expert, "expert_parallel", "moe_ep", L.groups);
+  add_sparse_host_blocks(cluster, plan, L);
 
   // Datacenter blocks for the overlapped cross-datacenter sync.
   L.rank_dc.resize(static_cast<std::size_t>(L.world));

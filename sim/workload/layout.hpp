@@ -29,6 +29,10 @@ struct Layout {
   std::vector<ProcessGroup> groups;
   int all = -1;  // every rank (DDP, flat sync)
   GroupDimension cp, fsdp, sparse, expert;
+  /// Host-sized blocks inside each model-parallel group (block: the rank's host block;
+  /// replica: the members at its position of every block of its group, or -1 with one
+  /// block), built when some table is table_row_wise or grid; size 1 otherwise.
+  GroupDimension sparse_host;
   std::vector<int> dc_block;    // per rank: its datacenter's ranks (overlapped sync)
   std::vector<int> dc_replica;  // per rank: same position in each datacenter
   std::vector<int> rank_dc;     // per rank: datacenter index

@@ -22,11 +22,13 @@ using network::CollectiveOp;
 
 struct Streams {
   std::int32_t compute, sparse_compute, embedding_comm, dense_comm, cp_comm, xdc_comm;
+  std::int32_t host_comm;  // host-reduced embedding dists (their own process groups)
   std::vector<std::int32_t> replica_comm;  // one stream per sync that may be in flight
 };
 
 struct Names {
   std::int32_t input_dist, lookup, output_dist, grad_dist, update, replica_sync, optimizer;
+  std::int32_t output_dist_host, output_dist_cross, grad_dist_cross, grad_dist_host;
   std::int32_t expert_sync, dp_tables_sync;
   std::vector<std::int32_t> stack;             // DenseStack name -> graph name
   std::vector<std::int32_t> ddp, rs, xdc, ag;  // per bucket
@@ -55,6 +57,8 @@ struct Shared {
   int dcs = 1;                                     // datacenters among the ranks
   std::vector<std::vector<ReplicaBatch>> batches;  // [step][replica]
   std::vector<double> slowdown;                    // per rank
+  bool flat_output = true;    // some sharded table's output takes the group-wide dist
+  bool host_reduced = false;  // some table's output is reduced inside host blocks first
 };
 
 class RankBuilder {
@@ -65,6 +69,7 @@ class RankBuilder {
 
   void build() {
     std::vector<std::int32_t> sparse_ready(static_cast<std::size_t>(sh_.steps), -1);
+    if (sh_.host_reduced) host_ready_.assign(static_cast<std::size_t>(sh_.steps), -1);
     for (int s = 0; s < std::min(sh_.lookahead, sh_.steps); ++s)
       sparse_ready[static_cast<std::size_t>(s)] = sparse_forward(s);
     std::vector<std::int32_t> pending_xdc;  // overlapped sync: waited on by the next optimizer
@@ -157,25 +162,74 @@ class RankBuilder {
     const std::int32_t look =
         kernel(t.lookup(member_), nm.lookup, stream, step, StepPhase::kInput, {in, after});
     if (!sparse_comm()) return look;
+    if (sh_.host_reduced) {
+      // Host-reduced tables: their own process groups, so their own stream (TorchRec's TwRw
+      // dist runs on the intra- and cross-node groups' communicators beside the world's). A
+      // block without such tables (all its members alike) skips the reduce-scatter.
+      const auto r = static_cast<std::size_t>(rank_);
+      std::int32_t host = look;
+      if (const Bytes b = t.host_reduce_bytes(member_, false); b > 0) {
+        host = collective(CollectiveOp::kReduceScatter, sh_.layout.sparse_host.block[r], b,
+                          CommClass::kOutputDist, nm.output_dist_host, sh_.st.host_comm, step,
+                          StepPhase::kForward, {look});
+      }
+      if (sh_.layout.sparse_host.replica[r] >= 0) {
+        host =
+            collective(CollectiveOp::kAllToAllV, sh_.layout.sparse_host.replica[r], 0,
+                       CommClass::kOutputDist, nm.output_dist_cross, sh_.st.host_comm, step,
+                       StepPhase::kForward, {host}, Algorithm::kAuto, t.cross_output_row(member_));
+      }
+      host_ready_[static_cast<std::size_t>(step)] = host;
+    }
+    if (!sh_.flat_output) return look;
     return collective(CollectiveOp::kAllToAllV, sparse_group(), 0, CommClass::kOutputDist,
                       nm.output_dist, sh_.st.embedding_comm, step, StepPhase::kForward, {look},
                       Algorithm::kAuto, t.output_row(member_));
   }
 
+  /// Gradient dists of `step` after `last`: the group-wide one and the host-reduced
+  /// tables' (cross-host all-to-all, then all-gather in the host), each -1 when absent.
+  std::pair<std::int32_t, std::int32_t> grad_dist(int step, std::int32_t last) {
+    const SparseTraffic& t = *traffic_[static_cast<std::size_t>(step)];
+    if (!sparse_comm()) return {-1, -1};
+    std::int32_t flat = -1, host = last;
+    if (sh_.flat_output) {
+      flat = collective(CollectiveOp::kAllToAllV, sparse_group(), 0, CommClass::kGradDist,
+                        sh_.nm.grad_dist, sh_.st.embedding_comm, step, StepPhase::kBackward, {last},
+                        Algorithm::kAuto, t.grad_row(member_));
+    }
+    if (!sh_.host_reduced) return {flat, -1};
+    const auto r = static_cast<std::size_t>(rank_);
+    if (sh_.layout.sparse_host.replica[r] >= 0) {
+      host = collective(CollectiveOp::kAllToAllV, sh_.layout.sparse_host.replica[r], 0,
+                        CommClass::kGradDist, sh_.nm.grad_dist_cross, sh_.st.host_comm, step,
+                        StepPhase::kBackward, {host}, Algorithm::kAuto, t.cross_grad_row(member_));
+    }
+    if (const Bytes b = t.host_reduce_bytes(member_, true); b > 0) {
+      host = collective(CollectiveOp::kAllGather, sh_.layout.sparse_host.block[r], b,
+                        CommClass::kGradDist, sh_.nm.grad_dist_host, sh_.st.host_comm, step,
+                        StepPhase::kBackward, {host});
+    }
+    return {flat, host == last ? -1 : host};
+  }
+
   /// Emits one layer's work items chained after `last`; returns the new last op.
   std::int32_t emit_items(const std::vector<detail::WorkItem>& items, std::int32_t last, int step,
-                          StepPhase phase, std::int32_t extra_dep, std::int32_t extra_dep2 = -1) {
+                          StepPhase phase, std::int32_t extra_dep, std::int32_t extra_dep2 = -1,
+                          std::int32_t extra_dep3 = -1) {
     for (const auto& w : items) {
       const std::int32_t name = sh_.nm.stack[static_cast<std::size_t>(w.name)];
       if (w.is_comm) {
         const auto& dim =
             w.group == CommGroup::kContextParallel ? sh_.layout.cp : sh_.layout.expert;
         last = collective(w.op, dim.block[static_cast<std::size_t>(rank_)], w.bytes, w.comm_class,
-                          name, sh_.st.cp_comm, step, phase, {last, extra_dep, extra_dep2});
+                          name, sh_.st.cp_comm, step, phase,
+                          {last, extra_dep, extra_dep2, extra_dep3});
       } else {
-        last = kernel(w.kernel, name, sh_.st.compute, step, phase, {last, extra_dep, extra_dep2});
+        last = kernel(w.kernel, name, sh_.st.compute, step, phase,
+                      {last, extra_dep, extra_dep2, extra_dep3});
       }
-      extra_dep = extra_dep2 = -1;
+      extra_dep = extra_dep2 = extra_dep3 = -1;
     }
     return last;
   }
@@ -247,6 +301,7 @@ class RankBuilder {
     std::vector<std::int32_t> waits;  // what the optimizer waits on
     std::int32_t last = -1;
     std::int32_t first_dep = sparse_ready;
+    std::int32_t host_dep = host_ready_.empty() ? -1 : host_ready_[static_cast<std::size_t>(s)];
     for (int i = 0; i < n; ++i) {
       std::int32_t gather = -1;
       if (fsdp) {
@@ -257,8 +312,8 @@ class RankBuilder {
       }
       if (last < 0) last = prev_opt;
       last = emit_items(work[static_cast<std::size_t>(i)].forward, last, s, StepPhase::kForward,
-                        first_dep, gather);
-      first_dep = -1;
+                        first_dep, gather, host_dep);
+      first_dep = host_dep = -1;
     }
     // Backward with DDP buckets / FSDP per layer.
     std::vector<std::int32_t> xdc_now;
@@ -306,14 +361,10 @@ class RankBuilder {
     }
     // Sparse backward.
     const SparseTraffic& t = *traffic_[static_cast<std::size_t>(s)];
-    std::int32_t grad_dist = -1;
-    if (sparse_comm()) {
-      grad_dist = collective(CollectiveOp::kAllToAllV, sparse_group(), 0, CommClass::kGradDist,
-                             sh_.nm.grad_dist, sh_.st.embedding_comm, s, StepPhase::kBackward,
-                             {last}, Algorithm::kAuto, t.grad_row(member_));
-    }
-    const std::int32_t update = kernel(t.update(member_), sh_.nm.update, sh_.st.compute, s,
-                                       StepPhase::kBackward, {last, grad_dist, replica_due(s)});
+    const auto [flat_grads, host_grads] = grad_dist(s, last);
+    const std::int32_t update =
+        kernel(t.update(member_), sh_.nm.update, sh_.st.compute, s, StepPhase::kBackward,
+               {last, flat_grads, host_grads, replica_due(s)});
     // Data-parallel tables' gradients join the last DDP bucket (or sync alone under FSDP).
     double dp_tables = 0;
     for (int table : sh_.map.data_parallel_tables) {
@@ -382,6 +433,7 @@ class RankBuilder {
   const std::vector<const SparseTraffic*>& traffic_;
   int member_;
   int rank_;
+  std::vector<std::int32_t> host_ready_;  // per step: host-reduced output dist's last op
   Rng noise_{0};
   Bytes xdc_bytes_ = 0;                  // this step's bucket shards still to sync across DCs
   std::vector<std::int32_t> xdc_after_;  // their in-datacenter reduce-scatters
@@ -401,6 +453,10 @@ Names intern_names(OpGraph& g, const DenseStack& stack, int buckets) {
   nm.lookup = g.intern("emb/lookup");
   nm.output_dist = g.intern("emb/output_dist");
   nm.grad_dist = g.intern("emb/grad_dist");
+  nm.output_dist_host = g.intern("emb/output_dist/host_reduce_scatter");
+  nm.output_dist_cross = g.intern("emb/output_dist/cross_host");
+  nm.grad_dist_cross = g.intern("emb/grad_dist/cross_host");
+  nm.grad_dist_host = g.intern("emb/grad_dist/host_all_gather");
   nm.update = g.intern("emb/update");
   nm.replica_sync = g.intern("emb/replica_sync");
   nm.optimizer = g.intern("optimizer");
@@ -435,6 +491,8 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
   const int host_size =
       sc.cluster.hosts().empty() ? 1 : static_cast<int>(sc.cluster.hosts().front().gpus.size());
   Shared sh(sc, host_size);
+  sh.flat_output = sh.map.any_flat_output(sc.model);
+  sh.host_reduced = sh.map.any_host_reduced(sc.model);
   sh.steps = options.steps > 0 ? options.steps : sc.steps;
   sh.lookahead = sc.plan.schedule.pipeline_depth - 1;
   std::vector<bool> seen(sc.cluster.datacenters().size(), false);
@@ -450,6 +508,7 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
   sh.st.embedding_comm = g.stream("embedding_comm");
   sh.st.dense_comm = g.stream("dense_comm");
   sh.st.cp_comm = g.stream("cp_comm");
+  sh.st.host_comm = sh.host_reduced ? g.stream("embedding_host_comm") : sh.st.embedding_comm;
   for (int k = 0; k < sc.plan.replica_sync_staleness; ++k) {
     sh.st.replica_comm.push_back(g.stream(sc.plan.replica_sync_staleness == 1
                                               ? std::string("replica_comm")

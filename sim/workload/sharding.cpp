@@ -23,6 +23,7 @@ ShardMap ShardMap::build(const ModelConfig& model, const ParallelPlan& plan, int
   map.member_shards.resize(static_cast<std::size_t>(group_size));
   host_size = std::max(1, std::min(host_size, group_size));
   if (group_size % host_size != 0) host_size = 1;
+  map.host_size = host_size;
   const int blocks = group_size / host_size;
   std::vector<double> load(static_cast<std::size_t>(group_size), 0.0);
   const auto bytes = [&](int t) {
@@ -137,5 +138,25 @@ double ShardMap::rows(const ModelConfig& model, int m) const {
 }
 
 bool ShardMap::has_sharded() const { return data_parallel_tables.size() < type.size(); }
+
+bool ShardMap::host_reduced(const ModelConfig& model, int t) const {
+  const ShardingType ty = type[static_cast<std::size_t>(t)];
+  return host_size > 1 && (ty == ShardingType::kTableRowWise || ty == ShardingType::kGrid) &&
+         model.tables[static_cast<std::size_t>(t)].pooling != Pooling::kSequence;
+}
+
+bool ShardMap::any_host_reduced(const ModelConfig& model) const {
+  for (int t = 0; t < static_cast<int>(type.size()); ++t)
+    if (host_reduced(model, t)) return true;
+  return false;
+}
+
+bool ShardMap::any_flat_output(const ModelConfig& model) const {
+  for (int t = 0; t < static_cast<int>(type.size()); ++t) {
+    if (type[static_cast<std::size_t>(t)] != ShardingType::kDataParallel && !host_reduced(model, t))
+      return true;
+  }
+  return false;
+}
 
 }  // namespace strait::sim::workload

@@ -31,6 +31,7 @@ struct Shard {
 
 struct ShardMap {
   int group_size = 1;
+  int host_size = 1;  // members per host-sized block (1 when the group does not split so)
   std::vector<std::vector<Shard>> member_shards;  // per member of the group
   std::vector<int> data_parallel_tables;          // indices of replicated tables
   std::vector<ShardingType> type;                 // per table
@@ -47,6 +48,14 @@ struct ShardMap {
   double rows(const ModelConfig& model, int m) const;
   /// True when some table is sharded (input/output distribution needed).
   bool has_sharded() const;
+  /// True when table `t`'s pooled outputs are summed inside its host-sized block before they
+  /// leave it (TorchRec's TwRw/Grid pooled dist: a reduce-scatter inside the host, then an
+  /// all-to-all among the members at the same position of every block).
+  bool host_reduced(const ModelConfig& model, int t) const;
+  /// True when some table is host_reduced.
+  bool any_host_reduced(const ModelConfig& model) const;
+  /// True when some sharded table is not host_reduced (the group-wide output dist runs).
+  bool any_flat_output(const ModelConfig& model) const;
 };
 
 }  // namespace strait::sim::workload

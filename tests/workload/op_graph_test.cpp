@@ -164,5 +164,46 @@ TEST(OpGraph, HybridTablesKeepTheirHotRowsLocal) {
   EXPECT_DOUBLE_EQ(hybrid_weights, 8000 + 16000);
 }
 
+// TorchRec's table-row-wise pooled dist: partial sums are reduce-scattered inside the host
+// block first, then cross hosts once. 16 ranks on two HGX hosts (blocks of 8), t0 (dim 16,
+// pooling 2, 128 samples a rank, fp32) table-row-wise on block 0 (least loaded, lowest):
+//   input dist, each rank to each member of block 0: 256 / 8 ids x 8 B + 128 x 4 B = 768,
+//     nothing to block 1: 8 x 768 in all
+//   output, block 0: reduce-scatter of every group sample's partial sums,
+//     16 x 128 x 16 x 4 B = 131,072; then rank k sends rank 8 + k (and itself) the summed
+//     rows of its samples, 128 x 16 x 4 = 8,192 each, among {k, 8 + k}; block 1 holds no
+//     shard: no reduce-scatter, sends nothing; no group-wide output dist
+//   grad: rank 8 + k sends rank k its samples' gradients (8,192), then block 0 all-gathers
+//     131,072
+TEST(OpGraph, TableRowWiseOutputsAreSummedInsideTheHostFirst) {
+  const auto sc = scenario_of("h100-64-rail.json", kOneLayerModel, kFixedData,
+                              R"({"ranks": 16, "sparse": {"tables": {"t0": "table_row_wise"}}})");
+  const OpGraph g = build_op_graph(sc);
+  auto collectives = [&](int rank) {
+    std::map<std::string, Json> ops;
+    const Json j = to_json(g, rank);
+    for (const auto& op : j["ops"])
+      if (op.contains("collective") && op["step"] == 0) ops[op["name"]] = op["collective"];
+    return ops;
+  };
+  const auto r3 = collectives(3), r11 = collectives(11);
+  EXPECT_EQ(r3.at("emb/input_dist")["bytes"], 8 * 768);
+  EXPECT_EQ(r3.count("emb/output_dist"), 0u);
+  EXPECT_EQ(r3.count("emb/grad_dist"), 0u);
+  const auto& rs = r3.at("emb/output_dist/host_reduce_scatter");
+  EXPECT_EQ(rs["op"], "reduce_scatter");
+  EXPECT_EQ(rs["bytes"], 131072);
+  EXPECT_EQ(rs["group"], "sparse_host/0/0");
+  const auto& out = r3.at("emb/output_dist/cross_host");
+  EXPECT_EQ(out["group"], "sparse_cross/0/3");
+  EXPECT_EQ(out["group_ranks"], Json::array({3, 11}));
+  EXPECT_EQ(out["bytes"], 2 * 8192);
+  EXPECT_EQ(r11.count("emb/output_dist/host_reduce_scatter"), 0u);
+  EXPECT_EQ(r11.at("emb/output_dist/cross_host")["bytes"], 0);
+  EXPECT_EQ(r11.at("emb/grad_dist/cross_host")["send_row"], Json::array({8192, 0}));
+  EXPECT_EQ(r3.at("emb/grad_dist/host_all_gather")["bytes"], 131072);
+  EXPECT_EQ(r11.count("emb/grad_dist/host_all_gather"), 0u);
+}
+
 }  // namespace
 }  // namespace strait::sim::workload

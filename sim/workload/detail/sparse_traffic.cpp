@@ -79,6 +79,7 @@ SendRow SparseTraffic::input_row(int i) const {
 double SparseTraffic::output_bytes(int j, int i, double e) const {
   double b = 0;
   for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
+    if (map_.host_reduced(model_, s.table)) continue;
     const auto& t = model_.tables[static_cast<std::size_t>(s.table)];
     const double width = t.dim * s.col_fraction * e;
     const auto ii = static_cast<std::size_t>(i), tt = static_cast<std::size_t>(s.table);
@@ -86,6 +87,44 @@ double SparseTraffic::output_bytes(int j, int i, double e) const {
                                          : cold_samples(ii, tt) * width;
   }
   return b;
+}
+
+double SparseTraffic::pooled_bytes(int j, int i, double e) const {
+  double b = 0;
+  for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
+    if (!map_.host_reduced(model_, s.table)) continue;
+    const auto& t = model_.tables[static_cast<std::size_t>(s.table)];
+    b += cold_samples(static_cast<std::size_t>(i), static_cast<std::size_t>(s.table)) * t.dim *
+         s.col_fraction * e;
+  }
+  return b;
+}
+
+Bytes SparseTraffic::host_reduce_bytes(int j, bool backward) const {
+  const double e = backward ? backward_element_ : forward_element_;
+  double b = 0;
+  for (int i = 0; i < map_.group_size; ++i) b += pooled_bytes(j, i, e);
+  return static_cast<Bytes>(std::llround(b));
+}
+
+SendRow SparseTraffic::cross_output_row(int j) const {
+  const int hs = map_.host_size, k = j % hs;
+  std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size / hs), 0);
+  for (std::size_t b = 0; b < row.size(); ++b) {
+    row[b] = static_cast<Bytes>(
+        std::llround(pooled_bytes(j, static_cast<int>(b) * hs + k, forward_element_)));
+  }
+  return SendRow(std::move(row));
+}
+
+SendRow SparseTraffic::cross_grad_row(int i) const {
+  const int hs = map_.host_size, k = i % hs;
+  std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size / hs), 0);
+  for (std::size_t b = 0; b < row.size(); ++b) {
+    row[b] = static_cast<Bytes>(
+        std::llround(pooled_bytes(static_cast<int>(b) * hs + k, i, backward_element_)));
+  }
+  return SendRow(std::move(row));
 }
 
 SendRow SparseTraffic::output_row(int j) const {
@@ -115,6 +154,14 @@ double SparseTraffic::output_buffer_bytes(int j) const {
   for (int i = 0; i < map_.group_size; ++i) {
     send += output_bytes(j, i, forward_element_);
     recv += output_bytes(i, j, forward_element_);
+  }
+  // Host-reduced tables: the reduce-scatter's input, then the all-to-all's send and receive
+  // buffers among the members at j's position of every block.
+  const int hs = map_.host_size;
+  send += static_cast<double>(host_reduce_bytes(j, false));
+  for (int b = 0; b < map_.group_size / hs; ++b) {
+    send += pooled_bytes(j, b * hs + j % hs, forward_element_);
+    recv += pooled_bytes(b * hs + j % hs, j, forward_element_);
   }
   return send + recv;
 }

@@ -19,6 +19,13 @@
 // see the other ids: ids_i[t] (1 - h) wherever ids_i[t] appears above, and a pooled
 // sample needs the shards' output only if one of its p = ids_i[t] / samples_i ids is cold,
 // so pooled output rows are samples_i (1 - h^p).
+// Host-reduced tables (table_row_wise and grid, pooled, blocks of H > 1 members; TorchRec's
+// TwRw/Grid pooled dist): each member of block B computes partial sums of every sample
+// of the group for its row shard, P_B = sum_i samples_i dim f_col e_o bytes, reduce-
+// scattered inside the block; then member (B, k) sends member (B', k) the summed rows of
+// (B', k)'s samples (samples_(B',k) dim f_col e_o per table of B) in an all-to-all among the
+// members at position k of every block. Backward: that all-to-all reversed at e_g, then an
+// all-gather of P_B inside the block. They take no part in the group-wide output dist.
 
 #include <vector>
 
@@ -43,10 +50,19 @@ class SparseTraffic {
   Kernel update(int j) const;
   /// Bytes of member j's output-dist send and receive buffers (memory model).
   double output_buffer_bytes(int j) const;
+  /// Host-reduced tables: member j's reduce-scatter input (forward) or all-gather output
+  /// (backward) inside its block, and its all-to-all rows among the members at its position
+  /// of every block (indexed by block).
+  Bytes host_reduce_bytes(int j, bool backward) const;
+  SendRow cross_output_row(int j) const;
+  SendRow cross_grad_row(int i) const;
 
  private:
-  /// Bytes member j sends member i in the output dist at `element` bytes per value.
+  /// Bytes member j sends member i in the group-wide output dist at `element` bytes per
+  /// value (host-reduced tables excluded).
   double output_bytes(int j, int i, double element) const;
+  /// Bytes of member i's pooled rows of the host-reduced tables member j holds.
+  double pooled_bytes(int j, int i, double element) const;
   bool same_shards() const;  // every member holds the same shards (tables, fractions)
   const ModelConfig& model_;
   const ShardMap& map_;
