@@ -24,7 +24,7 @@ constexpr std::array<std::pair<Protocol, std::string_view>, 4> kProtocols = {{
     {Protocol::kSimple, "simple"},
 }};
 
-constexpr std::array<std::pair<Algorithm, std::string_view>, 8> kAlgorithms = {{
+constexpr std::array<std::pair<Algorithm, std::string_view>, 9> kAlgorithms = {{
     {Algorithm::kAuto, "auto"},
     {Algorithm::kRing, "ring"},
     {Algorithm::kTree, "tree"},
@@ -33,6 +33,7 @@ constexpr std::array<std::pair<Algorithm, std::string_view>, 8> kAlgorithms = {{
     {Algorithm::kPairwise, "pairwise"},
     {Algorithm::kNvls, "nvls"},
     {Algorithm::kNvlsTree, "nvls_tree"},
+    {Algorithm::kCollNet, "collnet"},
 }};
 
 template <typename Table>

@@ -59,6 +59,9 @@ enum class Algorithm {
                   // multicasts, each GPU sends and receives about S once (one phase)
   kNvlsTree,      // all-reduce across hosts: NVLS reduce in each host, rings of the slices
                   // across hosts (one per local position), NVLS multicast in each host
+  kCollNet,       // all-reduce across hosts with SHARP in the switches (NCCL's CollNet): each
+                  // host reduces (NVLS, or a ring), every GPU's slice goes up once and the
+                  // sum comes back once, then each host spreads it (NVLS, or a ring)
 };
 
 /// NCCL's protocols (topology::CommParameters holds their costs); kAuto: the fastest by

@@ -48,8 +48,16 @@ Network::Choice Network::resolve(const CollectiveSpec& spec) {
       algorithms.push_back(Algorithm::kNvls);
       algorithms.push_back(Algorithm::kNvlsTree);
     }
+    if (cluster_.comm().collnet) algorithms.push_back(Algorithm::kCollNet);
   }
-  if (algorithms.size() == 1 && fixed_protocol != Protocol::kAuto)
+  // NVLS tree and CollNet pipeline their in-host and cross-host stages chunk by chunk; a
+  // lane pays every step's latency, so deep pipelines only pay off for large messages: the
+  // tuner picks the depth (at most NCCL_STEPS = 8 chunks in flight, the builder's default).
+  const auto tuned_depth = [](Algorithm a) {
+    return a == Algorithm::kNvlsTree || a == Algorithm::kCollNet;
+  };
+  if (algorithms.size() == 1 && fixed_protocol != Protocol::kAuto &&
+      !tuned_depth(algorithms.front()))
     return {algorithms.front(), fixed_protocol};
   std::uint64_t key = std::hash<std::int64_t>{}(spec.bytes) ^
                       (static_cast<std::uint64_t>(spec.op) << 56) ^
@@ -79,18 +87,27 @@ Network::Choice Network::resolve(const CollectiveSpec& spec) {
       continue;  // not applicable to this rank set (e.g. hierarchical on uneven hosts)
     }
     // Simple first: on ties (a neutral cluster) the choice stays what it was without
-    // protocols. NVLS runs Simple only, as in NCCL.
+    // protocols. NVLS and CollNet run Simple only, as in NCCL.
     std::vector<Protocol> protocols = {Protocol::kSimple, Protocol::kLL128, Protocol::kLL};
     if (fixed_protocol != Protocol::kAuto) protocols = {fixed_protocol};
-    if (algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree)
+    if (algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree ||
+        algorithm == Algorithm::kCollNet)
       protocols = {Protocol::kSimple};
+    std::vector<int> depths = {0};
+    if (tuned_depth(algorithm)) {
+      depths.clear();
+      for (int k = 1; k <= built.chunks; k *= 2) depths.push_back(k);
+    }
     for (Protocol protocol : protocols) {
-      Schedule schedule = built;
-      apply_protocol(schedule, cluster_, protocol);
-      const Time t = estimate(schedule, nullptr);
-      if (t < best_time) {
-        best_time = t;
-        best = {algorithm, protocol};
+      for (int depth : depths) {
+        Schedule schedule = built;
+        if (depth > 0) schedule.chunks = depth;
+        apply_protocol(schedule, cluster_, protocol);
+        const Time t = estimate(schedule, nullptr);
+        if (t < best_time) {
+          best_time = t;
+          best = {algorithm, protocol, depth};
+        }
       }
     }
   }
@@ -139,14 +156,20 @@ void apply_calibration(Schedule& schedule, double scale) {
   }
 }
 
-void Network::start_collective(const CollectiveSpec& spec, std::function<void()> on_done) {
+Schedule Network::build_chosen(const CollectiveSpec& spec, const Choice& choice) const {
   CollectiveSpec resolved = spec;
-  const Choice choice = resolve(spec);
   resolved.algorithm = choice.algorithm;
   Schedule schedule = build_schedule(resolved, cluster_, options_.schedule);
+  if (choice.chunks > 0) schedule.chunks = choice.chunks;
   apply_protocol(schedule, cluster_, choice.protocol);
   const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
   apply_calibration(schedule, calibration_scale(c, spec));
+  return schedule;
+}
+
+void Network::start_collective(const CollectiveSpec& spec, std::function<void()> on_done) {
+  Schedule schedule = build_chosen(spec, resolve(spec));
+  const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
   if (c.base_latency > Time::zero()) {
     sim_.after(c.base_latency, [this, schedule = std::move(schedule), priority = spec.priority,
                                 weight = spec.weight, on_done = std::move(on_done)]() mutable {
@@ -206,10 +229,8 @@ CollectiveResult simulate_collective(const topology::Cluster& cluster, const Col
     result.traffic = network->traffic();
     return result;
   }
-  Schedule schedule = build_schedule(resolved, cluster, options.schedule);
-  apply_protocol(schedule, cluster, choice.protocol);
+  Schedule schedule = network->build_chosen(resolved, choice);
   const OpCalibration& c = options.calibration[static_cast<std::size_t>(spec.op)];
-  apply_calibration(schedule, calibration_scale(c, spec));
   result.algorithm = schedule.algorithm;
   result.protocol = schedule.protocol;
   result.channels = schedule.channels;

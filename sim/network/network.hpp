@@ -87,11 +87,16 @@ class Network {
   /// The algorithm and protocol `spec` runs with: each fixed where the spec names it,
   /// else the pair with the least analytical estimate (NCCL's tuner does the same with its
   /// own cost model), cached per op, size and rank set. Peer-to-peer ops run Simple.
+  /// NVLS tree and CollNet also get their pipeline depth (chunks in flight, 1 to 8) this
+  /// way, as NCCL sizes their chunks per message.
   struct Choice {
     Algorithm algorithm = Algorithm::kRing;
     Protocol protocol = Protocol::kSimple;
+    int chunks = 0;  // pipeline lanes; 0 = what build_schedule gives the algorithm
   };
   Choice resolve(const CollectiveSpec& spec);
+  /// `spec`'s schedule as `choice` runs it: built, protocol and calibration applied.
+  Schedule build_chosen(const CollectiveSpec& spec, const Choice& choice) const;
 
   const TrafficStats& traffic() const { return traffic_; }
   /// Traffic of the collectives started with `traffic_tag` == tag (zero if none).

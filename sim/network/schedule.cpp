@@ -58,10 +58,12 @@ Time protocol_step_latency(const topology::Cluster& cluster, Protocol protocol, 
                            CollectiveOp op, bool crosses_hosts, int peer_messages) {
   const auto& comm = cluster.comm();
   const auto& p = comm.protocols[protocol_index(protocol)];
-  const bool nvls = algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree;
+  const bool nvls = algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree ||
+                    (algorithm == Algorithm::kCollNet && comm.nvls);
   // NCCL's tuner charges NVLS's latency once per collective (intraLat + 2 log2(nNodes)
-  // interLat for NVLS tree): NVLS tree's two in-host phases (reduce, multicast) pay half each.
-  const Time nvls_step = algorithm == Algorithm::kNvlsTree
+  // interLat for NVLS tree): NVLS tree's two in-host phases (reduce, multicast) pay half each,
+  // as do CollNet's on NVLS hosts.
+  const Time nvls_step = algorithm == Algorithm::kNvlsTree || algorithm == Algorithm::kCollNet
                              ? Time::from_ps(comm.nvls_step_latency.ps() / 2)
                              : comm.nvls_step_latency;
   Time t = crosses_hosts ? p.net_step_latency + comm.proxy_latency + comm.rdma_round_trip
@@ -81,8 +83,9 @@ double protocol_bandwidth_fraction(const topology::Cluster& cluster, Protocol pr
 
 Time protocol_base_latency(const topology::Cluster& cluster, Protocol protocol,
                            Algorithm algorithm) {
-  // NCCL's tuner gives its NVLS algorithms no base latency (baseLat 0).
-  return algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree
+  // NCCL's tuner gives its NVLS and CollNet algorithms no base latency (baseLat 0).
+  return algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree ||
+                 algorithm == Algorithm::kCollNet
              ? Time::zero()
              : cluster.comm().protocols[protocol_index(protocol)].base_latency;
 }
@@ -199,7 +202,15 @@ Schedule build_schedule(const CollectiveSpec& spec, const topology::Cluster& clu
         "of GPUs on each of 2 or more hosts of one datacenter whose cluster file sets "
         "\"nccl\": {\"nvls\": true}");
   }
-  detail::BuildContext ctx{spec, layout, options, s};
+  if (s.algorithm == Algorithm::kCollNet &&
+      (!cluster.comm().collnet || layout.hosts.size() < 2 || layout.datacenters.size() != 1 ||
+       !layout.uniform_hosts || spec.op != CollectiveOp::kAllReduce)) {
+    throw Error(
+        "collective: algorithm 'collnet' needs all_reduce over the same number of GPUs on each "
+        "of 2 or more hosts of one datacenter whose cluster file sets \"nccl\": {\"collnet\": "
+        "true} (SHARP in the switches)");
+  }
+  detail::BuildContext ctx{spec, layout, options, s, cluster};
   if (layout.n > 1) detail::build_phases(ctx);
   // Drop empty phases (e.g. zero-byte all-to-all-v rows) so both modes skip them alike.
   std::erase_if(s.phases, [](const Phase& p) { return p.empty() || p.repeat <= 0; });

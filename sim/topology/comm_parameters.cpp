@@ -40,7 +40,8 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
   }
   CommParameters c = CommParameters::published_defaults();
   section.allow_only({"protocols", "proxy_latency", "rdma_round_trip", "per_peer_latency", "nvls",
-                      "nvls_bandwidth_fraction", "nvls_step_latency", "nvlink_efficiency", "pxn"});
+                      "nvls_bandwidth_fraction", "nvls_step_latency", "nvlink_efficiency", "pxn",
+                      "collnet"});
   const auto fraction = [](const ConfigNode& node, std::string_view key, double fallback) {
     const double f = node.number_or(key, fallback);
     if (!(f > 0 && f <= 1)) node.at(key).fail("expected a number in (0, 1]");
@@ -71,6 +72,7 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
   c.per_peer_latency = duration(section, "per_peer_latency", c.per_peer_latency);
   c.nvls = section.bool_or("nvls", c.nvls);
   c.pxn = section.bool_or("pxn", c.pxn);
+  c.collnet = section.bool_or("collnet", c.collnet);
   c.nvls_bandwidth_fraction =
       fraction(section, "nvls_bandwidth_fraction", c.nvls_bandwidth_fraction);
   c.nvls_step_latency = duration(section, "nvls_step_latency", c.nvls_step_latency);

@@ -39,6 +39,9 @@ struct CommParameters {
   Time per_peer_latency;
   /// NVLink SHARP: the hosts' NVSwitches reduce and multicast (enables nvls, nvls_tree).
   bool nvls = false;
+  /// InfiniBand SHARP in the scale-out switches (NCCL's CollNet, NCCL_COLLNET_ENABLE=1):
+  /// enables collnet, the switches summing each GPU's slice across hosts.
+  bool collnet = false;
   double nvls_bandwidth_fraction = 1.0;  // NVLS achievable share of NVLink bandwidth
   Time nvls_step_latency;                // per NVLS step inside a host
   /// Achievable share of NVLink line rate for the library's copies (all protocols).

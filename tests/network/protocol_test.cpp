@@ -1,6 +1,7 @@
 // NCCL's protocols, per-step and per-message latencies and NVLink SHARP (topology::
 // CommParameters), on clusters built in code so every number is worked out by hand.
 
+#include <algorithm>
 #include <tuple>
 
 #include <gtest/gtest.h>
@@ -229,7 +230,8 @@ TEST(Protocols, NvlsAllReduceSendsEachSliceOnceAndWinsForLargeMessages) {
 // NVLS's latency once: 12.5 us for each of the two in-host phases):
 //   NVLS reduce and multicast: each GPU sends S/4 to 3 peers, 2 x (3S/4 / 100 GB/s + 12.5 us);
 //   rings of the S/4 slices across 2 hosts: 2 phases of S/8 per NIC, 2 x (S/8 / 50 GB/s + 9 us).
-// S = 64 MiB: 2 (503.3 + 12.5) + 2 (167.8 + 9) = 1385.2 us.
+// S = 64 MiB: 2 (503.3 + 12.5) + 2 (167.8 + 9) = 1385.2 us, in one chunk (chunk_bytes 0:
+// no pipelining; CollNetPipelinesItsStagesChunkByChunk checks the lanes).
 TEST(Protocols, NvlsTreeReducesInHostsAndRingsTheSlicesAcrossHosts) {
   Fabric f;
   f.nvlink = 100e9;
@@ -245,6 +247,7 @@ TEST(Protocols, NvlsTreeReducesInHostsAndRingsTheSlicesAcrossHosts) {
   for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
     NetworkOptions o;
     o.mode = mode;
+    o.schedule.chunk_bytes = 0;
     const auto r = simulate_collective(
         c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvlsTree, s, Protocol::kSimple), o);
     EXPECT_NEAR(r.time.to_us(), expected, 1e-3);
@@ -255,6 +258,113 @@ TEST(Protocols, NvlsTreeReducesInHostsAndRingsTheSlicesAcrossHosts) {
   EXPECT_THROW(simulate_collective(
                    one, spec_for(one, CollectiveOp::kAllReduce, Algorithm::kNvlsTree, s), {}),
                strait::Error);
+}
+
+// CollNet (SHARP in the switches) on 4 hosts x 4 GPUs with NVLS (NVLink 400 GB/s, NIC
+// 50 GB/s, costs as above): the in-host NVLS reduce and multicast as for NVLS tree,
+// 2 x (3S/4 / 400 GB/s + 12.5 us); across hosts each NIC sends its S/4 slice up once and
+// receives the sum once, S/4 / 50 GB/s + 9 us. NVLS tree's rings of 4 hosts take 6 steps
+// of S/16 instead:
+//   S = 64 MiB: collnet 276.7 + 335.5 + 9 = 621.2 us; nvls_tree 276.7 + 6 (83.9 + 9) =
+//   834.0 us; rings (one per rail) about 30 (21 + 9) = 900 us; the tuner picks CollNet.
+// All in one chunk here (chunk_bytes 0).
+TEST(Protocols, CollNetSendsEachSliceUpAndBackOnceAcrossHosts) {
+  Fabric f;
+  f.nvlink = 400e9;
+  auto c = make_cluster(1, 4, 4, f);
+  CommParameters comm = two_protocols();
+  comm.nvls = true;
+  comm.nvls_step_latency = Time::from_us(25);
+  comm.collnet = true;
+  c.set_comm(comm);
+  const Bytes s = 64 * kMiB;
+  const double bytes = static_cast<double>(s);
+  const double in_hosts = 2 * (0.75 * bytes / 400e9 * 1e6 + 12.5);
+  for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+    NetworkOptions o;
+    o.mode = mode;
+    o.schedule.chunk_bytes = 0;
+    const auto collnet = simulate_collective(
+        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kCollNet, s, Protocol::kSimple), o);
+    EXPECT_NEAR(collnet.time.to_us(), in_hosts + (bytes / 4 / 50e9 * 1e6 + 9), 1e-3);
+    const auto tree = simulate_collective(
+        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvlsTree, s, Protocol::kSimple), o);
+    EXPECT_NEAR(tree.time.to_us(), in_hosts + 6 * (bytes / 16 / 50e9 * 1e6 + 9), 1e-3);
+  }
+  engine::Simulator sim;
+  NetworkOptions tuned = analytical();
+  tuned.schedule.chunk_bytes = 0;
+  auto net = make_network(sim, c, tuned);
+  EXPECT_EQ(net->resolve(spec_for(c, CollectiveOp::kAllReduce, Algorithm::kAuto, s)).algorithm,
+            Algorithm::kCollNet);
+  // Without NVLS the host steps are rings: 3 steps of S/4 each way, (S/4 / 400 GB/s + 4 us);
+  // CollNet has no base latency in NCCL's tuner.
+  comm.nvls = false;
+  c.set_comm(comm);
+  NetworkOptions one_chunk = analytical();
+  one_chunk.schedule.chunk_bytes = 0;
+  const auto ring_hosts = simulate_collective(
+      c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kCollNet, s, Protocol::kSimple),
+      one_chunk);
+  EXPECT_NEAR(ring_hosts.time.to_us(),
+              6 * (bytes / 4 / 400e9 * 1e6 + 4) + (bytes / 4 / 50e9 * 1e6 + 9), 1e-3);
+  // Without "collnet" in the cluster, or on all-gather, asking for it is an error.
+  EXPECT_THROW(simulate_collective(c, spec_for(c, CollectiveOp::kAllGather, Algorithm::kCollNet, s),
+                                   analytical()),
+               strait::Error);
+  comm.collnet = false;
+  c.set_comm(comm);
+  EXPECT_THROW(simulate_collective(c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kCollNet, s),
+                                   analytical()),
+               strait::Error);
+}
+
+// The same CollNet pipelined: k chunks in flight, each stage a lane of S/k; analytical mode
+// pays one lane through all three stages, then k - 1 cycles of the slowest stage (or the
+// busiest link over one lane, whichever is longer):
+//   k = 4: reduce/broadcast 0.75 (S/4) / 400 GB/s + 12.5 = 43.96 us, SHARP (S/16) / 50 GB/s
+//   + 9 = 92.89 us (NVLink over a lane 2 x 31.46 = 62.9 us < 92.89): 2 x 43.96 + 92.89 +
+//   3 x 92.89 = 459.5 us; k = 8: 2 x 28.23 + 50.94 + 7 x 50.94 = 464.0 us; k = 2: 504.4 us;
+//   k = 1: 621.2 us. The tuner takes k = 4 (NCCL sizes its chunks the same way).
+TEST(Protocols, CollNetPipelinesItsStagesChunkByChunk) {
+  Fabric f;
+  f.nvlink = 400e9;
+  auto c = make_cluster(1, 4, 4, f);
+  CommParameters comm = two_protocols();
+  comm.nvls = true;
+  comm.nvls_step_latency = Time::from_us(25);
+  comm.collnet = true;
+  c.set_comm(comm);
+  const Bytes s = 64 * kMiB;
+  const double bytes = static_cast<double>(s);
+  auto lanes = [&](int k) {
+    const double lane = bytes / k;
+    const double host = 0.75 * lane / 400e9 * 1e6 + 12.5;
+    const double sharp = lane / 4 / 50e9 * 1e6 + 9;
+    const double cycle = std::max({host, sharp, 2 * 0.75 * lane / 400e9 * 1e6});
+    return 2 * host + sharp + (k - 1) * cycle;
+  };
+  EXPECT_NEAR(lanes(4), 459.5, 0.1);
+  EXPECT_LT(lanes(4), std::min({lanes(1), lanes(2), lanes(8)}));
+  engine::Simulator sim;
+  auto net = make_network(sim, c, analytical());
+  const auto choice = net->resolve(
+      spec_for(c, CollectiveOp::kAllReduce, Algorithm::kCollNet, s, Protocol::kSimple));
+  EXPECT_EQ(choice.chunks, 4);
+  const auto r = simulate_collective(
+      c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kCollNet, s, Protocol::kSimple),
+      analytical());
+  EXPECT_EQ(r.chunks, 4);
+  EXPECT_NEAR(r.time.to_us(), lanes(4), 1e-3);
+  // Flow mode runs the lanes as flows: the stages overlap on different links, so it lands
+  // between the pipelined bound and one chunk.
+  NetworkOptions flow;
+  flow.mode = NetworkMode::kFlow;
+  const auto f4 = simulate_collective(
+      c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kCollNet, s, Protocol::kSimple), flow);
+  EXPECT_EQ(f4.chunks, 4);
+  EXPECT_GE(f4.time.to_us(), lanes(4) - 1e-3);
+  EXPECT_LT(f4.time.to_us(), lanes(1));
 }
 
 // A neutral cluster (every protocol the bare link model) reproduces the model without

@@ -156,7 +156,8 @@ TEST(Collective, ParsesNcclAndStraitSpellings) {
   EXPECT_FALSE(parse_collective_op("allreduc"));
   EXPECT_EQ(parse_algorithm("hierarchical"), Algorithm::kHierarchical);
   EXPECT_EQ(parse_algorithm("nvls"), Algorithm::kNvls);
-  EXPECT_FALSE(parse_algorithm("collnet"));
+  EXPECT_EQ(parse_algorithm("collnet"), Algorithm::kCollNet);
+  EXPECT_FALSE(parse_algorithm("collnet_chain"));
   EXPECT_EQ(parse_protocol("ll128"), Protocol::kLL128);
   EXPECT_FALSE(parse_protocol("LL"));
 }

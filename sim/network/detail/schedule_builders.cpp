@@ -358,11 +358,18 @@ void build_nvls(BuildContext& ctx) {
   ctx.schedule.phases.push_back(std::move(p));
 }
 
+// NVLS tree and CollNet: at most NCCL_STEPS (8) chunks in flight per channel, each at
+// least a chunk of the options (Network::resolve may choose fewer).
+int pipeline_depth(const BuildContext& ctx) {
+  return std::min(8, chunk_count(ctx.spec.bytes, ctx.options));
+}
+
 void build_nvls_tree(BuildContext& ctx) {
   // NVLS reduce inside each host leaves local rank l with slice l of its host's sum; the
   // ranks of local position l all-reduce that slice across hosts (a ring here; NCCL uses
   // a tree: the same bytes per NIC, log instead of linear latency); NVLS multicast
-  // spreads the slices inside each host.
+  // spreads the slices inside each host. The stages are pipelined chunk by chunk.
+  ctx.schedule.chunks = pipeline_depth(ctx);
   const auto& hosts = ctx.layout.hosts;
   const auto g = static_cast<std::int64_t>(hosts.front().size());
   const auto h = static_cast<std::int64_t>(hosts.size());
@@ -394,6 +401,49 @@ void build_nvls_tree(BuildContext& ctx) {
   across("reduce_scatter/cross_host");
   across("all_gather/cross_host");
   in_host("broadcast/nvls");
+}
+
+void build_collnet(BuildContext& ctx) {
+  // CollNet (SHARP): inside each host a reduce leaves local rank l with slice l of the
+  // host's sum (NVLS where the switch has it, else a ring reduce-scatter); the rank sends
+  // its slice up its NIC to the switch tree, which sums the slices of every host and sends
+  // the result back down; a broadcast inside the host (NVLS or a ring all-gather) ends it.
+  // On the wire the switch step is each NIC sending S/g up and receiving S/g down once: one
+  // ring step of S/g among the ranks of each local position has the same NIC loads (and
+  // one network step's latency), so it stands for the switch tree here. NCCL pipelines the
+  // three stages chunk by chunk (in-host and network links work at once): lanes here.
+  ctx.schedule.chunks = pipeline_depth(ctx);
+  const auto& hosts = ctx.layout.hosts;
+  const auto g = static_cast<std::int64_t>(hosts.front().size());
+  const Bytes slice = divide_up(ctx.spec.bytes, g);
+  const bool nvls = ctx.cluster.comm().nvls && g > 1;
+  auto in_host = [&](const char* name) {
+    Phase p;
+    p.name = name;
+    if (nvls) {
+      for (const auto& host : hosts) {
+        for (int from : host) {
+          for (int to : host) {
+            if (from != to && slice > 0) p.transfers.push_back({from, to, slice});
+          }
+        }
+      }
+    } else {
+      p.repeat = static_cast<int>(g - 1);
+      add_ring_step(p, hosts, slice);
+    }
+    ctx.schedule.phases.push_back(std::move(p));
+  };
+  std::vector<std::vector<int>> rails(static_cast<std::size_t>(g));
+  for (std::size_t l = 0; l < rails.size(); ++l) {
+    for (const auto& host : hosts) rails[l].push_back(host[l]);
+  }
+  in_host(nvls ? "reduce/nvls" : "reduce_scatter/host");
+  Phase sharp;
+  sharp.name = "all_reduce/sharp";
+  add_ring_step(sharp, rails, slice);
+  ctx.schedule.phases.push_back(std::move(sharp));
+  in_host(nvls ? "broadcast/nvls" : "all_gather/host");
 }
 
 void build_phases(BuildContext& ctx) {
@@ -430,6 +480,10 @@ void build_phases(BuildContext& ctx) {
     case Algorithm::kNvlsTree:
       if (op != CollectiveOp::kAllReduce) unsupported(ctx);
       build_nvls_tree(ctx);
+      return;
+    case Algorithm::kCollNet:
+      if (op != CollectiveOp::kAllReduce) unsupported(ctx);
+      build_collnet(ctx);
       return;
     case Algorithm::kAuto:
       break;

@@ -12,6 +12,7 @@ struct BuildContext {
   const RankLayout& layout;
   const ScheduleOptions& options;
   Schedule& schedule;
+  const topology::Cluster& cluster;
 };
 
 /// Dispatches on (op, algorithm); throws strait::Error for combinations that do not exist.

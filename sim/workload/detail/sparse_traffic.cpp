@@ -24,7 +24,9 @@ SparseTraffic::SparseTraffic(const ModelConfig& model, const DataConfig& data, c
   backward_element_ = bytes_per_element(comm.backward.value_or(model.embedding_dtype));
   unique_fraction_.assign(model.tables.size(), 1.0);
   hot_share_.assign(model.tables.size(), 0.0);
+  host_reduced_.assign(model.tables.size(), 0);
   for (std::size_t t = 0; t < model.tables.size(); ++t) {
+    host_reduced_[t] = map.host_reduced(model, static_cast<int>(t)) ? 1 : 0;
     if (t < map.hot_rows.size() && map.hot_rows[t] > 0) {
       hot_share_[t] = zipf_head_mass(static_cast<double>(model.tables[t].rows),
                                      static_cast<double>(map.hot_rows[t]), data.zipf_exponent[t]);
@@ -79,7 +81,7 @@ SendRow SparseTraffic::input_row(int i) const {
 double SparseTraffic::output_bytes(int j, int i, double e) const {
   double b = 0;
   for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
-    if (map_.host_reduced(model_, s.table)) continue;
+    if (host_reduced_[static_cast<std::size_t>(s.table)]) continue;
     const auto& t = model_.tables[static_cast<std::size_t>(s.table)];
     const double width = t.dim * s.col_fraction * e;
     const auto ii = static_cast<std::size_t>(i), tt = static_cast<std::size_t>(s.table);
@@ -92,7 +94,7 @@ double SparseTraffic::output_bytes(int j, int i, double e) const {
 double SparseTraffic::pooled_bytes(int j, int i, double e) const {
   double b = 0;
   for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
-    if (!map_.host_reduced(model_, s.table)) continue;
+    if (!host_reduced_[static_cast<std::size_t>(s.table)]) continue;
     const auto& t = model_.tables[static_cast<std::size_t>(s.table)];
     b += cold_samples(static_cast<std::size_t>(i), static_cast<std::size_t>(s.table)) * t.dim *
          s.col_fraction * e;

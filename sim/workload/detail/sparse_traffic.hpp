@@ -70,6 +70,7 @@ class SparseTraffic {
   std::vector<double> samples_;
   std::vector<double> unique_fraction_;  // per table
   std::vector<double> hot_share_;        // per table: ids on the hot rows (hybrid), else 0
+  std::vector<char> host_reduced_;       // per table: ShardMap::host_reduced
   /// Ids of member i for table t that reach the shards (the cold ones).
   double cold_ids(std::size_t i, std::size_t t) const { return ids_[i][t] * (1 - hot_share_[t]); }
   /// Samples of member i whose pooled row of table t needs the shards.
