@@ -26,6 +26,9 @@ LevelEstimator::LevelEstimator(const topology::Cluster& cluster, topology::Route
   nic_bw_.assign(static_cast<std::size_t>(cluster.gpu_count()), 0.0);
   leaf_.assign(static_cast<std::size_t>(cluster.gpu_count()), kNoNode);
   cross_cap_.assign(static_cast<std::size_t>(datacenters_ * datacenters_), -1.0);
+  host_paths_.resize(cluster.hosts().size());
+  datacenter_paths_.resize(static_cast<std::size_t>(2 * datacenters_));
+  cross_paths_.resize(static_cast<std::size_t>(datacenters_ * datacenters_));
   phase_ = make_loads();
   lane_ = make_loads();
 }
@@ -122,12 +125,12 @@ const LevelEstimator::LevelPath& LevelEstimator::level_path(int src, int dst) {
   const auto& d = cluster_.gpu(dst);
   const bool same_leaf =
       s.host != d.host && s.datacenter == d.datacenter && leaf_of(src) == leaf_of(dst);
-  const std::int64_t key =
-      s.host == d.host ? (static_cast<std::int64_t>(s.host) << 2)
+  auto& cached =
+      s.host == d.host ? host_paths_[static_cast<std::size_t>(s.host)]
       : s.datacenter == d.datacenter
-          ? (static_cast<std::int64_t>(s.datacenter * 2 + (same_leaf ? 1 : 0)) << 2) | 1
-          : (static_cast<std::int64_t>(s.datacenter * datacenters_ + d.datacenter) << 2) | 2;
-  if (auto it = level_paths_.find(key); it != level_paths_.end()) return it->second;
+          ? datacenter_paths_[static_cast<std::size_t>(s.datacenter * 2 + (same_leaf ? 1 : 0))]
+          : cross_paths_[static_cast<std::size_t>(s.datacenter * datacenters_ + d.datacenter)];
+  if (cached) return *cached;
   LevelPath p;
   if (s.host == d.host) {
     // GPU -> NVSwitch -> GPU, read off the links rather than routed (no table per host).
@@ -158,7 +161,8 @@ const LevelEstimator::LevelPath& LevelEstimator::level_path(int src, int dst) {
     p = route(cluster_.hosts()[static_cast<std::size_t>(a.front())].gpus.front(),
               cluster_.hosts()[static_cast<std::size_t>(b.front())].gpus.front());
   }
-  return level_paths_.emplace(key, p).first->second;
+  cached = p;
+  return *cached;
 }
 
 BytesPerSec LevelEstimator::nvlink_bandwidth(int gpu) {

@@ -19,7 +19,6 @@
 
 #include <array>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/network/collective.hpp"
@@ -70,7 +69,9 @@ class LevelEstimator {
   static constexpr topology::NodeIndex kNoNode = ~topology::NodeIndex{0};
   std::vector<BytesPerSec> nvlink_bw_, nic_bw_, cross_cap_;  // 0 = not computed yet
   std::vector<topology::NodeIndex> leaf_;                    // first switch off the host, per GPU
-  std::unordered_map<std::int64_t, LevelPath> level_paths_;  // by level key
+  // Level paths by level, filled on first use: per host, per datacenter and same leaf or
+  // not (index 2 dc + same_leaf), per ordered datacenter pair (a D + b).
+  std::vector<std::optional<LevelPath>> host_paths_, datacenter_paths_, cross_paths_;
   std::vector<topology::LinkIndex> path_;
   Loads phase_, lane_;
 };

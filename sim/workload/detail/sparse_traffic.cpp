@@ -27,6 +27,7 @@ SparseTraffic::SparseTraffic(const ModelConfig& model, const DataConfig& data, c
   host_reduced_.assign(model.tables.size(), 0);
   for (std::size_t t = 0; t < model.tables.size(); ++t) {
     host_reduced_[t] = map.host_reduced(model, static_cast<int>(t)) ? 1 : 0;
+    any_host_reduced_ = any_host_reduced_ || host_reduced_[t];
     if (t < map.hot_rows.size() && map.hot_rows[t] > 0) {
       hot_share_[t] = zipf_head_mass(static_cast<double>(model.tables[t].rows),
                                      static_cast<double>(map.hot_rows[t]), data.zipf_exponent[t]);
@@ -153,10 +154,22 @@ SendRow SparseTraffic::grad_row(int i) const {
 
 double SparseTraffic::output_buffer_bytes(int j) const {
   double send = 0, recv = 0;
-  for (int i = 0; i < map_.group_size; ++i) {
-    send += output_bytes(j, i, forward_element_);
-    recv += output_bytes(i, j, forward_element_);
+  if (same_shards_) {
+    // Every member sends what member 0 sends, and receives M times one member's output.
+    if (!first_output_sum_) {
+      double sum = 0;
+      for (int i = 0; i < map_.group_size; ++i) sum += output_bytes(0, i, forward_element_);
+      first_output_sum_ = sum;
+    }
+    send = *first_output_sum_;
+    recv = map_.group_size * output_bytes(0, j, forward_element_);
+  } else {
+    for (int i = 0; i < map_.group_size; ++i) {
+      send += output_bytes(j, i, forward_element_);
+      recv += output_bytes(i, j, forward_element_);
+    }
   }
+  if (!any_host_reduced_) return send + recv;
   // Host-reduced tables: the reduce-scatter's input, then the all-to-all's send and receive
   // buffers among the members at j's position of every block.
   const int hs = map_.host_size;

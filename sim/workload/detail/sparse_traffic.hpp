@@ -27,6 +27,7 @@
 // members at position k of every block. Backward: that all-to-all reversed at e_g, then an
 // all-gather of P_B inside the block. They take no part in the group-wide output dist.
 
+#include <optional>
 #include <vector>
 
 #include "sim/workload/batch.hpp"
@@ -71,13 +72,15 @@ class SparseTraffic {
   std::vector<double> unique_fraction_;  // per table
   std::vector<double> hot_share_;        // per table: ids on the hot rows (hybrid), else 0
   std::vector<char> host_reduced_;       // per table: ShardMap::host_reduced
+  bool any_host_reduced_ = false;
   /// Ids of member i for table t that reach the shards (the cold ones).
   double cold_ids(std::size_t i, std::size_t t) const { return ids_[i][t] * (1 - hot_share_[t]); }
   /// Samples of member i whose pooled row of table t needs the shards.
   double cold_samples(std::size_t i, std::size_t t) const;
   double forward_element_ = 4, backward_element_ = 4;  // output / grad dist bytes per value
   bool same_shards_ = false;
-  mutable SendRow first_output_row_;  // the row every member sends, when same_shards_
+  mutable SendRow first_output_row_;                // the row every member sends, when same_shards_
+  mutable std::optional<double> first_output_sum_;  // its bytes, when same_shards_
 };
 
 }  // namespace strait::sim::workload::detail
