@@ -1,7 +1,8 @@
 #include "sim/network/detail/level_estimator.hpp"
 
 #include <algorithm>
-#include <map>
+#include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -13,6 +14,13 @@ namespace strait::sim::network::detail {
 namespace {
 
 Bytes divide_up(Bytes bytes, std::int64_t parts) { return (bytes + parts - 1) / parts; }
+
+struct PairHash {
+  std::size_t operator()(const std::pair<std::uint64_t, std::int64_t>& p) const {
+    return std::hash<std::uint64_t>{}(p.first * 0x9E3779B97F4A7C15ULL ^
+                                      static_cast<std::uint64_t>(p.second));
+  }
+};
 
 }  // namespace
 
@@ -376,6 +384,7 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
       }
       for (std::size_t i = 0; i < un; ++i) {
         const int g = spec.gpus[i];
+        const LevelPath* to_relay = nullptr;  // every relay is on g's host: one level
         for (const auto& [rail, members] : rail_members) {
           const int relay = pxn_rail_relay(cluster_, g, static_cast<int>(rail));
           if (relay < 0) continue;
@@ -389,7 +398,10 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
           phase_.nv_out[gi] += b;
           phase_.nv_in[ri] += b;
           pxn_nvlink += b;
-          pxn_hop = std::max(pxn_hop, add_gpu_level(g, relay, b));
+          if (!to_relay) to_relay = &level_path(g, relay);
+          for (std::size_t c = 0; c < link_bytes.size(); ++c)
+            link_bytes[c] += b * to_relay->links[c];
+          pxn_hop = std::max(pxn_hop, to_relay->latency);
         }
       }
     }
@@ -422,7 +434,8 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
     const auto host_leaf = [&](std::size_t i) {
       return (static_cast<std::uint64_t>(gpu(i).host) << 32) | leaf(i);
     };
-    std::map<std::pair<std::uint64_t, std::int64_t>, double> on_leaf_rail, on_host_leaf_rail;
+    std::unordered_map<std::pair<std::uint64_t, std::int64_t>, double, PairHash> on_leaf_rail,
+        on_host_leaf_rail;
     for (std::size_t i = 0; i < un; ++i) {
       ++on_leaf[leaf(i)];
       ++on_host_leaf[host_leaf(i)];
