@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/huge_pages.hpp"
 #include "sim/engine/simulator.hpp"
 
 namespace strait::sim::run {
@@ -604,8 +605,8 @@ class Replayer {
   std::vector<RankState> ranks_;
   // Every rank's slice at its ReplayRank offsets (op_base, collective_base); sized once, so
   // RankState's pointers stay valid.
-  std::vector<OpState> op_state_;
-  std::vector<CollectiveTimes> collective_times_;
+  HugeVector<OpState> op_state_;
+  HugeVector<CollectiveTimes> collective_times_;
   std::vector<PendingCalls> instances_;  // by group
   ReplayResult result_;
   std::uint64_t finished_ops_ = 0;

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/core/huge_pages.hpp"
 #include "sim/cost/cost_model.hpp"
 #include "sim/network/network.hpp"
 #include "sim/workload/op_graph.hpp"
@@ -148,10 +149,10 @@ class ReplayGraph {
   std::vector<ReplayRank> ranks_;
   std::size_t total_ops_ = 0;
   std::int64_t kernels_ = 0, collectives_ = 0;
-  std::vector<TimedKernel> timed_;   // analytical mode, per kernel
-  std::vector<FlowKernel> flow_;     // flow mode, per kernel
-  std::vector<Bytes> bytes_;         // per collective
-  std::vector<std::int32_t> group_;  // per collective
+  HugeVector<TimedKernel> timed_;   // analytical mode, per kernel
+  HugeVector<FlowKernel> flow_;     // flow mode, per kernel
+  HugeVector<Bytes> bytes_;         // per collective
+  HugeVector<std::int32_t> group_;  // per collective
   std::vector<workload::SendRow> rows_;
   std::unordered_map<int, std::vector<workload::Op>> kept_;
 };
