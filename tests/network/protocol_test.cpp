@@ -32,6 +32,33 @@ CommParameters two_protocols() {
   return c;
 }
 
+// two_protocols() with NVLink SHARP (25 us per NVLS step) and, when `collnet`, SHARP in
+// the scale-out switches.
+CommParameters with_nvls(bool collnet) {
+  CommParameters c = two_protocols();
+  c.nvls = true;
+  c.nvls_step_latency = Time::from_us(25);
+  c.collnet = collnet;
+  return c;
+}
+
+// Options whose schedules move in one chunk (no pipelined lanes), for closed forms.
+NetworkOptions unpipelined(NetworkMode mode) {
+  NetworkOptions o;
+  o.mode = mode;
+  o.schedule.chunk_bytes = 0;
+  return o;
+}
+
+// 1 datacenter of `hosts` x 4 GPUs, NVLink `nvlink` B/s, NIC 50 GB/s, with_nvls(collnet).
+topology::Cluster nvls_cluster(int hosts, double nvlink, bool collnet) {
+  Fabric f;
+  f.nvlink = nvlink;
+  auto c = make_cluster(1, hosts, 4, f);
+  c.set_comm(with_nvls(collnet));
+  return c;
+}
+
 CollectiveSpec spec_for(const topology::Cluster& c, CollectiveOp op, Algorithm algo, Bytes bytes,
                         Protocol protocol = Protocol::kAuto) {
   CollectiveSpec s;
@@ -233,28 +260,19 @@ TEST(Protocols, NvlsAllReduceSendsEachSliceOnceAndWinsForLargeMessages) {
 // S = 64 MiB: 2 (503.3 + 12.5) + 2 (167.8 + 9) = 1385.2 us, in one chunk (chunk_bytes 0:
 // no pipelining; CollNetPipelinesItsStagesChunkByChunk checks the lanes).
 TEST(Protocols, NvlsTreeReducesInHostsAndRingsTheSlicesAcrossHosts) {
-  Fabric f;
-  f.nvlink = 100e9;
-  auto c = make_cluster(1, 2, 4, f);
-  CommParameters comm = two_protocols();
-  comm.nvls = true;
-  comm.nvls_step_latency = Time::from_us(25);
-  c.set_comm(comm);
+  auto c = nvls_cluster(2, 100e9, false);
   const Bytes s = 64 * kMiB;
   const double bytes = static_cast<double>(s);
   const double expected =
       2 * (0.75 * bytes / 100e9 * 1e6 + 12.5) + 2 * (bytes / 8 / 50e9 * 1e6 + 9);
   for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
-    NetworkOptions o;
-    o.mode = mode;
-    o.schedule.chunk_bytes = 0;
+    const NetworkOptions o = unpipelined(mode);
     const auto r = simulate_collective(
         c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvlsTree, s, Protocol::kSimple), o);
     EXPECT_NEAR(r.time.to_us(), expected, 1e-3);
   }
   // One host: NCCL disables NVLS tree; so does strait.
-  auto one = make_cluster(1, 1, 4, f);
-  one.set_comm(comm);
+  auto one = nvls_cluster(1, 100e9, false);
   EXPECT_THROW(simulate_collective(
                    one, spec_for(one, CollectiveOp::kAllReduce, Algorithm::kNvlsTree, s), {}),
                strait::Error);
@@ -269,21 +287,13 @@ TEST(Protocols, NvlsTreeReducesInHostsAndRingsTheSlicesAcrossHosts) {
 //   834.0 us; rings (one per rail) about 30 (21 + 9) = 900 us; the tuner picks CollNet.
 // All in one chunk here (chunk_bytes 0).
 TEST(Protocols, CollNetSendsEachSliceUpAndBackOnceAcrossHosts) {
-  Fabric f;
-  f.nvlink = 400e9;
-  auto c = make_cluster(1, 4, 4, f);
-  CommParameters comm = two_protocols();
-  comm.nvls = true;
-  comm.nvls_step_latency = Time::from_us(25);
-  comm.collnet = true;
-  c.set_comm(comm);
+  auto c = nvls_cluster(4, 400e9, true);
+  CommParameters comm = c.comm();
   const Bytes s = 64 * kMiB;
   const double bytes = static_cast<double>(s);
   const double in_hosts = 2 * (0.75 * bytes / 400e9 * 1e6 + 12.5);
   for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
-    NetworkOptions o;
-    o.mode = mode;
-    o.schedule.chunk_bytes = 0;
+    const NetworkOptions o = unpipelined(mode);
     const auto collnet = simulate_collective(
         c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kCollNet, s, Protocol::kSimple), o);
     EXPECT_NEAR(collnet.time.to_us(), in_hosts + (bytes / 4 / 50e9 * 1e6 + 9), 1e-3);
@@ -292,20 +302,16 @@ TEST(Protocols, CollNetSendsEachSliceUpAndBackOnceAcrossHosts) {
     EXPECT_NEAR(tree.time.to_us(), in_hosts + 6 * (bytes / 16 / 50e9 * 1e6 + 9), 1e-3);
   }
   engine::Simulator sim;
-  NetworkOptions tuned = analytical();
-  tuned.schedule.chunk_bytes = 0;
-  auto net = make_network(sim, c, tuned);
+  auto net = make_network(sim, c, unpipelined(NetworkMode::kAnalytical));
   EXPECT_EQ(net->resolve(spec_for(c, CollectiveOp::kAllReduce, Algorithm::kAuto, s)).algorithm,
             Algorithm::kCollNet);
   // Without NVLS the host steps are rings: 3 steps of S/4 each way, (S/4 / 400 GB/s + 4 us);
   // CollNet has no base latency in NCCL's tuner.
   comm.nvls = false;
   c.set_comm(comm);
-  NetworkOptions one_chunk = analytical();
-  one_chunk.schedule.chunk_bytes = 0;
   const auto ring_hosts = simulate_collective(
       c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kCollNet, s, Protocol::kSimple),
-      one_chunk);
+      unpipelined(NetworkMode::kAnalytical));
   EXPECT_NEAR(ring_hosts.time.to_us(),
               6 * (bytes / 4 / 400e9 * 1e6 + 4) + (bytes / 4 / 50e9 * 1e6 + 9), 1e-3);
   // Without "collnet" in the cluster, or on all-gather, asking for it is an error.
@@ -327,14 +333,7 @@ TEST(Protocols, CollNetSendsEachSliceUpAndBackOnceAcrossHosts) {
 //   3 x 92.89 = 459.5 us; k = 8: 2 x 28.23 + 50.94 + 7 x 50.94 = 464.0 us; k = 2: 504.4 us;
 //   k = 1: 621.2 us. The tuner takes k = 4 (NCCL sizes its chunks the same way).
 TEST(Protocols, CollNetPipelinesItsStagesChunkByChunk) {
-  Fabric f;
-  f.nvlink = 400e9;
-  auto c = make_cluster(1, 4, 4, f);
-  CommParameters comm = two_protocols();
-  comm.nvls = true;
-  comm.nvls_step_latency = Time::from_us(25);
-  comm.collnet = true;
-  c.set_comm(comm);
+  auto c = nvls_cluster(4, 400e9, true);
   const Bytes s = 64 * kMiB;
   const double bytes = static_cast<double>(s);
   auto lanes = [&](int k) {
