@@ -114,25 +114,27 @@ void add_sparse_host_blocks(const Cluster& cluster, const ParallelPlan& plan, La
   if (!blocks_needed || hs == 1) return;
   L.sparse_host.size = hs;
   const int per_group = M / hs;
+  // A group of `count` ranks, rank_of(i) the i-th; index[rank] names it.
+  auto add = [&](std::string name, int count, auto&& rank_of, std::vector<int>& index) {
+    ProcessGroup group{std::move(name), {}};
+    for (int i = 0; i < count; ++i) {
+      const int r = rank_of(i);
+      group.ranks.push_back(r);
+      index[static_cast<std::size_t>(r)] = static_cast<int>(L.groups.size());
+    }
+    L.groups.push_back(std::move(group));
+  };
   for (int g = 0; g < L.world / M; ++g) {
     for (int b = 0; b < per_group; ++b) {
-      ProcessGroup block{fmt::format("sparse_host/{}/{}", g, b), {}};
-      for (int k = 0; k < hs; ++k) {
-        const int r = g * M + b * hs + k;
-        block.ranks.push_back(r);
-        L.sparse_host.block[static_cast<std::size_t>(r)] = static_cast<int>(L.groups.size());
-      }
-      L.groups.push_back(std::move(block));
+      add(
+          fmt::format("sparse_host/{}/{}", g, b), hs, [&](int k) { return g * M + b * hs + k; },
+          L.sparse_host.block);
     }
     if (per_group == 1) continue;
     for (int k = 0; k < hs; ++k) {
-      ProcessGroup cross{fmt::format("sparse_cross/{}/{}", g, k), {}};
-      for (int b = 0; b < per_group; ++b) {
-        const int r = g * M + b * hs + k;
-        cross.ranks.push_back(r);
-        L.sparse_host.replica[static_cast<std::size_t>(r)] = static_cast<int>(L.groups.size());
-      }
-      L.groups.push_back(std::move(cross));
+      add(
+          fmt::format("sparse_cross/{}/{}", g, k), per_group,
+          [&](int b) { return g * M + b * hs + k; }, L.sparse_host.replica);
     }
   }
 }
