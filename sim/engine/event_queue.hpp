@@ -13,6 +13,7 @@
 #include <functional>
 #include <vector>
 
+#include "sim/core/huge_pages.hpp"
 #include "sim/core/units.hpp"
 
 namespace strait::sim::engine {
@@ -40,8 +41,8 @@ class EventQueue {
   }
   void pop();  // removes heap_.front()
 
-  std::vector<Key> heap_;  // 4-ary: children of i are 4i + 1 .. 4i + 4
-  std::vector<Action> actions_;
+  HugeVector<Key> heap_;  // 4-ary: children of i are 4i + 1 .. 4i + 4
+  HugeVector<Action> actions_;
   std::vector<std::uint32_t> free_slots_;
   std::uint64_t next_sequence_ = 0;
   std::uint64_t events_run_ = 0;

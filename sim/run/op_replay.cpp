@@ -602,7 +602,7 @@ class Replayer {
   std::int32_t compute_stream_ = kNone;
   std::size_t streams_ = 0;
   OpShape empty_shape_;
-  std::vector<RankState> ranks_;
+  HugeVector<RankState> ranks_;
   // Every rank's slice at its ReplayRank offsets (op_base, collective_base); sized once, so
   // RankState's pointers stay valid.
   HugeVector<OpState> op_state_;

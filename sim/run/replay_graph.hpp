@@ -101,7 +101,7 @@ class ReplayGraph {
   const std::vector<std::string>& streams() const { return streams_; }
   const std::vector<workload::ProcessGroup>& groups() const { return groups_; }
   int steps() const { return steps_; }
-  const std::vector<ReplayRank>& ranks() const { return ranks_; }
+  const HugeVector<ReplayRank>& ranks() const { return ranks_; }
   const OpShape& shape(const ReplayRank& r) const {
     return shapes_[static_cast<std::size_t>(r.shape)];
   }
@@ -146,7 +146,7 @@ class ReplayGraph {
   int steps_ = 1;
   std::vector<OpShape> shapes_;
   std::unordered_multimap<std::size_t, std::int32_t> shape_index_;  // hash -> shape
-  std::vector<ReplayRank> ranks_;
+  HugeVector<ReplayRank> ranks_;
   std::size_t total_ops_ = 0;
   std::int64_t kernels_ = 0, collectives_ = 0;
   HugeVector<TimedKernel> timed_;   // analytical mode, per kernel

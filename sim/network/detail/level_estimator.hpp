@@ -21,6 +21,7 @@
 #include <optional>
 #include <vector>
 
+#include "sim/core/huge_pages.hpp"
 #include "sim/network/collective.hpp"
 #include "sim/network/schedule.hpp"
 #include "sim/network/traffic.hpp"
@@ -46,7 +47,7 @@ class LevelEstimator {
     std::array<double, topology::kLinkClassCount> links{};
   };
   struct Loads {  // bytes per GPU and per datacenter pair, with the entries touched
-    std::vector<double> nv_out, nv_in, nic_out, nic_in, cross;
+    HugeVector<double> nv_out, nv_in, nic_out, nic_in, cross;
     std::vector<int> gpus;
     std::vector<int> pairs;
     void add(int src, int dst, bool same_host, int pair, double bytes);
