@@ -10,6 +10,12 @@
 // different collectives and transfers: each sees an idle network. On hierarchy-form
 // clusters the busiest link is found per level (detail/level_estimator.hpp) instead of by
 // routing every transfer, and a direct all-to-all(v) is summed per level from its spec.
+// Since a collective's time and traffic depend on its spec alone, a call repeated with the
+// same spec (a context-parallel pair's all-gather in every layer of a step) is timed once.
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
 
 #include "sim/network/detail/level_estimator.hpp"
 #include "sim/network/detail/schedule_estimator.hpp"
@@ -32,7 +38,24 @@ class AnalyticalNetwork final : public Network {
                       std::function<void()> on_done) override;
 
  private:
-  std::vector<topology::LinkIndex> path_;  // scratch
+  // What a collective's time and traffic depend on (priority and weight do not matter
+  // on an idle network); per-rank sizes are not kept (those calls are not remembered).
+  struct CallKey {
+    CollectiveOp op;
+    Algorithm algorithm;
+    Protocol protocol;
+    int root, peer;
+    Bytes bytes;
+    std::vector<int> gpus;
+    bool operator==(const CallKey&) const = default;
+  };
+  struct TimedCall {
+    CallKey key;
+    Time time;             // from the call to its end
+    TrafficStats traffic;  // payload bytes per link class
+  };
+  std::vector<topology::LinkIndex> path_;               // scratch
+  std::unordered_map<std::uint64_t, TimedCall> timed_;  // by hash of the key
 };
 
 }  // namespace strait::sim::network

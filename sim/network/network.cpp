@@ -30,6 +30,12 @@ Time Network::estimate(const Schedule& schedule, TrafficStats* traffic) {
 Algorithm Network::resolve_algorithm(const CollectiveSpec& spec) { return resolve(spec).algorithm; }
 
 Network::Choice Network::resolve(const CollectiveSpec& spec) {
+  std::optional<Schedule> unused;
+  return resolve(spec, unused);
+}
+
+Network::Choice Network::resolve(const CollectiveSpec& spec, std::optional<Schedule>& chosen) {
+  chosen.reset();
   const bool p2p = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV ||
                    spec.op == CollectiveOp::kSendRecv;
   // Peer-to-peer ops run Simple (NCCL's p2p path); tuning them would build n^2 transfers
@@ -107,6 +113,7 @@ Network::Choice Network::resolve(const CollectiveSpec& spec) {
         if (t < best_time) {
           best_time = t;
           best = {algorithm, protocol, depth};
+          chosen = std::move(schedule);
         }
       }
     }
@@ -167,8 +174,17 @@ Schedule Network::build_chosen(const CollectiveSpec& spec, const Choice& choice)
   return schedule;
 }
 
+Schedule Network::chosen_schedule(const CollectiveSpec& spec) {
+  std::optional<Schedule> tuned;
+  const Choice choice = resolve(spec, tuned);
+  if (!tuned) return build_chosen(spec, choice);
+  const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
+  apply_calibration(*tuned, calibration_scale(c, spec));
+  return std::move(*tuned);
+}
+
 void Network::start_collective(const CollectiveSpec& spec, std::function<void()> on_done) {
-  Schedule schedule = build_chosen(spec, resolve(spec));
+  Schedule schedule = chosen_schedule(spec);
   const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
   if (c.base_latency > Time::zero()) {
     sim_.after(c.base_latency, [this, schedule = std::move(schedule), priority = spec.priority,

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -95,6 +96,10 @@ class Network {
     int chunks = 0;  // pipeline lanes; 0 = what build_schedule gives the algorithm
   };
   Choice resolve(const CollectiveSpec& spec);
+  /// The same; where the tuner built the chosen schedule (not a cached choice), it is left
+  /// in `chosen` with the protocol applied (not the calibration): start_collective then
+  /// needs no second build (at 131,072 GPUs millions of small collectives are tuned once each).
+  Choice resolve(const CollectiveSpec& spec, std::optional<Schedule>& chosen);
   /// `spec`'s schedule as `choice` runs it: built, protocol and calibration applied.
   Schedule build_chosen(const CollectiveSpec& spec, const Choice& choice) const;
 
@@ -106,6 +111,8 @@ class Network {
 
  protected:
   Network(engine::Simulator& sim, const topology::Cluster& cluster, NetworkOptions options);
+  /// build_chosen(spec, resolve(spec)), reusing the tuner's build where it made one.
+  Schedule chosen_schedule(const CollectiveSpec& spec);
   /// Adds `delta` to the totals and to the counters of `tag` (if >= 0).
   void add_traffic(const TrafficStats& delta, int tag);
   /// Adds `bytes` on every link of `path` to the traffic counters.

@@ -127,16 +127,17 @@ void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protoc
 }
 
 Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& cluster) {
-  const auto layout = detail::make_rank_layout(spec, cluster);
-  const bool one_host = layout.hosts.size() == 1;
   switch (spec.op) {
-    case CollectiveOp::kAllReduce:
-      if (one_host) return Algorithm::kRing;
+    case CollectiveOp::kAllReduce: {
+      // Only all-reduce looks at where its ranks sit.
+      const auto layout = detail::make_rank_layout(spec, cluster);
+      if (layout.hosts.size() == 1) return Algorithm::kRing;
       if (layout.datacenters.size() > 1 && layout.uniform_hosts && layout.uniform_datacenters) {
         return Algorithm::kHierarchical;
       }
       if (spec.bytes <= 256 * kKiB && layout.n > 8) return Algorithm::kTree;
       return Algorithm::kRing;
+    }
     case CollectiveOp::kAllToAll:
     case CollectiveOp::kAllToAllV:
       return Algorithm::kDirect;

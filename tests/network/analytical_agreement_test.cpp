@@ -101,5 +101,43 @@ TEST(AnalyticalAgreementUneven, PerRankSendSizesAgreeWithFlowMode) {
   EXPECT_NEAR(model.time.to_s(), flow.time.to_s(), 0.02 * flow.time.to_s());
 }
 
+// A call repeated with the same spec is timed once (AnalyticalNetwork remembers it); each
+// repeat must still take what the call takes alone and add its traffic again. Two hosts
+// of 4 GPUs on 50 GB/s NICs, no latency, ring all-gather of 8 MiB over GPUs 0 and 4 (one
+// per host): one ring step of 4 MiB over a NIC, 4 MiB / 50 GB/s = 83.886 us; GPUs 0 and 1
+// (one host, 450 GB/s NVLink): 4 MiB / 450 GB/s, 9.3207 us; started back to back.
+TEST(AnalyticalRepeats, ARepeatedCallTakesWhatItTookAloneAndCountsItsTrafficAgain) {
+  const auto c = testing::make_cluster(1, 2, 4);
+  engine::Simulator sim;
+  NetworkOptions analytical;
+  analytical.mode = NetworkMode::kAnalytical;
+  auto net = make_network(sim, c, analytical);
+  CollectiveSpec across;
+  across.op = CollectiveOp::kAllGather;
+  across.algorithm = Algorithm::kRing;
+  across.protocol = Protocol::kSimple;
+  across.bytes = 8 * kMiB;
+  across.gpus = {0, 4};
+  CollectiveSpec inside = across;
+  inside.gpus = {0, 1};
+  std::vector<Time> ends;
+  net->start_collective(across, [&] {
+    ends.push_back(sim.now());
+    net->start_collective(across, [&] { ends.push_back(sim.now()); });
+  });
+  sim.run();
+  net->start_collective(inside, [&] { ends.push_back(sim.now()); });
+  sim.run();
+  ASSERT_EQ(ends.size(), 3u);
+  const double across_s = 4.0 * kMiB / 50e9, inside_s = 4.0 * kMiB / 450e9;
+  EXPECT_NEAR(ends[0].to_s(), across_s, 1e-11);
+  EXPECT_EQ(ends[1] - ends[0], ends[0]);
+  EXPECT_EQ(ends[0], simulate_collective(c, across, analytical).time);
+  EXPECT_NEAR((ends[2] - ends[1]).to_s(), inside_s, 1e-11);
+  EXPECT_EQ(ends[2] - ends[1], simulate_collective(c, inside, analytical).time);
+  // Scale-out bytes: 2 calls x 2 GPUs x 4 MiB x 2 links (GPU -> core -> GPU) each way.
+  EXPECT_DOUBLE_EQ(net->traffic().bytes(topology::LinkClass::kScaleOut), 2 * 2 * 4.0 * kMiB * 2);
+}
+
 }  // namespace
 }  // namespace strait::sim::network
