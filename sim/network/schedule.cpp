@@ -113,9 +113,14 @@ void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protoc
       continue;
     }
     int most = 0;
+    // An NVLS stage moves at NVLS's share: its bytes scaled by that, its payload kept.
+    const double nvls_fraction = cluster.comm().nvls_bandwidth_fraction;
+    if (phase.nvls) phase.payload = nvls_fraction / fraction;
     for (Transfer& t : phase.transfers) {
       most = std::max(most, ++sends[static_cast<std::size_t>(t.src)]);
-      t.bytes = scaled(t.bytes);
+      t.bytes = phase.nvls
+                    ? static_cast<Bytes>(std::llround(static_cast<double>(t.bytes) / nvls_fraction))
+                    : scaled(t.bytes);
     }
     for (const Transfer& t : phase.transfers) sends[static_cast<std::size_t>(t.src)] = 0;
     phase.step_latency =

@@ -64,6 +64,13 @@ struct Phase {
   /// Transfers across hosts and rails go through the relay GPU on the destination's rail
   /// (NCCL's PXN, detail/pxn.hpp): set on the stored phases of peer-to-peer operations.
   bool pxn = false;
+  /// One of NVLS's in-host stages (reduce or multicast) inside NVLS tree or CollNet: it
+  /// moves at NVLS's bandwidth share (`nvls_bandwidth_fraction`), whatever the protocol.
+  bool nvls = false;
+  /// Share of the phase's bytes that is payload once apply_protocol has scaled them, over
+  /// the schedule's payload_fraction (an NVLS stage's share differs from the protocol's):
+  /// traffic counts bytes x payload_fraction x payload.
+  double payload = 1.0;
 
   bool empty() const { return transfers.empty() && all_pairs <= 0; }
   /// A transfer's latency per repeat from its path's (links) and whether it crosses hosts.

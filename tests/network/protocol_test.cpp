@@ -254,23 +254,42 @@ TEST(Protocols, NvlsAllReduceSendsEachSliceOnceAndWinsForLargeMessages) {
 
 // NVLS tree on 2 hosts x 4 GPUs (NVLink 100 GB/s, NIC 50 GB/s, no link latency), Simple
 // 9 us per step across hosts (6 + proxy 1 + RDMA 2), NVLS 25 us once (NCCL's tuner charges
-// NVLS's latency once: 12.5 us for each of the two in-host phases):
-//   NVLS reduce and multicast: each GPU sends S/4 to 3 peers, 2 x (3S/4 / 100 GB/s + 12.5 us);
-//   rings of the S/4 slices across 2 hosts: 2 phases of S/8 per NIC, 2 x (S/8 / 50 GB/s + 9 us).
-// S = 64 MiB: 2 (503.3 + 12.5) + 2 (167.8 + 9) = 1385.2 us, in one chunk (chunk_bytes 0:
-// no pipelining; CollNetPipelinesItsStagesChunkByChunk checks the lanes).
-TEST(Protocols, NvlsTreeReducesInHostsAndRingsTheSlicesAcrossHosts) {
+// NVLS's latency once: 12.5 us for each of the two in-host stages), NVLS at 0.8 of NVLink:
+//   NVLS reduce and multicast, each half of single-host NVLS's phase: every GPU sends S/8
+//   to 3 peers at 80 GB/s, 2 x (3S/8 / 80 GB/s + 12.5 us);
+//   the double binary tree of the S/4 slices across 2 hosts: both trees are the one edge,
+//   each carrying S/8, up then down: 2 x (S/8 / 50 GB/s + 9 us).
+// S = 64 MiB: 2 (314.6 + 12.5) + 2 (167.8 + 9) = 1007.7 us, in one chunk (chunk_bytes 0:
+// no pipelining; CollNetPipelinesItsStagesChunkByChunk checks the lanes). NVLink traffic
+// is the payload: 8 GPUs x 3 peers x S/8 x 2 stages x 2 links (GPU -> NVSwitch -> GPU).
+// On 4 hosts (NVLS at 1.0) the trees have 2 levels; a NIC carries at most S/4 per level
+// (an inner node's two children, or its two trees): 2 (S/8 + S/4) / 50 GB/s + 4 x 9 us,
+// against a ring's 6 steps of S/16 (1006.6 + 36 us; the ring 503.3 + 54: fewer bytes per
+// NIC, more steps).
+TEST(Protocols, NvlsTreeReducesInHostsAndRunsADoubleBinaryTreeAcrossThem) {
   auto c = nvls_cluster(2, 100e9, false);
+  CommParameters comm = c.comm();
+  comm.nvls_bandwidth_fraction = 0.8;
+  c.set_comm(comm);
   const Bytes s = 64 * kMiB;
   const double bytes = static_cast<double>(s);
   const double expected =
-      2 * (0.75 * bytes / 100e9 * 1e6 + 12.5) + 2 * (bytes / 8 / 50e9 * 1e6 + 9);
+      2 * (0.375 * bytes / 80e9 * 1e6 + 12.5) + 2 * (bytes / 8 / 50e9 * 1e6 + 9);
   for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
     const NetworkOptions o = unpipelined(mode);
     const auto r = simulate_collective(
         c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvlsTree, s, Protocol::kSimple), o);
     EXPECT_NEAR(r.time.to_us(), expected, 1e-3);
+    EXPECT_NEAR(r.traffic.bytes(topology::LinkClass::kNvlink), 8 * 3 * bytes / 8 * 2 * 2, 1e3);
   }
+  auto four = nvls_cluster(4, 100e9, false);
+  const auto r = simulate_collective(
+      four, spec_for(four, CollectiveOp::kAllReduce, Algorithm::kNvlsTree, s, Protocol::kSimple),
+      unpipelined(NetworkMode::kAnalytical));
+  EXPECT_NEAR(
+      r.time.to_us(),
+      2 * (0.375 * bytes / 100e9 * 1e6 + 12.5) + 2 * (bytes / 8 + bytes / 4) / 50e9 * 1e6 + 4 * 9,
+      1e-3);
   // One host: NCCL disables NVLS tree; so does strait.
   auto one = nvls_cluster(1, 100e9, false);
   EXPECT_THROW(simulate_collective(
@@ -279,19 +298,20 @@ TEST(Protocols, NvlsTreeReducesInHostsAndRingsTheSlicesAcrossHosts) {
 }
 
 // CollNet (SHARP in the switches) on 4 hosts x 4 GPUs with NVLS (NVLink 400 GB/s, NIC
-// 50 GB/s, costs as above): the in-host NVLS reduce and multicast as for NVLS tree,
-// 2 x (3S/4 / 400 GB/s + 12.5 us); across hosts each NIC sends its S/4 slice up once and
-// receives the sum once, S/4 / 50 GB/s + 9 us. NVLS tree's rings of 4 hosts take 6 steps
-// of S/16 instead:
-//   S = 64 MiB: collnet 276.7 + 335.5 + 9 = 621.2 us; nvls_tree 276.7 + 6 (83.9 + 9) =
-//   834.0 us; rings (one per rail) about 30 (21 + 9) = 900 us; the tuner picks CollNet.
+// 50 GB/s, costs as above, NVLS at 1.0 of NVLink): the in-host NVLS reduce and multicast
+// as for NVLS tree, 2 x (3S/8 / 400 GB/s + 12.5 us); across hosts each NIC sends its S/4
+// slice up once and receives the sum once, S/4 / 50 GB/s + 9 us. NVLS tree's double binary
+// tree over 4 hosts moves up to S/4 per NIC on each of its 2 levels, up and down:
+//   S = 64 MiB: collnet 150.8 + 335.5 + 9 = 495.4 us; nvls_tree 150.8 + 2 (167.8 + 335.5)
+//   + 36 = 1193.5 us; rings (one per rail) about 30 (21 + 9) = 900 us; the tuner picks
+//   CollNet.
 // All in one chunk here (chunk_bytes 0).
 TEST(Protocols, CollNetSendsEachSliceUpAndBackOnceAcrossHosts) {
   auto c = nvls_cluster(4, 400e9, true);
   CommParameters comm = c.comm();
   const Bytes s = 64 * kMiB;
   const double bytes = static_cast<double>(s);
-  const double in_hosts = 2 * (0.75 * bytes / 400e9 * 1e6 + 12.5);
+  const double in_hosts = 2 * (0.375 * bytes / 400e9 * 1e6 + 12.5);
   for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
     const NetworkOptions o = unpipelined(mode);
     const auto collnet = simulate_collective(
@@ -299,7 +319,7 @@ TEST(Protocols, CollNetSendsEachSliceUpAndBackOnceAcrossHosts) {
     EXPECT_NEAR(collnet.time.to_us(), in_hosts + (bytes / 4 / 50e9 * 1e6 + 9), 1e-3);
     const auto tree = simulate_collective(
         c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvlsTree, s, Protocol::kSimple), o);
-    EXPECT_NEAR(tree.time.to_us(), in_hosts + 6 * (bytes / 16 / 50e9 * 1e6 + 9), 1e-3);
+    EXPECT_NEAR(tree.time.to_us(), in_hosts + 2 * (bytes / 8 + bytes / 4) / 50e9 * 1e6 + 36, 1e-3);
   }
   engine::Simulator sim;
   auto net = make_network(sim, c, unpipelined(NetworkMode::kAnalytical));
@@ -328,22 +348,22 @@ TEST(Protocols, CollNetSendsEachSliceUpAndBackOnceAcrossHosts) {
 // The same CollNet pipelined: k chunks in flight, each stage a lane of S/k; analytical mode
 // pays one lane through all three stages, then k - 1 cycles of the slowest stage (or the
 // busiest link over one lane, whichever is longer):
-//   k = 4: reduce/broadcast 0.75 (S/4) / 400 GB/s + 12.5 = 43.96 us, SHARP (S/16) / 50 GB/s
-//   + 9 = 92.89 us (NVLink over a lane 2 x 31.46 = 62.9 us < 92.89): 2 x 43.96 + 92.89 +
-//   3 x 92.89 = 459.5 us; k = 8: 2 x 28.23 + 50.94 + 7 x 50.94 = 464.0 us; k = 2: 504.4 us;
-//   k = 1: 621.2 us. The tuner takes k = 4 (NCCL sizes its chunks the same way).
+//   k = 4: reduce/broadcast 0.375 (S/4) / 400 GB/s + 12.5 = 28.23 us, SHARP (S/16) /
+//   50 GB/s + 9 = 92.89 us (NVLink over a lane 2 x 15.73 = 31.5 us < 92.89): 2 x 28.23 +
+//   92.89 + 3 x 92.89 = 428.0 us; k = 8: 2 x 20.36 + 8 x 50.94 = 448.3 us; k = 2: 441.5 us;
+//   k = 1: 495.4 us. The tuner takes k = 4 (NCCL sizes its chunks the same way).
 TEST(Protocols, CollNetPipelinesItsStagesChunkByChunk) {
   auto c = nvls_cluster(4, 400e9, true);
   const Bytes s = 64 * kMiB;
   const double bytes = static_cast<double>(s);
   auto lanes = [&](int k) {
     const double lane = bytes / k;
-    const double host = 0.75 * lane / 400e9 * 1e6 + 12.5;
+    const double host = 0.375 * lane / 400e9 * 1e6 + 12.5;
     const double sharp = lane / 4 / 50e9 * 1e6 + 9;
-    const double cycle = std::max({host, sharp, 2 * 0.75 * lane / 400e9 * 1e6});
+    const double cycle = std::max({host, sharp, 2 * 0.375 * lane / 400e9 * 1e6});
     return 2 * host + sharp + (k - 1) * cycle;
   };
-  EXPECT_NEAR(lanes(4), 459.5, 0.1);
+  EXPECT_NEAR(lanes(4), 428.0, 0.1);
   EXPECT_LT(lanes(4), std::min({lanes(1), lanes(2), lanes(8)}));
   engine::Simulator sim;
   auto net = make_network(sim, c, analytical());

@@ -316,8 +316,9 @@ void FlowCollective::start_bundle(Plan& plan, std::size_t pattern, int phase, in
   }
   const std::uint64_t transfers =
       plan.all_pairs ? schedule_.phases[pattern].transfer_count(ranks_) : bundle.transfers_count;
-  network_.add_traffic(routes->traffic, schedule_.payload_fraction / lanes_, transfers,
-                       schedule_.traffic_tag);
+  network_.add_traffic(routes->traffic,
+                       schedule_.payload_fraction * schedule_.phases[pattern].payload / lanes_,
+                       transfers, schedule_.traffic_tag);
   const std::uint64_t tag = pack(phase, lane, b);
   auto done = [this, tag] { bundle_done(tag); };
   if (!plan.coflow || !plan.cached) {

@@ -264,7 +264,8 @@ Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
         const auto& level = level_path(a, b);
         if (traffic) {
           for (std::size_t c = 0; c < level.links.size(); ++c) {
-            traffic->link_bytes[c] += static_cast<double>(t.bytes) * phase.repeat * level.links[c];
+            traffic->link_bytes[c] +=
+                static_cast<double>(t.bytes) * phase.repeat * level.links[c] * phase.payload;
           }
         }
         return level.latency;

@@ -364,43 +364,81 @@ int pipeline_depth(const BuildContext& ctx) {
   return std::min(8, chunk_count(ctx.spec.bytes, ctx.options));
 }
 
+// One of NVLS's two in-host stages inside NVLS tree and CollNet: the switch's reduce
+// (multimem ld_reduce) or its multicast (multimem st) of every host's g slices. Single-host
+// NVLS (build_nvls) moves both as one phase of S/g to every other rank at NVLS's bandwidth
+// share; each stage here is half of that phase (S/2g to every other rank), marked `nvls`
+// so that apply_protocol gives it NVLS's share, and the two together cost what NVLS does
+// on one host. As full point-to-point copies (S/g each, 1.75 S over each GPU's NVLink for
+// the pair) they capped 2-host NVLS tree at 372 GB/s busbw against 469 measured.
+void add_nvls_stage(BuildContext& ctx, const char* name, Bytes slice) {
+  Phase p;
+  p.name = name;
+  p.nvls = true;
+  const Bytes half = divide_up(slice, 2);
+  for (const auto& host : ctx.layout.hosts) {
+    for (int from : host) {
+      for (int to : host) {
+        if (from != to && half > 0) p.transfers.push_back({from, to, half});
+      }
+    }
+  }
+  ctx.schedule.phases.push_back(std::move(p));
+}
+
+// The ranks at each local position, one per host (host order): rails[l][i] is host i's
+// rank l.
+std::vector<std::vector<int>> ranks_by_position(const RankLayout& layout) {
+  std::vector<std::vector<int>> rails(layout.hosts.front().size());
+  for (std::size_t l = 0; l < rails.size(); ++l) {
+    for (const auto& host : layout.hosts) rails[l].push_back(host[l]);
+  }
+  return rails;
+}
+
 void build_nvls_tree(BuildContext& ctx) {
   // NVLS reduce inside each host leaves local rank l with slice l of its host's sum; the
-  // ranks of local position l all-reduce that slice across hosts (a ring here; NCCL uses
-  // a tree: the same bytes per NIC, log instead of linear latency); NVLS multicast
-  // spreads the slices inside each host. The stages are pipelined chunk by chunk.
+  // ranks of local position l all-reduce that slice across hosts on NCCL's double binary
+  // tree; NVLS multicast spreads the slices inside each host. The stages are pipelined
+  // chunk by chunk. The double binary tree: two heap-ordered binary trees over the hosts,
+  // the second mirrored (host i at position h - 1 - i) so that the first one's leaves are
+  // its inner nodes, each carrying half the slice: a NIC moves about 2 slices each way
+  // (one at 2 hosts, where both trees are the one edge), against a ring's 2 (h - 1) / h,
+  // in 2 ceil(log2 h) network steps instead of 2 (h - 1).
   ctx.schedule.chunks = pipeline_depth(ctx);
-  const auto& hosts = ctx.layout.hosts;
-  const auto g = static_cast<std::int64_t>(hosts.front().size());
-  const auto h = static_cast<std::int64_t>(hosts.size());
+  const auto g = static_cast<std::int64_t>(ctx.layout.hosts.front().size());
+  const int h = static_cast<int>(ctx.layout.hosts.size());
   const Bytes slice = divide_up(ctx.spec.bytes, g);
-  auto in_host = [&](const char* name) {
+  const Bytes half = divide_up(slice, 2);
+  const auto rails = ranks_by_position(ctx.layout);
+  auto depth = [](int i) {
+    int d = 0;
+    for (int x = i + 1; x > 1; x >>= 1) ++d;
+    return d;
+  };
+  const int max_depth = depth(h - 1);
+  // Level `level`'s edges of both trees, child -> parent (up) or parent -> child.
+  auto tree_level = [&](int level, bool up) {
     Phase p;
-    p.name = name;
-    for (const auto& host : hosts) {
-      for (int from : host) {
-        for (int to : host) {
-          if (from != to && slice > 0) p.transfers.push_back({from, to, slice});
+    p.name = up ? "reduce/nvls_tree" : "broadcast/nvls_tree";
+    for (const auto& rail : rails) {
+      for (int mirrored = 0; mirrored < 2; ++mirrored) {
+        const auto host = [&](int position) {
+          return rail[static_cast<std::size_t>(mirrored ? h - 1 - position : position)];
+        };
+        for (int i = 1; i < h; ++i) {
+          if (depth(i) != level || half <= 0) continue;
+          const int child = host(i), parent = host((i - 1) / 2);
+          p.transfers.push_back(up ? Transfer{child, parent, half} : Transfer{parent, child, half});
         }
       }
     }
     ctx.schedule.phases.push_back(std::move(p));
   };
-  std::vector<std::vector<int>> rings(static_cast<std::size_t>(g));
-  for (std::size_t l = 0; l < rings.size(); ++l) {
-    for (const auto& host : hosts) rings[l].push_back(host[l]);
-  }
-  auto across = [&](const char* name) {
-    Phase p;
-    p.name = name;
-    p.repeat = static_cast<int>(h - 1);
-    add_ring_step(p, rings, divide_up(slice, h));
-    ctx.schedule.phases.push_back(std::move(p));
-  };
-  in_host("reduce/nvls");
-  across("reduce_scatter/cross_host");
-  across("all_gather/cross_host");
-  in_host("broadcast/nvls");
+  add_nvls_stage(ctx, "reduce/nvls", slice);
+  for (int level = max_depth; level >= 1; --level) tree_level(level, true);
+  for (int level = 1; level <= max_depth; ++level) tree_level(level, false);
+  add_nvls_stage(ctx, "broadcast/nvls", slice);
 }
 
 void build_collnet(BuildContext& ctx) {
@@ -418,30 +456,20 @@ void build_collnet(BuildContext& ctx) {
   const Bytes slice = divide_up(ctx.spec.bytes, g);
   const bool nvls = ctx.cluster.comm().nvls && g > 1;
   auto in_host = [&](const char* name) {
+    if (nvls) {
+      add_nvls_stage(ctx, name, slice);
+      return;
+    }
     Phase p;
     p.name = name;
-    if (nvls) {
-      for (const auto& host : hosts) {
-        for (int from : host) {
-          for (int to : host) {
-            if (from != to && slice > 0) p.transfers.push_back({from, to, slice});
-          }
-        }
-      }
-    } else {
-      p.repeat = static_cast<int>(g - 1);
-      add_ring_step(p, hosts, slice);
-    }
+    p.repeat = static_cast<int>(g - 1);
+    add_ring_step(p, hosts, slice);
     ctx.schedule.phases.push_back(std::move(p));
   };
-  std::vector<std::vector<int>> rails(static_cast<std::size_t>(g));
-  for (std::size_t l = 0; l < rails.size(); ++l) {
-    for (const auto& host : hosts) rails[l].push_back(host[l]);
-  }
   in_host(nvls ? "reduce/nvls" : "reduce_scatter/host");
   Phase sharp;
   sharp.name = "all_reduce/sharp";
-  add_ring_step(sharp, rails, slice);
+  add_ring_step(sharp, ranks_by_position(ctx.layout), slice);
   ctx.schedule.phases.push_back(std::move(sharp));
   in_host(nvls ? "broadcast/nvls" : "all_gather/host");
 }

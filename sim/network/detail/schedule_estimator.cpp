@@ -28,7 +28,7 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
         if (lanes > 1) lane_load_[l] += k * lane_bytes * phase.repeat;
         if (traffic) {
           traffic->link_bytes[static_cast<std::size_t>(cluster_.link(l).link_class)] +=
-              k * static_cast<double>(phase.all_pairs) * phase.repeat;
+              k * static_cast<double>(phase.all_pairs) * phase.repeat * phase.payload;
         }
       }
       latency = phase.transfer_latency(paths.longest_latency, false);
@@ -56,7 +56,7 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
         path_latency += cluster_.link(l).latency;
         if (traffic) {
           traffic->link_bytes[static_cast<std::size_t>(cluster_.link(l).link_class)] +=
-              static_cast<double>(t.bytes) * phase.repeat;
+              static_cast<double>(t.bytes) * phase.repeat * phase.payload;
         }
       }
       path_latency =
