@@ -126,13 +126,20 @@ topology::NodeIndex LevelEstimator::leaf_of(int gpu) {
   return leaf;
 }
 
+LevelEstimator::Endpoint LevelEstimator::endpoint(int gpu) {
+  const auto& g = cluster_.gpu(gpu);
+  return {gpu, g.host, g.datacenter, g.rail, leaf_of(gpu)};
+}
+
 const LevelEstimator::LevelPath& LevelEstimator::level_path(int src, int dst) {
+  return level_path(endpoint(src), endpoint(dst));
+}
+
+const LevelEstimator::LevelPath& LevelEstimator::level_path(const Endpoint& s, const Endpoint& d) {
   // Levels: inside a host (per host); across hosts of datacenter d under one leaf switch or
   // not; across datacenters (per pair).
-  const auto& s = cluster_.gpu(src);
-  const auto& d = cluster_.gpu(dst);
-  const bool same_leaf =
-      s.host != d.host && s.datacenter == d.datacenter && leaf_of(src) == leaf_of(dst);
+  const int src = s.gpu, dst = d.gpu;
+  const bool same_leaf = s.host != d.host && s.datacenter == d.datacenter && s.leaf == d.leaf;
   auto& cached =
       s.host == d.host ? host_paths_[static_cast<std::size_t>(s.host)]
       : s.datacenter == d.datacenter
@@ -142,7 +149,7 @@ const LevelEstimator::LevelPath& LevelEstimator::level_path(int src, int dst) {
   LevelPath p;
   if (s.host == d.host) {
     // GPU -> NVSwitch -> GPU, read off the links rather than routed (no table per host).
-    for (auto l : cluster_.out_links(s.node)) {
+    for (auto l : cluster_.out_links(cluster_.gpu(src).node)) {
       if (cluster_.link(l).link_class != topology::LinkClass::kNvlink) continue;
       p.latency = cluster_.link(l).latency * 2;
       p.links[static_cast<std::size_t>(topology::LinkClass::kNvlink)] = 2;
@@ -310,17 +317,51 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
     latency = std::max(latency, add_gpu_level(spec.gpus[i], spec.gpus[j], bytes));
   };
   if (spec.op == CollectiveOp::kAllToAllV) {
+    // n^2 pairs (512 x 512 per output dist of an embedding group): where each member sits
+    // is read once, and each sender's PXN relays once per rail (pxn_relay's rule).
+    std::vector<Endpoint> at(un);
+    int rails = 0;
     for (std::size_t i = 0; i < un; ++i) {
+      at[i] = endpoint(spec.gpus[i]);
+      rails = std::max(rails, at[i].rail + 1);
+    }
+    constexpr int kUnknown = -2;
+    std::vector<int> relay_toward(static_cast<std::size_t>(rails));
+    std::vector<Endpoint> relay_at(static_cast<std::size_t>(rails));
+    const bool pxn = cluster_.comm().pxn;
+    for (std::size_t i = 0; i < un; ++i) {
+      std::fill(relay_toward.begin(), relay_toward.end(), kUnknown);
+      const Endpoint& a = at[i];
       for (std::size_t j = 0; j < un; ++j) {
         const double b = static_cast<double>(spec.send_matrix[i * un + j]);
         if (i == j || b == 0) continue;
-        const int src = spec.gpus[i], dst = spec.gpus[j];
-        auto leg = [&](int x, int y) {
-          phase_.add(x, y, cluster_.gpu(x).host == cluster_.gpu(y).host, pair_index(x, y), b);
-          return add_gpu_level(x, y, b);
+        const Endpoint& d = at[j];
+        auto leg = [&](const Endpoint& x, const Endpoint& y) {
+          const int pair =
+              x.datacenter == y.datacenter ? -1 : x.datacenter * datacenters_ + y.datacenter;
+          phase_.add(x.gpu, y.gpu, x.host == y.host, pair, b);
+          const auto& level = level_path(x, y);
+          for (std::size_t c = 0; c < link_bytes.size(); ++c) link_bytes[c] += b * level.links[c];
+          return level.latency;
         };
-        const int relay = pxn_relay(cluster_, src, dst);
-        latency = std::max(latency, relay < 0 ? leg(src, dst) : leg(src, relay) + leg(relay, dst));
+        // The relay toward d's rail (pxn_relay's rule), looked up once per sender and rail.
+        const Endpoint* via = nullptr;
+        Endpoint off_rail{};
+        if (pxn && a.host != d.host) {
+          if (d.rail >= 0) {
+            auto& r = relay_toward[static_cast<std::size_t>(d.rail)];
+            if (r == kUnknown) {
+              r = pxn_rail_relay(cluster_, a.gpu, d.rail);
+              if (r >= 0) relay_at[static_cast<std::size_t>(d.rail)] = endpoint(r);
+            }
+            if (r >= 0) via = &relay_at[static_cast<std::size_t>(d.rail)];
+          } else if (const int r = pxn_relay(cluster_, a.gpu, d.gpu); r >= 0) {
+            off_rail = endpoint(r);
+            via = &off_rail;
+          }
+        }
+        const Time l = via ? leg(a, *via) + leg(*via, d) : leg(a, d);
+        latency = std::max(latency, l);
       }
     }
   } else {

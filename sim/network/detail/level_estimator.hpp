@@ -54,9 +54,16 @@ class LevelEstimator {
     Time busiest(LevelEstimator& e);
     void clear();
   };
+  // Where a GPU sits, as level paths read it (an all_to_allv reads it n^2 times).
+  struct Endpoint {
+    int gpu, host, datacenter, rail;
+    topology::NodeIndex leaf;
+  };
   Loads make_loads() const;
   int pair_index(int src, int dst) const;  // -1 inside one datacenter
+  Endpoint endpoint(int gpu);
   const LevelPath& level_path(int src, int dst);
+  const LevelPath& level_path(const Endpoint& s, const Endpoint& d);
   topology::NodeIndex leaf_of(int gpu);
   BytesPerSec nvlink_bandwidth(int gpu);
   BytesPerSec nic_bandwidth(int gpu);
