@@ -39,17 +39,24 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
   // Each rank's ops go into the compact replay graph as soon as they are built: the whole
   // OpGraph of 131,072 ranks would take 7 GiB (replay_graph.hpp).
   ReplayGraph replay_graph(report.mode);
-  const auto graph = workload::build_op_graph(scenario, {}, [&](const workload::RankOps& rank) {
-    const bool first = replay_graph.ranks().empty();
-    replay_graph.add_rank(rank.rank, rank, cost.profile(scenario.cluster.gpu(rank.gpu).type),
-                          traced_rank(replay_options, rank.rank));
-    // Room for the other ranks at the first one's size, once (no regrowth of the arrays).
-    if (first) replay_graph.reserve(scenario.layout.world, rank.ops.size());
-  });
+  // The batches are sampled once for the op graph and the memory model.
+  std::vector<std::vector<workload::ReplicaBatch>> batches;
+  for (int s = 0; s < scenario.steps; ++s) batches.push_back(workload::sample_step(scenario, s));
+  workload::OpGraphOptions graph_options;
+  graph_options.batches = &batches;
+  const auto graph =
+      workload::build_op_graph(scenario, graph_options, [&](const workload::RankOps& rank) {
+        const bool first = replay_graph.ranks().empty();
+        replay_graph.add_rank(rank.rank, rank, cost.profile(scenario.cluster.gpu(rank.gpu).type),
+                              traced_rank(replay_options, rank.rank));
+        // Room for the other ranks at the first one's size, once (no regrowth of the arrays).
+        if (first) replay_graph.reserve(scenario.layout.world, rank.ops.size());
+      });
   replay_graph.finish(graph);
   // The job's GPUs: a plan may use only the first N of the cluster's.
   report.gpus = static_cast<int>(graph.ranks.size());
-  report.memory = workload::memory_per_rank(scenario);
+  report.memory = workload::memory_per_rank(scenario, batches);
+  std::vector<std::vector<workload::ReplicaBatch>>().swap(batches);  // not needed past here
   report.build_wall_s = seconds_since(build_start);
 
   const auto sim_start = std::chrono::steady_clock::now();

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+
 #include "sim/workload/batch.hpp"
 #include "sim/workload/detail/dense_stack.hpp"
 #include "sim/workload/detail/sparse_traffic.hpp"
@@ -45,6 +49,14 @@ MemoryFit MemoryReport::fits(double capacity) const {
 }
 
 MemoryReport memory_per_rank(const TrainingScenario& sc, int representative_ranks) {
+  std::vector<std::vector<ReplicaBatch>> batches;
+  for (int s = 0; s < sc.steps; ++s) batches.push_back(sample_step(sc, s));
+  return memory_per_rank(sc, batches, representative_ranks);
+}
+
+MemoryReport memory_per_rank(const TrainingScenario& sc,
+                             const std::vector<std::vector<ReplicaBatch>>& batches,
+                             int representative_ranks) {
   const Layout& L = sc.layout;
   const ModelConfig& model = sc.model;
   const ParallelPlan& plan = sc.plan;
@@ -52,8 +64,10 @@ MemoryReport memory_per_rank(const TrainingScenario& sc, int representative_rank
       sc.cluster.hosts().empty() ? 1 : static_cast<int>(sc.cluster.hosts().front().gpus.size());
   const detail::DenseStack stack(model, plan);
   const ShardMap map = ShardMap::build(model, plan, L.sparse.size, host_size);
-  std::vector<std::vector<ReplicaBatch>> batches;
-  for (int s = 0; s < sc.steps; ++s) batches.push_back(sample_step(sc, s));
+  if (static_cast<int>(batches.size()) < sc.steps)
+    throw Error(fmt::format("memory: {} steps' batches for a scenario of {} steps", batches.size(),
+                            sc.steps));
+  std::vector<detail::LayerWorkMemo> layer_work(static_cast<std::size_t>(sc.steps));
 
   const double e_param = bytes_per_element(model.param_dtype);
   const double e_w = bytes_per_element(model.embedding_dtype);
@@ -111,9 +125,10 @@ MemoryReport memory_per_rank(const TrainingScenario& sc, int representative_rank
         const auto& b =
             batches[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank / L.cp.size)];
         const auto shape = detail::shape_of(b, L.cp.size);
+        const auto& work = layer_work[static_cast<std::size_t>(s)].of(stack, shape);
         double a = 0, sc_b = 0, sc_j = 0, sc_p = 0, buf = 0;
         for (int l = 0; l < stack.layers(); ++l) {
-          const auto w = stack.work(l, shape);
+          const auto& w = work[static_cast<std::size_t>(l)];
           a += w.activation_bytes;
           sc_b += w.attention_bytes;
           sc_j += w.attention_unfused_bytes;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/workload/batch.hpp"
 #include "sim/workload/scenario.hpp"
 
 namespace strait::sim::workload {
@@ -59,5 +60,9 @@ struct MemoryReport {
 /// Memory of every rank of the scenario (batches sampled as build_op_graph does); with
 /// `representative_ranks` > 0 only the ranks of representative_blocks (others get no terms).
 MemoryReport memory_per_rank(const TrainingScenario& scenario, int representative_ranks = 0);
+/// The same from the steps' batches already sampled ([step][replica], sample_step's).
+MemoryReport memory_per_rank(const TrainingScenario& scenario,
+                             const std::vector<std::vector<ReplicaBatch>>& batches,
+                             int representative_ranks = 0);
 
 }  // namespace strait::sim::workload

@@ -55,8 +55,11 @@ struct Shared {
   int steps = 1;
   int lookahead = 0;
   int dcs = 1;                                     // datacenters among the ranks
-  std::vector<std::vector<ReplicaBatch>> batches;  // [step][replica]
-  std::vector<double> slowdown;                    // per rank
+  std::vector<std::vector<ReplicaBatch>> sampled;  // [step][replica], when sampled here
+  // The steps' batches ([step][replica]): `sampled` or the caller's (OpGraphOptions).
+  const std::vector<std::vector<ReplicaBatch>>* batches = &sampled;
+  mutable std::vector<detail::LayerWorkMemo> layer_work;  // [step]: the last shape's layers
+  std::vector<double> slowdown;                           // per rank
   bool flat_output = true;    // some sharded table's output takes the group-wide dist
   bool host_reduced = false;  // some table's output is reduced inside host blocks first
 };
@@ -290,13 +293,11 @@ class RankBuilder {
     const auto r = static_cast<std::size_t>(rank_);
     const int replica = rank_ / L.cp.size;
     const auto shape = detail::shape_of(
-        sh_.batches[static_cast<std::size_t>(s)][static_cast<std::size_t>(replica)], L.cp.size);
+        (*sh_.batches)[static_cast<std::size_t>(s)][static_cast<std::size_t>(replica)], L.cp.size);
     const bool fsdp = sc.plan.dense == DenseParallelism::kFsdp;
     const double e_param = bytes_per_element(sc.model.param_dtype);
     const int n = sh_.stack.layers();
-    std::vector<detail::LayerWork> work;
-    work.reserve(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) work.push_back(sh_.stack.work(i, shape));
+    const auto& work = sh_.layer_work[static_cast<std::size_t>(s)].of(sh_.stack, shape);
 
     std::vector<std::int32_t> waits;  // what the optimizer waits on
     std::int32_t last = -1;
@@ -532,7 +533,12 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
   sh.slowdown.assign(static_cast<std::size_t>(L.world), 1.0);
   for (const auto& s : sc.hardware.slow_ranks)
     sh.slowdown[static_cast<std::size_t>(s.rank)] *= s.slowdown;
-  for (int s = 0; s < sh.steps; ++s) sh.batches.push_back(sample_step(sc, s));
+  if (options.batches && static_cast<int>(options.batches->size()) >= sh.steps) {
+    sh.batches = options.batches;
+  } else {
+    for (int s = 0; s < sh.steps; ++s) sh.sampled.push_back(sample_step(sc, s));
+  }
+  sh.layer_work.resize(static_cast<std::size_t>(sh.steps));
 
   g.ranks.resize(static_cast<std::size_t>(L.world));
   const int M = L.sparse.size;
@@ -540,10 +546,10 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
   for (int r = 0; r < L.world; ++r) {
     RankOps& ro = g.ranks[static_cast<std::size_t>(r)];
     ro.rank = ro.gpu = r;
-    ro.samples = sh.batches.front()[static_cast<std::size_t>(r / L.cp.size)].samples / L.cp.size;
+    ro.samples = sh.batches->front()[static_cast<std::size_t>(r / L.cp.size)].samples / L.cp.size;
   }
   RankOps scratch;  // with a sink: every rank is built here in turn
-  for (int block : representative_blocks(sc, sh.batches.front(), options.representative_ranks)) {
+  for (int block : representative_blocks(sc, sh.batches->front(), options.representative_ranks)) {
     // Embedding traffic of this model-parallel group, per step.
     std::vector<std::unique_ptr<SparseTraffic>> owned;
     std::vector<const SparseTraffic*> traffic;
@@ -553,7 +559,7 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
       for (int i = 0; i < M; ++i) {
         const int rank = block * M + i;
         const auto& b =
-            sh.batches[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank / L.cp.size)];
+            (*sh.batches)[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank / L.cp.size)];
         for (double x : b.ids) ids[static_cast<std::size_t>(i)].push_back(x / L.cp.size);
         samples[static_cast<std::size_t>(i)] = static_cast<double>(b.samples) / L.cp.size;
       }

@@ -30,6 +30,7 @@
 
 #include <functional>
 
+#include "sim/workload/batch.hpp"
 #include "sim/workload/op_graph.hpp"
 #include "sim/workload/scenario.hpp"
 
@@ -40,6 +41,10 @@ struct OpGraphOptions {
   /// > 0: build only representative_blocks(scenario, step 0, this many ranks); the other
   /// ranks keep their rank, GPU and samples but no ops (for estimates at scale).
   int representative_ranks = 0;
+  /// The steps' batches as sample_step gives them ([step][replica]), when the caller has
+  /// sampled them already (run_training shares them with memory_per_rank); null: sampled
+  /// here.
+  const std::vector<std::vector<ReplicaBatch>>* batches = nullptr;
 };
 
 /// Builds every rank's ops for the scenario's steps. Deterministic for a seed.

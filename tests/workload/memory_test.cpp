@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/workload/batch.hpp"
+#include "sim/workload/detail/dense_stack.hpp"
 #include "sim/workload/memory_model.hpp"
 #include "sim/workload/op_graph_builder.hpp"
 #include "test_support.hpp"
@@ -127,6 +128,57 @@ TEST(MemoryModel, FitsNamesTheRankAndTheDominantTerm) {
   // Row-wise over 8 ranks: 1e6 x 64 x 4 B / 8 = 32 MB of weights per rank.
   EXPECT_DOUBLE_EQ(mem.ranks[0].term("embedding_weights"), 1e6 * 64 * 4 / 8);
   EXPECT_DOUBLE_EQ(mem.ranks[0].term("embedding_optimizer"), 1e6 * 4 / 8);
+}
+
+// Work shared between callers, not changed by it: context-parallel pairs of 8 GPUs (cp 2)
+// on lognormal lengths over 2 steps, so that every replica and step has its own shape.
+//   - the batches sampled once and handed to build_op_graph and memory_per_rank give the
+//     op graph and the memory each samples for itself;
+//   - LayerWorkMemo gives each shape the stack's own work, asked in any order (a shape,
+//     another, the first again).
+TEST(MemoryModel, BatchesSampledOnceAndRememberedLayerWorkChangeNothing) {
+  const auto sc =
+      scenario_of("hgx-h100-8.json", kSmallHstu,
+                  data_with(R"({"distribution": "lognormal", "mean": 600, "sigma": 1.2})"),
+                  R"({"context_parallel": {"degree": 2, "placement": "host"}})", 2);
+  std::vector<std::vector<ReplicaBatch>> batches;
+  for (int s = 0; s < sc.steps; ++s) batches.push_back(sample_step(sc, s));
+  OpGraphOptions shared;
+  shared.batches = &batches;
+  const OpGraph own = build_op_graph(sc), given = build_op_graph(sc, shared);
+  ASSERT_EQ(own.ranks.size(), given.ranks.size());
+  for (std::size_t r = 0; r < own.ranks.size(); ++r) {
+    ASSERT_EQ(own.ranks[r].ops.size(), given.ranks[r].ops.size()) << r;
+    for (std::size_t i = 0; i < own.ranks[r].ops.size(); ++i) {
+      EXPECT_EQ(own.ranks[r].ops[i].kernel.flops, given.ranks[r].ops[i].kernel.flops) << r;
+      EXPECT_EQ(own.ranks[r].ops[i].kernel.hbm_bytes, given.ranks[r].ops[i].kernel.hbm_bytes);
+      EXPECT_EQ(own.ranks[r].ops[i].collective.bytes, given.ranks[r].ops[i].collective.bytes);
+    }
+  }
+  const auto a = memory_per_rank(sc), b = memory_per_rank(sc, batches);
+  for (std::size_t r = 0; r < a.ranks.size(); ++r) {
+    ASSERT_EQ(a.ranks[r].terms.size(), b.ranks[r].terms.size());
+    for (std::size_t t = 0; t < a.ranks[r].terms.size(); ++t)
+      EXPECT_EQ(a.ranks[r].terms[t].bytes, b.ranks[r].terms[t].bytes) << r;
+  }
+  const detail::DenseStack stack(sc.model, sc.plan);
+  const auto first = detail::shape_of(batches[0][0], 2),
+             second = detail::shape_of(batches[1][1], 2);
+  ASSERT_FALSE(first == second);
+  detail::LayerWorkMemo memo;
+  for (const auto* shape : {&first, &second, &first, &first}) {
+    const auto& work = memo.of(stack, *shape);
+    ASSERT_EQ(static_cast<int>(work.size()), stack.layers());
+    for (int l = 0; l < stack.layers(); ++l) {
+      const auto expected = stack.work(l, *shape);
+      EXPECT_EQ(work[static_cast<std::size_t>(l)].activation_bytes, expected.activation_bytes);
+      ASSERT_EQ(work[static_cast<std::size_t>(l)].forward.size(), expected.forward.size());
+      for (std::size_t k = 0; k < expected.forward.size(); ++k) {
+        EXPECT_EQ(work[static_cast<std::size_t>(l)].forward[k].kernel.flops,
+                  expected.forward[k].kernel.flops);
+      }
+    }
+  }
 }
 
 }  // namespace
