@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Growth of strait's cost per simulated step with the GPU count (issue 9).
+
+The hstu-16k-4dc job (four datacenters of HGX H100 hosts, its model, data and plan) at
+1,024 .. 16,384 GPUs: the cluster keeps four datacenters and shrinks their hosts, the
+plan's embedding groups are 256 ranks so that 1,024 GPUs (256 per datacenter) still fit.
+Each size runs `strait simulate --json` once, in its own process, and the table gives
+(build + replay) wall seconds per simulated step, the process's CPU seconds per step,
+events per step, and the least-squares slope of log time on log GPUs (1.0 = linear).
+
+    python3 bench/growth.py BUILD_DIR [--mode analytical|flow] [--sizes 1024,2048,...]
+
+The variant configs are written to a temporary folder and removed afterwards.
+"""
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIGS = os.path.join(ROOT, "configs")
+
+
+def slope(xs, ys):
+    """Least-squares slope of log y on log x."""
+    lx = [math.log(x) for x in xs]
+    ly = [math.log(y) for y in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    num = sum((a - mx) * (b - my) for a, b in zip(lx, ly))
+    den = sum((a - mx) ** 2 for a in lx)
+    return num / den
+
+
+def write_variant(folder, gpus):
+    """The hstu-16k-4dc scenario at `gpus` GPUs in `folder`; returns its path."""
+    with open(os.path.join(CONFIGS, "clusters", "scale-across-16k-4dc.json")) as f:
+        cluster = json.load(f)
+    gpus_per_host = cluster["defaults"]["host"]["gpus"]
+    dcs = len(cluster["datacenters"])
+    hosts = gpus // (gpus_per_host * dcs)
+    if hosts * gpus_per_host * dcs != gpus:
+        sys.exit(f"growth: {gpus} GPUs is not {dcs} datacenters of whole {gpus_per_host}-GPU hosts")
+    cluster["name"] = f"growth-{gpus}"
+    for dc in cluster["datacenters"]:
+        dc["hosts"] = hosts
+    with open(os.path.join(CONFIGS, "plans", "hstu-16k-4dc.json")) as f:
+        plan = json.load(f)
+    plan["name"] = f"growth-{gpus}"
+    plan["sparse"]["group_size"] = 256
+    with open(os.path.join(CONFIGS, "scenarios", "hstu-16k-4dc.json")) as f:
+        scenario = json.load(f)
+    scenario["name"] = f"growth-{gpus}"
+    scenario["cluster"] = f"cluster-{gpus}.json"
+    scenario["plan"] = f"plan-{gpus}.json"
+    for key in ("model", "data"):
+        scenario[key] = os.path.normpath(os.path.join(CONFIGS, "scenarios", scenario[key]))
+    for name, doc in ((f"cluster-{gpus}.json", cluster), (f"plan-{gpus}.json", plan),
+                      (f"scenario-{gpus}.json", scenario)):
+        with open(os.path.join(folder, name), "w") as f:
+            json.dump(doc, f, indent=1)
+    return os.path.join(folder, f"scenario-{gpus}.json")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("build", help="build folder holding bin/strait")
+    parser.add_argument("--mode", default="analytical", choices=["analytical", "flow"])
+    parser.add_argument("--sizes", default="1024,2048,4096,8192,16384")
+    args = parser.parse_args()
+    strait = os.path.join(args.build, "bin", "strait")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for gpus in sizes:
+            scenario = write_variant(folder, gpus)
+            out = os.path.join(folder, f"result-{gpus}.json")
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run([strait, "simulate", scenario, "--mode", args.mode, "--json", out],
+                           check=True, stdout=subprocess.DEVNULL)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            with open(out) as f:
+                result = json.load(f)
+            steps = result["steps"]
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            rows.append((gpus, (result["build_wall_s"] + result["sim_wall_s"]) / steps,
+                         cpu / steps, result["events"] / steps, result["step_time_ms"],
+                         after.ru_maxrss / 1024))
+    print(f"# strait simulate --mode {args.mode}, hstu-16k-4dc's job at each size "
+          "(sparse groups of 256), per simulated step")
+    print("| GPUs | build + replay wall | process CPU | events | step time | peak memory (any run so far) |")
+    print("|---|---|---|---|---|---|")
+    for gpus, wall, cpu, events, step, peak in rows:
+        print(f"| {gpus:,} | {wall:.2f} s | {cpu:.2f} s | {events / 1e6:.2f} M | {step:.3f} ms "
+              f"| {peak:.0f} MiB |")
+    xs = [r[0] for r in rows]
+    print(f"\nfitted exponent: wall {slope(xs, [r[1] for r in rows]):.2f}, "
+          f"CPU {slope(xs, [r[2] for r in rows]):.2f}, events {slope(xs, [r[3] for r in rows]):.2f}")
+
+
+if __name__ == "__main__":
+    main()
