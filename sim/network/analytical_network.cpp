@@ -86,21 +86,17 @@ void AnalyticalNetwork::start_collective(const CollectiveSpec& spec,
     Network::start_collective(spec, std::move(on_done));
     return;
   }
-  CallKey key{spec.op, spec.algorithm, spec.protocol, spec.root, spec.peer, spec.bytes, {}};
   const std::uint64_t hash = hash_of(spec);
-  if (const auto it = timed_.find(hash); it != timed_.end()) {
-    const TimedCall& call = it->second;
-    if (call.key.op == key.op && call.key.algorithm == key.algorithm &&
-        call.key.protocol == key.protocol && call.key.root == key.root &&
-        call.key.peer == key.peer && call.key.bytes == key.bytes && call.key.gpus == spec.gpus) {
-      sim_.after(call.time, std::move(on_done));
-      add_traffic(call.traffic, spec.traffic_tag);
-      return;
-    }
+  if (const auto it = timed_.find(hash); it != timed_.end() && it->second.key.is(spec)) {
+    sim_.after(it->second.time, std::move(on_done));
+    add_traffic(it->second.traffic, spec.traffic_tag);
+    return;
   }
   const Schedule schedule = chosen_schedule(spec);
-  TimedCall call{std::move(key), Time::zero(), {}};
-  call.key.gpus = spec.gpus;
+  TimedCall call{
+      {spec.op, spec.algorithm, spec.protocol, spec.root, spec.peer, spec.bytes, spec.gpus},
+      Time::zero(),
+      {}};
   call.time = estimate(schedule, &call.traffic);
   for (double& b : call.traffic.link_bytes) b *= schedule.payload_fraction;
   sim_.after(call.time, std::move(on_done));

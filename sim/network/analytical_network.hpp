@@ -47,7 +47,10 @@ class AnalyticalNetwork final : public Network {
     int root, peer;
     Bytes bytes;
     std::vector<int> gpus;
-    bool operator==(const CallKey&) const = default;
+    bool is(const CollectiveSpec& s) const {
+      return op == s.op && algorithm == s.algorithm && protocol == s.protocol && root == s.root &&
+             peer == s.peer && bytes == s.bytes && gpus == s.gpus;
+    }
   };
   struct TimedCall {
     CallKey key;
