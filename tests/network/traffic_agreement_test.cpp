@@ -80,5 +80,47 @@ INSTANTIATE_TEST_SUITE_P(
              "mixed-h100-a100.json"}),
     [](const ::testing::TestParamInfo<Case>& p) { return std::string(p.param.name); });
 
+// An all_to_allv (stored transfers, so PXN relays: flow mode routes each sender's in-host
+// leg to a relay once and reuses it for the other peers on that relay's rail) over 4 hosts
+// of 8 rails, 1-3 MiB per pair: both modes count the same bytes per link class, the relay
+// legs' NVLink bytes included.
+TEST(TrafficAgreementPxn, AllToAllVThroughRelaysCountsTheSameBytesInBothModes) {
+  const auto c = topology::Cluster::load(std::string(STRAIT_SOURCE_DIR) +
+                                         "/configs/clusters/h100-256-rail.json");
+  CollectiveSpec spec;
+  spec.op = CollectiveOp::kAllToAllV;
+  spec.algorithm = Algorithm::kDirect;
+  spec.gpus = parse_rank_set("first:32", c);
+  const std::size_t n = spec.gpus.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) spec.send_matrix.push_back((1 + (i + j) % 3) * kMiB);
+  }
+  auto traffic = [&](NetworkMode mode) {
+    engine::Simulator sim;
+    NetworkOptions o;
+    o.mode = mode;
+    auto net = make_network(sim, c, o);
+    net->start_collective(spec, [] {});
+    sim.run();
+    return net->traffic();
+  };
+  const auto flow = traffic(NetworkMode::kFlow);
+  const auto model = traffic(NetworkMode::kAnalytical);
+  // Every pair on another host and rail crosses NVLink to its relay: NVLink carries more
+  // than the in-host pairs alone (4 hosts x 8 x 7 pairs).
+  double in_host = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i != j && i / 8 == j / 8) in_host += 2.0 * static_cast<double>((1 + (i + j) % 3) * kMiB);
+    }
+  }
+  EXPECT_GT(flow.bytes(topology::LinkClass::kNvlink), in_host);
+  for (int lc = 0; lc < topology::kLinkClassCount; ++lc) {
+    const auto i = static_cast<std::size_t>(lc);
+    EXPECT_NEAR(model.link_bytes[i], flow.link_bytes[i], 1e-6 * flow.link_bytes[i] + 1)
+        << topology::to_string(static_cast<topology::LinkClass>(lc));
+  }
+}
+
 }  // namespace
 }  // namespace strait::sim::network

@@ -173,6 +173,7 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
   std::vector<std::uint32_t>& touched = network_.touched_links_;
   if (link_bytes.empty()) link_bytes.assign(cluster.links().size(), 0.0);
   Time latency_sum = Time::zero();
+  int legs_of = -1;  // the sender whose relay legs relay_legs_ holds (transfers come by sender)
   for (std::uint32_t i = 0; i < bundle.transfers_count; ++i) {
     const auto& t =
         transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])];
@@ -181,11 +182,36 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
     const int dst = schedule_.gpus[static_cast<std::size_t>(t.dst)];
     const int relay = schedule_.phases[pattern].pxn ? pxn_relay(cluster, src, dst) : -1;
     const double b = static_cast<double>(t.bytes);
+    Time path = Time::zero();
+    if (relay < 0) {
+      path = network_.route(src, dst, b, scratch_uses_, nullptr);
+    } else {
+      if (legs_of != src) {
+        relay_legs_.clear();
+        relay_resources_.clear();
+        legs_of = src;
+      }
+      const RelayLeg* leg = nullptr;
+      for (const auto& l : relay_legs_) {
+        if (l.relay == relay) leg = &l;
+      }
+      if (!leg) {
+        RelayLeg fresh;
+        fresh.relay = relay;
+        fresh.begin = relay_resources_.size();
+        fresh.latency = network_.route(src, relay, b, scratch_uses_, nullptr);
+        for (const auto& u : scratch_uses_) relay_resources_.push_back(u.resource);
+        fresh.end = relay_resources_.size();
+        relay_legs_.push_back(fresh);
+        leg = &relay_legs_.back();
+      } else {
+        for (auto k = leg->begin; k < leg->end; ++k)
+          scratch_uses_.push_back({relay_resources_[k], b});
+      }
+      path = leg->latency + network_.route(relay, dst, b, scratch_uses_, nullptr);
+    }
     const Time latency = schedule_.phases[pattern].transfer_latency(
-        relay < 0 ? network_.route(src, dst, b, scratch_uses_, nullptr)
-                  : network_.route(src, relay, b, scratch_uses_, nullptr) +
-                        network_.route(relay, dst, b, scratch_uses_, nullptr),
-        cluster.gpu(src).host != cluster.gpu(dst).host);
+        path, cluster.gpu(src).host != cluster.gpu(dst).host);
     out.latency = std::max(out.latency, latency);
     latency_sum += latency;
     for (const auto& u : scratch_uses_) {

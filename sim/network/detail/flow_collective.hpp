@@ -125,6 +125,15 @@ class FlowCollective {
   std::int32_t kept_group_ = -1;  // its route group
   Routes scratch_routes_;
   std::vector<engine::ResourceUse> scratch_uses_;
+  // route_bundle's in-host legs to the current sender's PXN relays (at most one per rail):
+  // a sender of a 512-member all_to_allv reaches 511 peers through at most 7 relays.
+  struct RelayLeg {
+    int relay = -1;
+    std::size_t begin = 0, end = 0;  // its links' resources in relay_resources_
+    Time latency;
+  };
+  std::vector<RelayLeg> relay_legs_;
+  std::vector<engine::ResourceId> relay_resources_;
 };
 
 }  // namespace strait::sim::network::detail
