@@ -22,6 +22,18 @@ struct Case {
   const char* cluster = "h100-256-rail.json";
 };
 
+// The traffic of `spec` run alone through Network::start_collective, as scenarios run it
+// (analytical mode takes its closed form for direct all-to-all there).
+TrafficStats traffic_of(const topology::Cluster& c, const CollectiveSpec& spec, NetworkMode mode) {
+  engine::Simulator sim;
+  NetworkOptions o;
+  o.mode = mode;
+  auto net = make_network(sim, c, o);
+  net->start_collective(spec, [] {});
+  sim.run();
+  return net->traffic();
+}
+
 class TrafficAgreement : public ::testing::TestWithParam<Case> {};
 
 TEST_P(TrafficAgreement, FlowAndAnalyticalCountTheSameBytesPerLinkClass) {
@@ -33,19 +45,8 @@ TEST_P(TrafficAgreement, FlowAndAnalyticalCountTheSameBytesPerLinkClass) {
   spec.algorithm = k.algo;
   spec.bytes = 16 * kMiB;
   spec.gpus = parse_rank_set(k.ranks, c);
-  // Through Network::start_collective, as scenarios run them (analytical mode takes its
-  // closed form for direct all-to-all there).
-  auto traffic = [&](NetworkMode mode) {
-    engine::Simulator sim;
-    NetworkOptions o;
-    o.mode = mode;
-    auto net = make_network(sim, c, o);
-    net->start_collective(spec, [] {});
-    sim.run();
-    return net->traffic();
-  };
-  const auto a = traffic(NetworkMode::kFlow);
-  const auto b = traffic(NetworkMode::kAnalytical);
+  const auto a = traffic_of(c, spec, NetworkMode::kFlow);
+  const auto b = traffic_of(c, spec, NetworkMode::kAnalytical);
   for (int lc = 0; lc < topology::kLinkClassCount; ++lc) {
     const auto i = static_cast<std::size_t>(lc);
     EXPECT_NEAR(b.link_bytes[i], a.link_bytes[i], 1e-6 * a.link_bytes[i] + 1)
@@ -95,17 +96,8 @@ TEST(TrafficAgreementPxn, AllToAllVThroughRelaysCountsTheSameBytesInBothModes) {
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) spec.send_matrix.push_back((1 + (i + j) % 3) * kMiB);
   }
-  auto traffic = [&](NetworkMode mode) {
-    engine::Simulator sim;
-    NetworkOptions o;
-    o.mode = mode;
-    auto net = make_network(sim, c, o);
-    net->start_collective(spec, [] {});
-    sim.run();
-    return net->traffic();
-  };
-  const auto flow = traffic(NetworkMode::kFlow);
-  const auto model = traffic(NetworkMode::kAnalytical);
+  const auto flow = traffic_of(c, spec, NetworkMode::kFlow);
+  const auto model = traffic_of(c, spec, NetworkMode::kAnalytical);
   // Every pair on another host and rail crosses NVLink to its relay: NVLink carries more
   // than the in-host pairs alone (4 hosts x 8 x 7 pairs).
   double in_host = 0;
