@@ -95,10 +95,13 @@ void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protoc
   schedule.protocol = protocol;
   schedule.start_latency = protocol_base_latency(cluster, protocol, schedule.algorithm);
   const double fraction = protocol_bandwidth_fraction(cluster, protocol, schedule.algorithm);
-  const auto scaled = [fraction](Bytes b) {
-    return fraction == 1.0 ? b
-                           : static_cast<Bytes>(std::llround(static_cast<double>(b) / fraction));
+  // Bytes moved at a share f of the links' bandwidth take as long as bytes / f at full rate.
+  const auto scaled_by = [](Bytes b, double f) {
+    return f == 1.0 ? b : static_cast<Bytes>(std::llround(static_cast<double>(b) / f));
   };
+  const auto scaled = [&](Bytes b) { return scaled_by(b, fraction); };
+  // An NVLS stage moves at NVLS's share whatever the protocol; its payload is kept.
+  const double nvls_fraction = cluster.comm().nvls_bandwidth_fraction;
   std::vector<int> sends(schedule.gpus.size(), 0);
   for (Phase& phase : schedule.phases) {
     if (phase.all_pairs > 0) {
@@ -113,14 +116,10 @@ void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protoc
       continue;
     }
     int most = 0;
-    // An NVLS stage moves at NVLS's share: its bytes scaled by that, its payload kept.
-    const double nvls_fraction = cluster.comm().nvls_bandwidth_fraction;
     if (phase.nvls) phase.payload = nvls_fraction / fraction;
     for (Transfer& t : phase.transfers) {
       most = std::max(most, ++sends[static_cast<std::size_t>(t.src)]);
-      t.bytes = phase.nvls
-                    ? static_cast<Bytes>(std::llround(static_cast<double>(t.bytes) / nvls_fraction))
-                    : scaled(t.bytes);
+      t.bytes = scaled_by(t.bytes, phase.nvls ? nvls_fraction : fraction);
     }
     for (const Transfer& t : phase.transfers) sends[static_cast<std::size_t>(t.src)] = 0;
     phase.step_latency =

@@ -112,6 +112,14 @@ void build_ring(BuildContext& ctx) {
   if (op != CollectiveOp::kReduceScatter) add("all_gather/ring");
 }
 
+// Depth of position i in a heap-ordered binary tree (the root, 0, at depth 0; the parent
+// of i is (i - 1) / 2): NCCL's tree across hosts and NVLS tree's two trees.
+int heap_depth(int i) {
+  int d = 0;
+  for (int x = i + 1; x > 1; x >>= 1) ++d;
+  return d;
+}
+
 void build_tree(BuildContext& ctx) {
   const auto op = ctx.spec.op;
   if (op != CollectiveOp::kAllReduce && op != CollectiveOp::kBroadcast &&
@@ -137,12 +145,7 @@ void build_tree(BuildContext& ctx) {
   std::size_t longest = 0;
   for (const auto& chain : chains) longest = std::max(longest, chain.size());
   const int hosts = static_cast<int>(chains.size());
-  auto depth = [](int i) {
-    int d = 0;
-    for (int x = i + 1; x > 1; x >>= 1) ++d;
-    return d;
-  };
-  const int max_depth = depth(hosts - 1);
+  const int max_depth = heap_depth(hosts - 1);
   ctx.schedule.chunks = chunk_count(ctx.spec.bytes, ctx.options);
   auto add = [&](const char* name, auto&& edges) {
     Phase p;
@@ -163,7 +166,7 @@ void build_tree(BuildContext& ctx) {
   auto tree_level = [&](int level, bool up) {
     add(up ? "reduce/tree" : "broadcast/tree", [&](Phase& p) {
       for (int i = 1; i < hosts; ++i) {
-        if (depth(i) != level) continue;
+        if (heap_depth(i) != level) continue;
         const int child = chains[static_cast<std::size_t>(i)].front();
         const int parent = chains[static_cast<std::size_t>((i - 1) / 2)].front();
         p.transfers.push_back(up ? Transfer{child, parent, ctx.spec.bytes}
@@ -411,12 +414,7 @@ void build_nvls_tree(BuildContext& ctx) {
   const Bytes slice = divide_up(ctx.spec.bytes, g);
   const Bytes half = divide_up(slice, 2);
   const auto rails = ranks_by_position(ctx.layout);
-  auto depth = [](int i) {
-    int d = 0;
-    for (int x = i + 1; x > 1; x >>= 1) ++d;
-    return d;
-  };
-  const int max_depth = depth(h - 1);
+  const int max_depth = heap_depth(h - 1);
   // Level `level`'s edges of both trees, child -> parent (up) or parent -> child.
   auto tree_level = [&](int level, bool up) {
     Phase p;
@@ -427,7 +425,7 @@ void build_nvls_tree(BuildContext& ctx) {
           return rail[static_cast<std::size_t>(mirrored ? h - 1 - position : position)];
         };
         for (int i = 1; i < h; ++i) {
-          if (depth(i) != level || half <= 0) continue;
+          if (heap_depth(i) != level || half <= 0) continue;
           const int child = host(i), parent = host((i - 1) / 2);
           p.transfers.push_back(up ? Transfer{child, parent, half} : Transfer{parent, child, half});
         }
