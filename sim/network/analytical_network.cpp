@@ -36,16 +36,6 @@ int direct_peer_messages(const CollectiveSpec& spec) {
   return most;
 }
 
-std::uint64_t hash_of(const CollectiveSpec& spec) {
-  std::uint64_t key =
-      std::hash<std::int64_t>{}(spec.bytes) ^ (static_cast<std::uint64_t>(spec.op) << 56) ^
-      (static_cast<std::uint64_t>(spec.algorithm) << 48) ^
-      (static_cast<std::uint64_t>(spec.protocol) << 44) ^
-      (static_cast<std::uint64_t>(spec.root) << 24) ^ (static_cast<std::uint64_t>(spec.peer) << 8);
-  for (int g : spec.gpus) key = (key ^ static_cast<std::uint64_t>(g)) * 0x100000001B3ULL;
-  return key;
-}
-
 }  // namespace
 
 AnalyticalNetwork::AnalyticalNetwork(engine::Simulator& sim, const topology::Cluster& cluster,
@@ -86,7 +76,9 @@ void AnalyticalNetwork::start_collective(const CollectiveSpec& spec,
     Network::start_collective(spec, std::move(on_done));
     return;
   }
-  const std::uint64_t hash = hash_of(spec);
+  const std::uint64_t hash = size_and_ranks_hash(spec) ^
+                             (static_cast<std::uint64_t>(spec.root) << 24) ^
+                             (static_cast<std::uint64_t>(spec.peer) << 8);
   if (const auto it = timed_.find(hash); it != timed_.end() && it->second.key.is(spec)) {
     sim_.after(it->second.time, std::move(on_done));
     add_traffic(it->second.traffic, spec.traffic_tag);

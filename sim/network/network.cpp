@@ -27,6 +27,15 @@ Time Network::estimate(const Schedule& schedule, TrafficStats* traffic) {
                                                         : estimator_.estimate(schedule, traffic));
 }
 
+std::uint64_t Network::size_and_ranks_hash(const CollectiveSpec& spec) {
+  std::uint64_t key = std::hash<std::int64_t>{}(spec.bytes) ^
+                      (static_cast<std::uint64_t>(spec.op) << 56) ^
+                      (static_cast<std::uint64_t>(spec.algorithm) << 48) ^
+                      (static_cast<std::uint64_t>(spec.protocol) << 44);
+  for (int g : spec.gpus) key = (key ^ static_cast<std::uint64_t>(g)) * 0x100000001B3ULL;
+  return key;
+}
+
 Algorithm Network::resolve_algorithm(const CollectiveSpec& spec) { return resolve(spec).algorithm; }
 
 Network::Choice Network::resolve(const CollectiveSpec& spec) {
@@ -65,11 +74,7 @@ Network::Choice Network::resolve(const CollectiveSpec& spec, std::optional<Sched
   if (algorithms.size() == 1 && fixed_protocol != Protocol::kAuto &&
       !tuned_depth(algorithms.front()))
     return {algorithms.front(), fixed_protocol};
-  std::uint64_t key = std::hash<std::int64_t>{}(spec.bytes) ^
-                      (static_cast<std::uint64_t>(spec.op) << 56) ^
-                      (static_cast<std::uint64_t>(spec.algorithm) << 48) ^
-                      (static_cast<std::uint64_t>(spec.protocol) << 44);
-  for (int g : spec.gpus) key = (key ^ static_cast<std::uint64_t>(g)) * 0x100000001B3ULL;
+  const std::uint64_t key = size_and_ranks_hash(spec);
   if (auto it = auto_choice_.find(key); it != auto_choice_.end()) return it->second;
   Choice best{algorithms.front() == Algorithm::kTree ? Algorithm::kRing : algorithms.front(),
               fixed_protocol == Protocol::kAuto ? Protocol::kSimple : fixed_protocol};

@@ -111,6 +111,8 @@ class Network {
 
  protected:
   Network(engine::Simulator& sim, const topology::Cluster& cluster, NetworkOptions options);
+  /// A hash of `spec`'s op, algorithm, protocol, size and GPUs (the tuner's cache key).
+  static std::uint64_t size_and_ranks_hash(const CollectiveSpec& spec);
   /// build_chosen(spec, resolve(spec)), reusing the tuner's build where it made one.
   Schedule chosen_schedule(const CollectiveSpec& spec);
   /// Adds `delta` to the totals and to the counters of `tag` (if >= 0).
