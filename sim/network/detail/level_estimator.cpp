@@ -93,9 +93,10 @@ void LevelEstimator::Loads::clear() {
 }
 
 int LevelEstimator::pair_index(int src, int dst) const {
-  const int a = cluster_.gpu(src).datacenter, b = cluster_.gpu(dst).datacenter;
-  return a == b ? -1 : a * datacenters_ + b;
+  return dc_pair(cluster_.gpu(src).datacenter, cluster_.gpu(dst).datacenter);
 }
+
+int LevelEstimator::dc_pair(int a, int b) const { return a == b ? -1 : a * datacenters_ + b; }
 
 LevelEstimator::LevelPath LevelEstimator::route(int src, int dst) {
   LevelPath p;
@@ -337,28 +338,21 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
         if (i == j || b == 0) continue;
         const Endpoint& d = at[j];
         auto leg = [&](const Endpoint& x, const Endpoint& y) {
-          const int pair =
-              x.datacenter == y.datacenter ? -1 : x.datacenter * datacenters_ + y.datacenter;
-          phase_.add(x.gpu, y.gpu, x.host == y.host, pair, b);
+          phase_.add(x.gpu, y.gpu, x.host == y.host, dc_pair(x.datacenter, y.datacenter), b);
           const auto& level = level_path(x, y);
           for (std::size_t c = 0; c < link_bytes.size(); ++c) link_bytes[c] += b * level.links[c];
           return level.latency;
         };
-        // The relay toward d's rail (pxn_relay's rule), looked up once per sender and rail.
+        // The relay toward d's rail (pxn_relay's rule), looked up once per sender and rail
+        // (rails are >= 0: the cluster loaders check it).
         const Endpoint* via = nullptr;
-        Endpoint off_rail{};
         if (pxn && a.host != d.host) {
-          if (d.rail >= 0) {
-            auto& r = relay_toward[static_cast<std::size_t>(d.rail)];
-            if (r == kUnknown) {
-              r = pxn_rail_relay(cluster_, a.gpu, d.rail);
-              if (r >= 0) relay_at[static_cast<std::size_t>(d.rail)] = endpoint(r);
-            }
-            if (r >= 0) via = &relay_at[static_cast<std::size_t>(d.rail)];
-          } else if (const int r = pxn_relay(cluster_, a.gpu, d.gpu); r >= 0) {
-            off_rail = endpoint(r);
-            via = &off_rail;
+          auto& r = relay_toward[static_cast<std::size_t>(d.rail)];
+          if (r == kUnknown) {
+            r = pxn_rail_relay(cluster_, a.gpu, d.rail);
+            if (r >= 0) relay_at[static_cast<std::size_t>(d.rail)] = endpoint(r);
           }
+          if (r >= 0) via = &relay_at[static_cast<std::size_t>(d.rail)];
         }
         const Time l = via ? leg(a, *via) + leg(*via, d) : leg(a, d);
         latency = std::max(latency, l);

@@ -61,6 +61,7 @@ class LevelEstimator {
   };
   Loads make_loads() const;
   int pair_index(int src, int dst) const;  // -1 inside one datacenter
+  int dc_pair(int a, int b) const;         // the same from datacenters a and b
   Endpoint endpoint(int gpu);
   const LevelPath& level_path(int src, int dst);
   const LevelPath& level_path(const Endpoint& s, const Endpoint& d);
