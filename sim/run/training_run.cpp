@@ -40,8 +40,7 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
   // OpGraph of 131,072 ranks would take 7 GiB (replay_graph.hpp).
   ReplayGraph replay_graph(report.mode);
   // The batches are sampled once for the op graph and the memory model.
-  std::vector<std::vector<workload::ReplicaBatch>> batches;
-  for (int s = 0; s < scenario.steps; ++s) batches.push_back(workload::sample_step(scenario, s));
+  auto batches = workload::sample_steps(scenario, scenario.steps);
   workload::OpGraphOptions graph_options;
   graph_options.batches = &batches;
   const auto graph =

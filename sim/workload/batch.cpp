@@ -87,6 +87,12 @@ SampleCost sample_cost(const ModelConfig& model) {
   return c;
 }
 
+std::vector<std::vector<ReplicaBatch>> sample_steps(const TrainingScenario& scenario, int steps) {
+  std::vector<std::vector<ReplicaBatch>> out;
+  for (int s = 0; s < steps; ++s) out.push_back(sample_step(scenario, s));
+  return out;
+}
+
 std::vector<ReplicaBatch> sample_step(const TrainingScenario& scenario, int step) {
   const Layout& layout = scenario.layout;
   const DataConfig& data = scenario.data;

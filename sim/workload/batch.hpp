@@ -46,6 +46,8 @@ struct ReplicaBatch {
 
 /// Batches of every replica for `step`, balanced as the plan says. Deterministic.
 std::vector<ReplicaBatch> sample_step(const TrainingScenario& scenario, int step);
+/// sample_step for steps 0 .. steps - 1: [step][replica].
+std::vector<std::vector<ReplicaBatch>> sample_steps(const TrainingScenario& scenario, int steps);
 
 /// Model-parallel blocks (contiguous runs of sparse-group size) that stand for all of them
 /// in an estimate: about `min_ranks` ranks of evenly spaced blocks, plus the blocks holding

@@ -49,9 +49,7 @@ MemoryFit MemoryReport::fits(double capacity) const {
 }
 
 MemoryReport memory_per_rank(const TrainingScenario& sc, int representative_ranks) {
-  std::vector<std::vector<ReplicaBatch>> batches;
-  for (int s = 0; s < sc.steps; ++s) batches.push_back(sample_step(sc, s));
-  return memory_per_rank(sc, batches, representative_ranks);
+  return memory_per_rank(sc, sample_steps(sc, sc.steps), representative_ranks);
 }
 
 MemoryReport memory_per_rank(const TrainingScenario& sc,

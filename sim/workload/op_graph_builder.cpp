@@ -536,7 +536,7 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
   if (options.batches && static_cast<int>(options.batches->size()) >= sh.steps) {
     sh.batches = options.batches;
   } else {
-    for (int s = 0; s < sh.steps; ++s) sh.sampled.push_back(sample_step(sc, s));
+    sh.sampled = sample_steps(sc, sh.steps);
   }
   sh.layer_work.resize(static_cast<std::size_t>(sh.steps));
 

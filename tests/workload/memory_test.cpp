@@ -141,8 +141,7 @@ TEST(MemoryModel, BatchesSampledOnceAndRememberedLayerWorkChangeNothing) {
       scenario_of("hgx-h100-8.json", kSmallHstu,
                   data_with(R"({"distribution": "lognormal", "mean": 600, "sigma": 1.2})"),
                   R"({"context_parallel": {"degree": 2, "placement": "host"}})", 2);
-  std::vector<std::vector<ReplicaBatch>> batches;
-  for (int s = 0; s < sc.steps; ++s) batches.push_back(sample_step(sc, s));
+  const auto batches = sample_steps(sc, sc.steps);
   OpGraphOptions shared;
   shared.batches = &batches;
   const OpGraph own = build_op_graph(sc), given = build_op_graph(sc, shared);
