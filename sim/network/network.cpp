@@ -1,5 +1,6 @@
 #include "sim/network/network.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/core/error.hpp"
@@ -76,6 +77,14 @@ Network::Choice Network::resolve(const CollectiveSpec& spec, std::optional<Sched
     return {algorithms.front(), fixed_protocol};
   const std::uint64_t key = size_and_ranks_hash(spec);
   if (auto it = auto_choice_.find(key); it != auto_choice_.end()) return it->second;
+  if (spec.algorithm == Algorithm::kAuto && !cluster_.comm().hierarchical_in_datacenter) {
+    // NCCL has no hierarchical all-reduce: inside one datacenter `auto` weighs its own.
+    const int dc = cluster_.gpu(spec.gpus.front()).datacenter;
+    const bool one_datacenter = std::all_of(spec.gpus.begin(), spec.gpus.end(), [&](int g) {
+      return cluster_.gpu(g).datacenter == dc;
+    });
+    if (one_datacenter) std::erase(algorithms, Algorithm::kHierarchical);
+  }
   Choice best{algorithms.front() == Algorithm::kTree ? Algorithm::kRing : algorithms.front(),
               fixed_protocol == Protocol::kAuto ? Protocol::kSimple : fixed_protocol};
   if (spec.algorithm == Algorithm::kAuto && spec.op == CollectiveOp::kAllReduce)

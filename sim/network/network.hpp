@@ -82,8 +82,9 @@ class Network {
 
   /// The algorithm `spec` runs with: its own, or for kAuto the one NCCL's tuner would
   /// pick — for all-reduce the fastest by the analytical estimate (cached per op, size and
-  /// rank set) of ring, hierarchical and, for messages of one chunk, tree; else
-  /// choose_algorithm's rule.
+  /// rank set) of ring, hierarchical (under NCCL, for ranks across datacenters only, see
+  /// CommParameters::hierarchical_in_datacenter), NVLS, NVLS tree, CollNet and, for
+  /// messages of one chunk, tree; else choose_algorithm's rule.
   Algorithm resolve_algorithm(const CollectiveSpec& spec);
   /// The algorithm and protocol `spec` runs with: each fixed where the spec names it,
   /// else the pair with the least analytical estimate (NCCL's tuner does the same with its

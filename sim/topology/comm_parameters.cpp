@@ -14,9 +14,16 @@ CommParameters CommParameters::published_defaults() {
   // hwLat NET + its net overhead (proxy_latency: getNetOverhead, 1 us on x86).
   CommParameters c;
   c.rdma_round_trip = Time::from_us(2.0);
-  c.protocols[0] = {0.5, Time::from_us(6.6), Time::from_us(0.6), Time::from_us(0.7)};
-  c.protocols[1] = {0.92, Time::from_us(14.0), Time::from_us(1.9), Time::from_us(2.0)};
-  c.protocols[2] = {1.0, Time::from_us(8.4), Time::from_us(3.4), Time::from_us(12.0)};
+  c.protocols[0] = {0.5, Time::from_us(6.6), Time::from_us(0.6), Time::from_us(0.7), {}};
+  c.protocols[1] = {0.92, Time::from_us(14.0), Time::from_us(1.9), Time::from_us(2.0), {}};
+  c.protocols[2] = {1.0, Time::from_us(8.4), Time::from_us(3.4), Time::from_us(12.0), {}};
+  // Trees: baseLat {6.8, 14.0, 8.4} us, hwLat NVLINK {0.6, 1.25, 4.0} and NET {5.0, 8.5, 14.0};
+  // NCCL adds no net overhead to a tree's step, so the part kept per protocol is hwLat NET
+  // less rdma_round_trip and proxy_latency (which every step across hosts pays here).
+  c.protocols[0].tree = {Time::from_us(6.8), Time::from_us(0.6), Time::from_us(2.0)};
+  c.protocols[1].tree = {Time::from_us(14.0), Time::from_us(1.25), Time::from_us(5.5)};
+  c.protocols[2].tree = {Time::from_us(8.4), Time::from_us(4.0), Time::from_us(11.0)};
+  c.hierarchical_in_datacenter = false;
   c.proxy_latency = Time::from_us(1.0);
   c.per_peer_latency = Time::from_us(0.5);
   // 8 x H100 NVLS all-reduce peaks at ~480 GB/s busbw (nccl-tests issue #212), where
@@ -41,7 +48,7 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
   CommParameters c = CommParameters::published_defaults();
   section.allow_only({"protocols", "proxy_latency", "rdma_round_trip", "per_peer_latency", "nvls",
                       "nvls_bandwidth_fraction", "nvls_step_latency", "nvlink_efficiency", "pxn",
-                      "collnet"});
+                      "collnet", "hierarchical_in_datacenter"});
   const auto fraction = [](const ConfigNode& node, std::string_view key, double fallback) {
     const double f = node.number_or(key, fallback);
     if (!(f > 0 && f <= 1)) node.at(key).fail("expected a number in (0, 1]");
@@ -58,13 +65,20 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
     for (std::size_t p = 0; p < kNames.size(); ++p) {
       auto node = protocols->find(kNames[p]);
       if (!node) continue;
-      node->allow_only(
-          {"bandwidth_fraction", "base_latency", "nvlink_step_latency", "net_step_latency"});
+      node->allow_only({"bandwidth_fraction", "base_latency", "nvlink_step_latency",
+                        "net_step_latency", "tree"});
       auto& out = c.protocols[p];
       out.bandwidth_fraction = fraction(*node, "bandwidth_fraction", out.bandwidth_fraction);
       out.base_latency = duration(*node, "base_latency", out.base_latency);
       out.nvlink_step_latency = duration(*node, "nvlink_step_latency", out.nvlink_step_latency);
       out.net_step_latency = duration(*node, "net_step_latency", out.net_step_latency);
+      if (auto tree = node->find("tree")) {
+        tree->allow_only({"base_latency", "nvlink_step_latency", "net_step_latency"});
+        out.tree.base_latency = duration(*tree, "base_latency", out.tree.base_latency);
+        out.tree.nvlink_step_latency =
+            duration(*tree, "nvlink_step_latency", out.tree.nvlink_step_latency);
+        out.tree.net_step_latency = duration(*tree, "net_step_latency", out.tree.net_step_latency);
+      }
     }
   }
   c.proxy_latency = duration(section, "proxy_latency", c.proxy_latency);
@@ -73,6 +87,8 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
   c.nvls = section.bool_or("nvls", c.nvls);
   c.pxn = section.bool_or("pxn", c.pxn);
   c.collnet = section.bool_or("collnet", c.collnet);
+  c.hierarchical_in_datacenter =
+      section.bool_or("hierarchical_in_datacenter", c.hierarchical_in_datacenter);
   c.nvls_bandwidth_fraction =
       fraction(section, "nvls_bandwidth_fraction", c.nvls_bandwidth_fraction);
   c.nvls_step_latency = duration(section, "nvls_step_latency", c.nvls_step_latency);

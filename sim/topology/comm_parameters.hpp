@@ -6,8 +6,9 @@
 // A protocol p moves a step of b bytes in b / (bandwidth x bandwidth_fraction_p) plus its
 // step latency (nvlink_step inside a host, net_step across hosts), and a collective run
 // with p starts base_latency_p after it is issued. The defaults of a cluster file are
-// NCCL's own tuner constants for rings (src/graph/tuning.cc, NCCL 2.2x: baseLat, hwLat
-// NVLINK/NET, LL = half the bandwidth, LL128 0.92); a Cluster built in code starts from
+// NCCL's own tuner constants (src/graph/tuning.cc, NCCL 2.2x: baseLat, hwLat NVLINK/NET,
+// a column for rings and one for trees; LL = half the bandwidth, LL128 0.92), and `auto`
+// weighs NCCL's algorithms only inside a datacenter; a Cluster built in code starts from
 // neutral() (every protocol is the bare link model), so hand-built tests keep their
 // closed forms. Limits: one set per cluster (not per datacenter); no per-channel caps.
 
@@ -21,11 +22,23 @@ namespace strait::sim::topology {
 /// NCCL's protocols, in its order: LL (8-byte stores with a flag), LL128, Simple.
 inline constexpr int kProtocolCount = 3;
 
+/// Latencies of one protocol under one algorithm family (NCCL's tuner keeps a column per
+/// algorithm: rings and trees differ).
+struct StepLatencies {
+  Time base_latency;         // once per collective
+  Time nvlink_step_latency;  // per step whose transfers stay inside hosts
+  Time net_step_latency;     // per step that crosses hosts
+};
+
 struct ProtocolParameters {
   double bandwidth_fraction = 1.0;  // achievable share of link bandwidth, in (0, 1]
   Time base_latency;                // once per collective
   Time nvlink_step_latency;         // per step whose transfers stay inside hosts
   Time net_step_latency;            // per step that crosses hosts
+  /// The same for NCCL's tree (chains inside hosts, a binary tree across them): NCCL's
+  /// tuner charges trees their own baseLat and hwLat (a tree's network step waits on two
+  /// children, a ring's on one neighbour).
+  StepLatencies tree;
 };
 
 struct CommParameters {
@@ -42,6 +55,12 @@ struct CommParameters {
   /// InfiniBand SHARP in the scale-out switches (NCCL's CollNet, NCCL_COLLNET_ENABLE=1):
   /// enables collnet, the switches summing each GPU's slice across hosts.
   bool collnet = false;
+  /// Whether `auto` may pick strait's hierarchical all-reduce (reduce-scatter inside hosts,
+  /// all-reduce across, all-gather inside) for ranks of one datacenter. NCCL has no such
+  /// algorithm: it runs ring, tree, NVLS, NVLS tree or CollNet there, so a cluster that
+  /// runs NCCL keeps hierarchical for ranks across datacenters (a framework's job, not
+  /// NCCL's) unless this is set. The bare link model (neutral) keeps every algorithm.
+  bool hierarchical_in_datacenter = true;
   double nvls_bandwidth_fraction = 1.0;  // NVLS achievable share of NVLink bandwidth
   Time nvls_step_latency;                // per NVLS step inside a host
   /// Achievable share of NVLink line rate for the library's copies (all protocols).

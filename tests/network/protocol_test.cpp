@@ -21,12 +21,24 @@ using topology::ProtocolParameters;
 
 // LL: half the bandwidth, 5 us base, 1 us per step; Simple: full bandwidth, 10 us base,
 // 4 us per step; LL128 made useless (100 us base) so the crossover is LL vs Simple.
-// Across hosts a step pays net_step + proxy + RDMA round trip instead.
+// Across hosts a step pays net_step + proxy + RDMA round trip instead. Trees pay the same.
 CommParameters two_protocols() {
   CommParameters c;
-  c.protocols[0] = ProtocolParameters{0.5, Time::from_us(5), Time::from_us(1), Time::from_us(3)};
-  c.protocols[1] = ProtocolParameters{0.9, Time::from_us(100), Time::from_us(1), Time::from_us(3)};
-  c.protocols[2] = ProtocolParameters{1.0, Time::from_us(10), Time::from_us(4), Time::from_us(6)};
+  c.protocols[0] = ProtocolParameters{0.5,
+                                      Time::from_us(5),
+                                      Time::from_us(1),
+                                      Time::from_us(3),
+                                      {Time::from_us(5), Time::from_us(1), Time::from_us(3)}};
+  c.protocols[1] = ProtocolParameters{0.9,
+                                      Time::from_us(100),
+                                      Time::from_us(1),
+                                      Time::from_us(3),
+                                      {Time::from_us(100), Time::from_us(1), Time::from_us(3)}};
+  c.protocols[2] = ProtocolParameters{1.0,
+                                      Time::from_us(10),
+                                      Time::from_us(4),
+                                      Time::from_us(6),
+                                      {Time::from_us(10), Time::from_us(4), Time::from_us(6)}};
   c.proxy_latency = Time::from_us(1);
   c.rdma_round_trip = Time::from_us(2);
   return c;
@@ -193,6 +205,70 @@ TEST(Protocols, TreeChainsInsideHostsAndBranchesAcrossThem) {
       EXPECT_NEAR(r.time.to_us(), expected, 1e-3) << hosts << " hosts";
     }
   }
+}
+
+// NCCL's tuner keeps its own latency column for trees: the tree above with the tree's
+// LL constants made different from the ring's (7 us base, 2.5 us per NVLink step, 4 us of
+// network step, so 4 + proxy 1 + RDMA 2 = 7 us across hosts); a step in a host pays
+// max(path 2, 2.5):
+//   2 hosts x 4 GPUs: 7 + 6 x 2.5 + 2 x 7 = 36 us; 4 hosts x 2 GPUs: 7 + 2 x 2.5 + 4 x 7 = 40 us.
+// A ring on the same cluster keeps the ring's constants (29 us for its own closed form is
+// not the point here: only that it does not move).
+TEST(Protocols, TreePaysTheTreeColumnOfTheTunersLatencies) {
+  Fabric f;
+  f.nvlink = f.nic = 1e15;
+  f.link_latency = Time::from_us(1);
+  for (auto [hosts, gpus, expected] : {std::tuple{2, 4, 36.0}, std::tuple{4, 2, 40.0}}) {
+    auto c = make_cluster(1, hosts, gpus, f);
+    c.set_comm(two_protocols());
+    const auto ring_before = simulate_collective(
+        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, 8 * kKiB, Protocol::kLL),
+        analytical());
+    CommParameters comm = two_protocols();
+    comm.protocols[0].tree = {Time::from_us(7), Time::from_us(2.5), Time::from_us(4)};
+    c.set_comm(comm);
+    for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+      NetworkOptions o;
+      o.mode = mode;
+      const auto r = simulate_collective(
+          c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kTree, 8 * kKiB, Protocol::kLL), o);
+      EXPECT_NEAR(r.time.to_us(), expected, 1e-3) << hosts << " hosts";
+    }
+    const auto ring_after = simulate_collective(
+        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, 8 * kKiB, Protocol::kLL),
+        analytical());
+    EXPECT_EQ(ring_after.time, ring_before.time);
+  }
+}
+
+// NCCL has no hierarchical all-reduce. On 2 hosts x 4 GPUs (NVLink 100 GB/s, NIC 50 GB/s)
+// hierarchical is the fastest all-reduce at some sizes from 64 KiB to 64 MiB when `auto`
+// may weigh it; a cluster that runs NCCL (hierarchical_in_datacenter false) never gets it
+// inside one datacenter, and still gets it for ranks across two datacenters.
+TEST(Protocols, AutoKeepsHierarchicalForRanksAcrossDatacentersUnderNccl) {
+  const auto picks_hierarchical = [](const topology::Cluster& c) {
+    int count = 0;
+    for (Bytes bytes = 64 * kKiB; bytes <= 64 * kMiB; bytes *= 4) {
+      const auto r = simulate_collective(
+          c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kAuto, bytes), analytical());
+      count += r.algorithm == Algorithm::kHierarchical ? 1 : 0;
+    }
+    return count;
+  };
+  CommParameters comm = two_protocols();
+  Fabric f;
+  f.nvlink = 100e9;
+  f.nic = 50e9;
+  auto one_dc = make_cluster(1, 2, 4, f);
+  auto two_dcs = make_cluster(2, 1, 4, f);
+  comm.hierarchical_in_datacenter = true;
+  one_dc.set_comm(comm);
+  EXPECT_GT(picks_hierarchical(one_dc), 0);
+  comm.hierarchical_in_datacenter = false;
+  one_dc.set_comm(comm);
+  two_dcs.set_comm(comm);
+  EXPECT_EQ(picks_hierarchical(one_dc), 0);
+  EXPECT_GT(picks_hierarchical(two_dcs), 0);
 }
 
 // Direct all-to-all of S per rank on n GPUs of one host (NVLink 100 GB/s) with 0.5 us per

@@ -63,6 +63,14 @@ TEST(ClusterErrors, NcclSectionChecksItsKeysAndRanges) {
   EXPECT_EQ(error_of(with("/nccl", "off")), "cluster.json: /nccl: expected an object or \"none\"");
   EXPECT_EQ(error_of(with("/nccl/protocols/ll129", Json::object())),
             "cluster.json: /nccl/protocols/ll129: unknown key; did you mean \"ll128\"?");
+  EXPECT_EQ(error_of(with("/nccl/protocols/ll",
+                          Json::parse(R"({"tree": {"net_step_latency": "-2 us"}})"))),
+            "cluster.json: /nccl/protocols/ll/tree/net_step_latency: expected a duration with its "
+            "unit such as \"2 us\" or \"5 ms\", got the string \"-2 us\"");
+  EXPECT_EQ(
+      error_of(with("/nccl/protocols/ll", Json::parse(R"({"tree": {"hw_latency": "1 us"}})"))),
+      "cluster.json: /nccl/protocols/ll/tree/hw_latency: unknown key (known keys: "
+      "base_latency, nvlink_step_latency, net_step_latency)");
 }
 
 TEST(ClusterErrors, WrongTypeSaysWhatWasFound) {

@@ -181,17 +181,29 @@ TEST(Cluster, NcclSectionOverridesThePublishedDefaultsKeyByKey) {
   EXPECT_EQ(plain.comm().rdma_round_trip, Time::from_us(2));
   EXPECT_EQ(plain.comm().proxy_latency, Time::from_us(1));
   EXPECT_FALSE(plain.comm().nvls);
+  // Trees: NCCL's tree column (LL baseLat 6.8 us, hwLat NET 5 us = net step + proxy + RDMA),
+  // and `auto` keeps hierarchical for ranks across datacenters.
+  EXPECT_EQ(ll.tree.base_latency, Time::from_us(6.8));
+  EXPECT_EQ(ll.tree.net_step_latency + plain.comm().proxy_latency + plain.comm().rdma_round_trip,
+            Time::from_us(5));
+  EXPECT_FALSE(plain.comm().hierarchical_in_datacenter);
   const Cluster none = testing_support::inline_cluster(
       R"({"name": "t", "nccl": "none", "datacenters": [{"name": "a", "hosts": 2, )" + host + "}]}");
   EXPECT_EQ(none.comm().protocols[0].base_latency, Time::zero());
+  EXPECT_EQ(none.comm().protocols[0].tree.base_latency, Time::zero());
+  EXPECT_TRUE(none.comm().hierarchical_in_datacenter);
   EXPECT_DOUBLE_EQ(none.comm().nvlink_efficiency, 1.0);
   const Cluster tuned = testing_support::inline_cluster(
-      R"({"name": "t", "nccl": {"nvls": true, "protocols": {"simple": {"base_latency": "5 us"}}},
+      R"({"name": "t", "nccl": {"nvls": true, "hierarchical_in_datacenter": true,
+          "protocols": {"simple": {"base_latency": "5 us", "tree": {"net_step_latency": "9 us"}}}},
           "datacenters": [{"name": "a", "hosts": 2, )" +
       host + "}]}");
   EXPECT_TRUE(tuned.comm().nvls);
   EXPECT_EQ(tuned.comm().protocols[2].base_latency, Time::from_us(5));
   EXPECT_EQ(tuned.comm().protocols[2].nvlink_step_latency, Time::from_us(3.4));
+  EXPECT_EQ(tuned.comm().protocols[2].tree.net_step_latency, Time::from_us(9));
+  EXPECT_EQ(tuned.comm().protocols[2].tree.base_latency, Time::from_us(8.4));
+  EXPECT_TRUE(tuned.comm().hierarchical_in_datacenter);
 }
 
 TEST(Cluster, OversubscribedLeafGetsFewerSpines) {
