@@ -35,9 +35,11 @@ void FlowNetwork::start_schedule(Schedule schedule, int priority, double weight,
   collectives_.back()->start();
 }
 
-void FlowNetwork::collective_done(detail::FlowCollective* run) {
-  // Called from inside the run's own callbacks: notify and free it in a fresh event.
-  sim_.after(Time::zero(), [this, run] {
+void FlowNetwork::collective_done(detail::FlowCollective* run, Time not_before) {
+  // Called from inside the run's own callbacks: notify and free it in a fresh event, at
+  // the earliest when its busbw ceiling lets it end (Schedule::min_data_time).
+  const Time wait = not_before > sim_.now() ? not_before - sim_.now() : Time::zero();
+  sim_.after(wait, [this, run] {
     run->notify_done();
     // Swap with the last (thousands run at once at 16k GPUs: a search was O(n) each).
     const std::size_t slot = run->slot();

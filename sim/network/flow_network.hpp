@@ -87,7 +87,8 @@ class FlowNetwork final : public Network {
   std::uint32_t flight(Time latency, std::function<void()> on_done);
   void arrived(std::uint32_t slot);
   void finish(std::uint32_t slot);
-  void collective_done(detail::FlowCollective* run);
+  /// A run's last phase ended: notify (no earlier than `not_before`) and free it.
+  void collective_done(detail::FlowCollective* run, Time not_before);
 
   std::vector<engine::ResourceId> link_resources_;
   std::vector<InFlight> in_flight_;

@@ -24,8 +24,9 @@ Network::Network(engine::Simulator& sim, const topology::Cluster& cluster, Netwo
       levels_(cluster, router_) {}
 
 Time Network::estimate(const Schedule& schedule, TrafficStats* traffic) {
-  return schedule.start_latency + (levels_.applicable() ? levels_.estimate(schedule, traffic)
-                                                        : estimator_.estimate(schedule, traffic));
+  const Time phases = levels_.applicable() ? levels_.estimate(schedule, traffic)
+                                           : estimator_.estimate(schedule, traffic);
+  return schedule.start_latency + std::max(phases, schedule.min_data_time);
 }
 
 std::uint64_t Network::size_and_ranks_hash(const CollectiveSpec& spec) {
@@ -168,6 +169,8 @@ double calibration_scale(const OpCalibration& c, const CollectiveSpec& spec) {
 void apply_calibration(Schedule& schedule, double scale) {
   if (scale == 1.0) return;
   schedule.payload_fraction = scale;
+  schedule.min_data_time =
+      Time::from_ps(std::llround(static_cast<double>(schedule.min_data_time.ps()) / scale));
   const auto scaled = [scale](Bytes b) {
     return static_cast<Bytes>(std::llround(static_cast<double>(b) / scale));
   };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -132,6 +133,33 @@ void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protoc
         protocol_step_latency(cluster, protocol, schedule.algorithm, schedule.op, true, most);
   }
   schedule.payload_fraction *= fraction;
+  schedule.min_data_time = Time::zero();
+  const auto& comm = cluster.comm();
+  const bool nvls_tree = schedule.algorithm == Algorithm::kNvlsTree;
+  if (schedule.gpus.empty() || schedule.bytes <= 0 ||
+      !(nvls_tree ? comm.nvls_tree_channel_busbw.any()
+                  : comm.protocols[protocol_index(protocol)].max_busbw.any()))
+    return;
+  // Hosts spanned: 1, 2 or more is all a ceiling tells apart.
+  const int first = cluster.gpu(schedule.gpus.front()).host;
+  int second = -1, hosts = 1;
+  for (int g : schedule.gpus) {
+    const int h = cluster.gpu(g).host;
+    if (h == first || h == second) continue;
+    if (second >= 0) {
+      hosts = 3;
+      break;
+    }
+    second = h;
+    hosts = 2;
+  }
+  const BytesPerSec ceiling =
+      nvls_tree ? comm.nvls_tree_channel_busbw.at(hosts) *
+                      std::max(1, cluster.hosts()[static_cast<std::size_t>(first)].nics)
+                : comm.protocols[protocol_index(protocol)].max_busbw.at(hosts);
+  if (!(ceiling < std::numeric_limits<double>::infinity())) return;
+  schedule.min_data_time = Time::for_work(
+      static_cast<double>(schedule.bytes) * busbw_factor(schedule.op, schedule.ranks()), ceiling);
 }
 
 Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& cluster) {
@@ -194,6 +222,7 @@ Schedule build_schedule(const CollectiveSpec& spec, const topology::Cluster& clu
   s.op = spec.op;
   s.traffic_tag = spec.traffic_tag;
   s.gpus = spec.gpus;
+  s.bytes = spec.bytes;
   s.algorithm =
       spec.algorithm == Algorithm::kAuto ? choose_algorithm(spec, cluster) : spec.algorithm;
   if (s.algorithm == Algorithm::kNvls &&

@@ -108,6 +108,11 @@ struct Schedule {
   int traffic_tag = -1;                   // from the spec
   Protocol protocol = Protocol::kSimple;  // never kAuto once the protocol is applied
   Time start_latency = Time::zero();      // before the first phase (protocol base latency)
+  Bytes bytes = 0;                        // the spec's size (nccl-tests' convention)
+  /// The least time its phases can take: bytes x busbw_factor / the busbw ceiling of its
+  /// protocol or algorithm (NCCL's measured caps, see apply_protocol). Both modes end the
+  /// collective no earlier than start_latency + this after it is issued.
+  Time min_data_time = Time::zero();
   /// Payload share of each transfer's bytes: a calibrated schedule carries bytes / scale so
   /// that it takes the measured time (apply_calibration); traffic counts only the payload.
   double payload_fraction = 1.0;
@@ -144,7 +149,8 @@ Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& 
 /// and for all-to-all(v) and send/recv per_peer_latency times the most messages one rank
 /// sends in the phase. NVLS pays nvls_step_latency (nvls_tree's two in-host phases half of
 /// it each) and no base latency; nvls moves at nvls_bandwidth_fraction, nvls_tree at the
-/// protocol's.
+/// protocol's. Trees pay the tree column of the latencies. The busbw ceiling (protocol's
+/// max_busbw; NVLS tree's per-channel ceiling x NICs per host) sets min_data_time.
 void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protocol protocol);
 /// The latency of a phase's repeat from its transfers' latencies: the largest, or for a
 /// pipelined phase their mean (`sum` over `count` transfers, rounded down to the ps).

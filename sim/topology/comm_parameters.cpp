@@ -14,9 +14,9 @@ CommParameters CommParameters::published_defaults() {
   // hwLat NET + its net overhead (proxy_latency: getNetOverhead, 1 us on x86).
   CommParameters c;
   c.rdma_round_trip = Time::from_us(2.0);
-  c.protocols[0] = {0.5, Time::from_us(6.6), Time::from_us(0.6), Time::from_us(0.7), {}};
-  c.protocols[1] = {0.92, Time::from_us(14.0), Time::from_us(1.9), Time::from_us(2.0), {}};
-  c.protocols[2] = {1.0, Time::from_us(8.4), Time::from_us(3.4), Time::from_us(12.0), {}};
+  c.protocols[0] = {0.5, Time::from_us(6.6), Time::from_us(0.6), Time::from_us(0.7), {}, {}};
+  c.protocols[1] = {0.92, Time::from_us(14.0), Time::from_us(1.9), Time::from_us(2.0), {}, {}};
+  c.protocols[2] = {1.0, Time::from_us(8.4), Time::from_us(3.4), Time::from_us(12.0), {}, {}};
   // Trees: baseLat {6.8, 14.0, 8.4} us, hwLat NVLINK {0.6, 1.25, 4.0} and NET {5.0, 8.5, 14.0};
   // NCCL adds no net overhead to a tree's step, so the part kept per protocol is hwLat NET
   // less rdma_round_trip and proxy_latency (which every step across hosts pays here).
@@ -24,6 +24,12 @@ CommParameters CommParameters::published_defaults() {
   c.protocols[1].tree = {Time::from_us(14.0), Time::from_us(1.25), Time::from_us(5.5)};
   c.protocols[2].tree = {Time::from_us(8.4), Time::from_us(4.0), Time::from_us(11.0)};
   c.hierarchical_in_datacenter = false;
+  // Busbw ceilings (tuning.cc): llMaxBws, Hopper on one host 141 GB/s, across hosts by CPU
+  // (Intel, as in DGX H100: 39.0 on two hosts, 20.4 on more; AMD 22.5 / 19.0);
+  // perChMaxNVLSTreeBws, Hopper: 57.7 GB/s per channel on two hosts, 45.5 on more.
+  c.protocols[0].max_busbw = {141e9, 39.0e9, 20.4e9};
+  c.nvls_tree_channel_busbw.two_hosts = 57.7e9;
+  c.nvls_tree_channel_busbw.more_hosts = 45.5e9;
   c.proxy_latency = Time::from_us(1.0);
   c.per_peer_latency = Time::from_us(0.5);
   // 8 x H100 NVLS all-reduce peaks at ~480 GB/s busbw (nccl-tests issue #212), where
@@ -48,7 +54,7 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
   CommParameters c = CommParameters::published_defaults();
   section.allow_only({"protocols", "proxy_latency", "rdma_round_trip", "per_peer_latency", "nvls",
                       "nvls_bandwidth_fraction", "nvls_step_latency", "nvlink_efficiency", "pxn",
-                      "collnet", "hierarchical_in_datacenter"});
+                      "collnet", "hierarchical_in_datacenter", "nvls_tree_channel_busbw"});
   const auto fraction = [](const ConfigNode& node, std::string_view key, double fallback) {
     const double f = node.number_or(key, fallback);
     if (!(f > 0 && f <= 1)) node.at(key).fail("expected a number in (0, 1]");
@@ -59,6 +65,19 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
     if (t < Time::zero()) node.at(key).fail("expected a duration >= 0");
     return t;
   };
+  // A ceiling per host count; "none" lifts one.
+  const auto ceiling = [](const ConfigNode& node, HostCountCeiling cap) {
+    node.allow_only({"one_host", "two_hosts", "more_hosts"});
+    constexpr std::array<std::string_view, 3> kKeys = {"one_host", "two_hosts", "more_hosts"};
+    std::array<BytesPerSec*, 3> out = {&cap.one_host, &cap.two_hosts, &cap.more_hosts};
+    for (std::size_t k = 0; k < kKeys.size(); ++k) {
+      auto v = node.find(kKeys[k]);
+      if (!v) continue;
+      *out[k] = v->is_string() && v->as_string() == "none" ? std::numeric_limits<double>::infinity()
+                                                           : node.bandwidth(kKeys[k]);
+    }
+    return cap;
+  };
   if (auto protocols = section.find("protocols")) {
     protocols->allow_only({"ll", "ll128", "simple"});
     constexpr std::array<std::string_view, kProtocolCount> kNames = {"ll", "ll128", "simple"};
@@ -66,12 +85,13 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
       auto node = protocols->find(kNames[p]);
       if (!node) continue;
       node->allow_only({"bandwidth_fraction", "base_latency", "nvlink_step_latency",
-                        "net_step_latency", "tree"});
+                        "net_step_latency", "tree", "max_busbw"});
       auto& out = c.protocols[p];
       out.bandwidth_fraction = fraction(*node, "bandwidth_fraction", out.bandwidth_fraction);
       out.base_latency = duration(*node, "base_latency", out.base_latency);
       out.nvlink_step_latency = duration(*node, "nvlink_step_latency", out.nvlink_step_latency);
       out.net_step_latency = duration(*node, "net_step_latency", out.net_step_latency);
+      if (auto cap = node->find("max_busbw")) out.max_busbw = ceiling(*cap, out.max_busbw);
       if (auto tree = node->find("tree")) {
         tree->allow_only({"base_latency", "nvlink_step_latency", "net_step_latency"});
         out.tree.base_latency = duration(*tree, "base_latency", out.tree.base_latency);
@@ -91,6 +111,8 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
       section.bool_or("hierarchical_in_datacenter", c.hierarchical_in_datacenter);
   c.nvls_bandwidth_fraction =
       fraction(section, "nvls_bandwidth_fraction", c.nvls_bandwidth_fraction);
+  if (auto cap = section.find("nvls_tree_channel_busbw"))
+    c.nvls_tree_channel_busbw = ceiling(*cap, c.nvls_tree_channel_busbw);
   c.nvls_step_latency = duration(section, "nvls_step_latency", c.nvls_step_latency);
   c.nvlink_efficiency = fraction(section, "nvlink_efficiency", c.nvlink_efficiency);
   return c;

@@ -10,9 +10,13 @@
 // a column for rings and one for trees; LL = half the bandwidth, LL128 0.92), and `auto`
 // weighs NCCL's algorithms only inside a datacenter; a Cluster built in code starts from
 // neutral() (every protocol is the bare link model), so hand-built tests keep their
-// closed forms. Limits: one set per cluster (not per datacenter); no per-channel caps.
+// closed forms. NCCL's measured busbw ceilings (LL's llMaxBws, NVLS tree's per-channel
+// cap) bound a collective's data time by host count. Limits: one set per cluster (not per
+// datacenter); the other per-channel caps of NCCL's tuner (tree, LL128) are not modelled:
+// they sit above the links' rate on H100 hosts with 16 or more channels.
 
 #include <array>
+#include <limits>
 
 #include "sim/core/config_node.hpp"
 #include "sim/core/units.hpp"
@@ -21,6 +25,22 @@ namespace strait::sim::topology {
 
 /// NCCL's protocols, in its order: LL (8-byte stores with a flag), LL128, Simple.
 inline constexpr int kProtocolCount = 3;
+
+/// A bus-bandwidth ceiling that depends on how many hosts a collective spans, as NCCL's
+/// tuner keeps its measured caps (one host, two, more); infinite where there is none.
+struct HostCountCeiling {
+  BytesPerSec one_host = std::numeric_limits<double>::infinity();
+  BytesPerSec two_hosts = std::numeric_limits<double>::infinity();
+  BytesPerSec more_hosts = std::numeric_limits<double>::infinity();
+  BytesPerSec at(int hosts) const {
+    return hosts <= 1 ? one_host : hosts == 2 ? two_hosts : more_hosts;
+  }
+  bool any() const {
+    return one_host < std::numeric_limits<double>::infinity() ||
+           two_hosts < std::numeric_limits<double>::infinity() ||
+           more_hosts < std::numeric_limits<double>::infinity();
+  }
+};
 
 /// Latencies of one protocol under one algorithm family (NCCL's tuner keeps a column per
 /// algorithm: rings and trees differ).
@@ -39,6 +59,10 @@ struct ProtocolParameters {
   /// tuner charges trees their own baseLat and hwLat (a tree's network step waits on two
   /// children, a ring's on one neighbour).
   StepLatencies tree;
+  /// The most bus bandwidth (nccl-tests' busbw) a collective reaches with this protocol,
+  /// whatever the links allow: NCCL's llMaxBws for LL (flag polling, and across hosts the
+  /// proxy's host-memory path, cap it).
+  HostCountCeiling max_busbw;
 };
 
 struct CommParameters {
@@ -61,6 +85,10 @@ struct CommParameters {
   /// runs NCCL keeps hierarchical for ranks across datacenters (a framework's job, not
   /// NCCL's) unless this is set. The bare link model (neutral) keeps every algorithm.
   bool hierarchical_in_datacenter = true;
+  /// NVLS tree's measured ceiling per channel (NCCL's perChMaxNVLSTreeBws, two hosts and
+  /// more); a collective has one channel per NIC of its hosts (NVLS heads), so its busbw
+  /// ceiling is this x NICs per host.
+  HostCountCeiling nvls_tree_channel_busbw;
   double nvls_bandwidth_fraction = 1.0;  // NVLS achievable share of NVLink bandwidth
   Time nvls_step_latency;                // per NVLS step inside a host
   /// Achievable share of NVLink line rate for the library's copies (all protocols).

@@ -2,10 +2,12 @@
 // CommParameters), on clusters built in code so every number is worked out by hand.
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 
 #include <gtest/gtest.h>
 
+#include "sim/core/config_node.hpp"
 #include "sim/core/error.hpp"
 #include "sim/network/network.hpp"
 #include "test_clusters.hpp"
@@ -22,23 +24,28 @@ using topology::ProtocolParameters;
 // LL: half the bandwidth, 5 us base, 1 us per step; Simple: full bandwidth, 10 us base,
 // 4 us per step; LL128 made useless (100 us base) so the crossover is LL vs Simple.
 // Across hosts a step pays net_step + proxy + RDMA round trip instead. Trees pay the same.
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
 CommParameters two_protocols() {
   CommParameters c;
   c.protocols[0] = ProtocolParameters{0.5,
                                       Time::from_us(5),
                                       Time::from_us(1),
                                       Time::from_us(3),
-                                      {Time::from_us(5), Time::from_us(1), Time::from_us(3)}};
+                                      {Time::from_us(5), Time::from_us(1), Time::from_us(3)},
+                                      {}};
   c.protocols[1] = ProtocolParameters{0.9,
                                       Time::from_us(100),
                                       Time::from_us(1),
                                       Time::from_us(3),
-                                      {Time::from_us(100), Time::from_us(1), Time::from_us(3)}};
+                                      {Time::from_us(100), Time::from_us(1), Time::from_us(3)},
+                                      {}};
   c.protocols[2] = ProtocolParameters{1.0,
                                       Time::from_us(10),
                                       Time::from_us(4),
                                       Time::from_us(6),
-                                      {Time::from_us(10), Time::from_us(4), Time::from_us(6)}};
+                                      {Time::from_us(10), Time::from_us(4), Time::from_us(6)},
+                                      {}};
   c.proxy_latency = Time::from_us(1);
   c.rdma_round_trip = Time::from_us(2);
   return c;
@@ -111,6 +118,35 @@ TEST(Protocols, RingAllReduceTakesBasePlusStepsAtTheProtocolsBandwidth) {
     // Traffic counts the payload, whatever the protocol's flags cost on the wire.
     EXPECT_NEAR(ll.traffic.bytes(topology::LinkClass::kNvlink),
                 simple.traffic.bytes(topology::LinkClass::kNvlink), 1.0);
+  }
+}
+
+// A protocol's busbw ceiling (NCCL's llMaxBws): the ring above with LL capped at 10 GB/s
+// of busbw on one host. Its phases alone take 14 (1 + 20.97) = 307.6 us; the ceiling says
+// at least 8 MiB x 2 (7/8) / 10 GB/s = 1468.0 us, so T = 5 + 1468.0064 us. A ceiling above
+// the links' rate (1 TB/s) changes nothing; one for two hosts does not apply to one host.
+TEST(Protocols, AProtocolsBusbwCeilingBoundsItsDataTime) {
+  Fabric f;
+  f.nvlink = 100e9;
+  auto c = make_cluster(1, 1, 8, f);
+  const Bytes s = 8 * kMiB;
+  const double x_us = static_cast<double>(s) / 8 / 100e9 * 1e6;
+  const double capped_us = 5 + static_cast<double>(s) * 1.75 / 10e9 * 1e6;
+  for (auto [one_host, two_hosts, expected] :
+       {std::tuple{10e9, kInfinity, capped_us},
+        std::tuple{1e12, kInfinity, 5 + 14 * (1 + 2 * x_us)},
+        std::tuple{kInfinity, 10e9, 5 + 14 * (1 + 2 * x_us)}}) {
+    CommParameters comm = two_protocols();
+    comm.protocols[0].max_busbw.one_host = one_host;
+    comm.protocols[0].max_busbw.two_hosts = two_hosts;
+    c.set_comm(comm);
+    for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+      NetworkOptions o;
+      o.mode = mode;
+      const auto ll = simulate_collective(
+          c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, s, Protocol::kLL), o);
+      EXPECT_NEAR(ll.time.to_us(), expected, 1e-3) << one_host << " " << to_string(mode);
+    }
   }
 }
 
@@ -326,6 +362,34 @@ TEST(Protocols, NvlsAllReduceSendsEachSliceOnceAndWinsForLargeMessages) {
   EXPECT_THROW(
       simulate_collective(c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvls, s), {}),
       strait::Error);
+}
+
+// NVLS tree's ceiling is per channel, one channel per NIC (NCCL's perChMaxNVLSTreeBws x
+// NVLS heads): 2 hosts x 4 GPUs with 4 NICs each and 20 GB/s per channel cap its busbw at
+// 80 GB/s: 64 MiB x 2 (7/8) / 80 GB/s = 1468.0064 us (NVLS tree has no base latency), far
+// above what its links take. On 4 hosts the "more hosts" value (10 GB/s) applies: 64 MiB x
+// 2 (15/16) / 40 GB/s = 3145.728 us.
+TEST(Protocols, NvlsTreeCeilingIsPerChannelAndPerHostCount) {
+  for (auto [hosts, expected] : {std::pair{2, 1468.0064}, std::pair{4, 3145.728}}) {
+    auto c = topology::Cluster::from_config(
+        ConfigNode(Json::parse(R"({"name": "t", "datacenters": [{"name": "a", "hosts": )" +
+                               std::to_string(hosts) + R"(, "host": {"gpus": 4, "gpu_type": "X",
+                    "nvlink": {"bandwidth": "400 GB/s"}, "nics": 4,
+                    "nic": {"bandwidth": "400 Gb/s"}}, "network": {"hosts_per_leaf": 4}}]})"),
+                   "cluster.json"));
+    ASSERT_EQ(c.hosts().front().nics, 4);
+    CommParameters comm = with_nvls(false);
+    comm.nvls_bandwidth_fraction = 1.0;
+    comm.nvls_tree_channel_busbw.two_hosts = 20e9;
+    comm.nvls_tree_channel_busbw.more_hosts = 10e9;
+    c.set_comm(comm);
+    for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+      const auto r = simulate_collective(
+          c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvlsTree, 64 * kMiB),
+          unpipelined(mode));
+      EXPECT_NEAR(r.time.to_us(), expected, 1e-3) << hosts << " hosts, " << to_string(mode);
+    }
+  }
 }
 
 // NVLS tree on 2 hosts x 4 GPUs (NVLink 100 GB/s, NIC 50 GB/s, no link latency), Simple

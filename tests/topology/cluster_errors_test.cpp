@@ -73,6 +73,17 @@ TEST(ClusterErrors, NcclSectionChecksItsKeysAndRanges) {
       "base_latency, nvlink_step_latency, net_step_latency)");
 }
 
+TEST(ClusterErrors, BusbwCeilingsNameTheirHostCounts) {
+  EXPECT_EQ(error_of(with(
+                "/nccl", Json::parse(R"({"nvls_tree_channel_busbw": {"three_hosts": "1 GB/s"}})"))),
+            "cluster.json: /nccl/nvls_tree_channel_busbw/three_hosts: unknown key; did you mean "
+            "\"more_hosts\"?");
+  EXPECT_EQ(
+      error_of(with("/nccl/protocols/ll", Json::parse(R"({"max_busbw": {"one_host": 141}})"))),
+      "cluster.json: /nccl/protocols/ll/max_busbw/one_host: expected a bandwidth with its unit "
+      "such as \"400 Gb/s\" or \"450 GB/s\", got the number 141");
+}
+
 TEST(ClusterErrors, WrongTypeSaysWhatWasFound) {
   EXPECT_EQ(error_of(with("/defaults/host/gpus", "eight")),
             "cluster.json: /defaults/host/gpus: expected an integer, got the string \"eight\"");

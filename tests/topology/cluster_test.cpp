@@ -187,15 +187,25 @@ TEST(Cluster, NcclSectionOverridesThePublishedDefaultsKeyByKey) {
   EXPECT_EQ(ll.tree.net_step_latency + plain.comm().proxy_latency + plain.comm().rdma_round_trip,
             Time::from_us(5));
   EXPECT_FALSE(plain.comm().hierarchical_in_datacenter);
+  // Busbw ceilings: NCCL's llMaxBws (Hopper one host, Intel hosts) and perChMaxNVLSTreeBws.
+  EXPECT_DOUBLE_EQ(ll.max_busbw.at(1), 141e9);
+  EXPECT_DOUBLE_EQ(ll.max_busbw.at(2), 39e9);
+  EXPECT_DOUBLE_EQ(ll.max_busbw.at(5), 20.4e9);
+  EXPECT_FALSE(plain.comm().protocols[2].max_busbw.any());
+  EXPECT_DOUBLE_EQ(plain.comm().nvls_tree_channel_busbw.at(2), 57.7e9);
+  EXPECT_DOUBLE_EQ(plain.comm().nvls_tree_channel_busbw.at(3), 45.5e9);
   const Cluster none = testing_support::inline_cluster(
       R"({"name": "t", "nccl": "none", "datacenters": [{"name": "a", "hosts": 2, )" + host + "}]}");
   EXPECT_EQ(none.comm().protocols[0].base_latency, Time::zero());
   EXPECT_EQ(none.comm().protocols[0].tree.base_latency, Time::zero());
   EXPECT_TRUE(none.comm().hierarchical_in_datacenter);
+  EXPECT_FALSE(none.comm().protocols[0].max_busbw.any());
   EXPECT_DOUBLE_EQ(none.comm().nvlink_efficiency, 1.0);
   const Cluster tuned = testing_support::inline_cluster(
       R"({"name": "t", "nccl": {"nvls": true, "hierarchical_in_datacenter": true,
-          "protocols": {"simple": {"base_latency": "5 us", "tree": {"net_step_latency": "9 us"}}}},
+          "nvls_tree_channel_busbw": {"two_hosts": "none"},
+          "protocols": {"simple": {"base_latency": "5 us", "tree": {"net_step_latency": "9 us"}},
+                        "ll": {"max_busbw": {"two_hosts": "400 Gb/s"}}}},
           "datacenters": [{"name": "a", "hosts": 2, )" +
       host + "}]}");
   EXPECT_TRUE(tuned.comm().nvls);
@@ -204,6 +214,10 @@ TEST(Cluster, NcclSectionOverridesThePublishedDefaultsKeyByKey) {
   EXPECT_EQ(tuned.comm().protocols[2].tree.net_step_latency, Time::from_us(9));
   EXPECT_EQ(tuned.comm().protocols[2].tree.base_latency, Time::from_us(8.4));
   EXPECT_TRUE(tuned.comm().hierarchical_in_datacenter);
+  EXPECT_FALSE(tuned.comm().nvls_tree_channel_busbw.two_hosts < 1e300);
+  EXPECT_DOUBLE_EQ(tuned.comm().nvls_tree_channel_busbw.more_hosts, 45.5e9);
+  EXPECT_DOUBLE_EQ(tuned.comm().protocols[0].max_busbw.two_hosts, 50e9);
+  EXPECT_DOUBLE_EQ(tuned.comm().protocols[0].max_busbw.one_host, 141e9);
 }
 
 TEST(Cluster, OversubscribedLeafGetsFewerSpines) {

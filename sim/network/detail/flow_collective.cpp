@@ -29,7 +29,8 @@ FlowCollective::FlowCollective(FlowNetwork& network, Schedule schedule, int prio
       on_done_(std::move(on_done)),
       ranks_(static_cast<int>(schedule_.gpus.size())),
       lanes_(schedule_.chunks),
-      phases_(schedule_.expanded_phase_count()) {
+      phases_(schedule_.expanded_phase_count()),
+      not_before_(network.now() + schedule_.min_data_time) {
   if (lanes_ < 1 || lanes_ >= (1 << kLaneBits))
     throw Error("collective: chunk lanes must be in 1..255");
   if (phases_ >= (1 << (64 - kLaneBits - kBundleBits - 1)))
@@ -261,7 +262,7 @@ void FlowCollective::release_kept() {
 void FlowCollective::finish() {
   lanes_left_ = 0;
   release_kept();
-  network_.collective_done(this);
+  network_.collective_done(this, not_before_);
 }
 
 // Patterns whose coflows use the same links with the same shares (a ring's reduce-scatter

@@ -110,6 +110,7 @@ class FlowCollective {
   int ranks_;
   int lanes_;
   int phases_;                         // expanded
+  Time not_before_;                    // its start + the schedule's min_data_time
   std::vector<std::int32_t> pattern_;  // expanded phase -> index in schedule_.phases
   std::vector<Plan> plans_;
   std::vector<std::int32_t> position_;  // per (rank, lane): next phase to complete
