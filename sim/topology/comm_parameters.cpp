@@ -40,6 +40,8 @@ CommParameters CommParameters::published_defaults() {
   // "With the protocol overhead (~20%) NCCL can get an effective NVLink bandwidth of
   // 370GB/s" of 450 (nccl-tests issue #212).
   c.nvlink_efficiency = 370.0 / 450.0;
+  // "For NDR @ 400Gbps you should see 46-48GB/s per NIC" of 50 (nccl-tests issue #290).
+  c.net_efficiency = 47.0 / 50.0;
   // NCCL_PXN_DISABLE defaults to 0 (NCCL 2.12 and later).
   c.pxn = true;
   return c;
@@ -54,7 +56,8 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
   CommParameters c = CommParameters::published_defaults();
   section.allow_only({"protocols", "proxy_latency", "rdma_round_trip", "per_peer_latency", "nvls",
                       "nvls_bandwidth_fraction", "nvls_step_latency", "nvlink_efficiency", "pxn",
-                      "collnet", "hierarchical_in_datacenter", "nvls_tree_channel_busbw"});
+                      "collnet", "hierarchical_in_datacenter", "nvls_tree_channel_busbw",
+                      "net_efficiency"});
   const auto fraction = [](const ConfigNode& node, std::string_view key, double fallback) {
     const double f = node.number_or(key, fallback);
     if (!(f > 0 && f <= 1)) node.at(key).fail("expected a number in (0, 1]");
@@ -115,6 +118,7 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
     c.nvls_tree_channel_busbw = ceiling(*cap, c.nvls_tree_channel_busbw);
   c.nvls_step_latency = duration(section, "nvls_step_latency", c.nvls_step_latency);
   c.nvlink_efficiency = fraction(section, "nvlink_efficiency", c.nvlink_efficiency);
+  c.net_efficiency = fraction(section, "net_efficiency", c.net_efficiency);
   return c;
 }
 

@@ -93,6 +93,9 @@ struct CommParameters {
   Time nvls_step_latency;                // per NVLS step inside a host
   /// Achievable share of NVLink line rate for the library's copies (all protocols).
   double nvlink_efficiency = 1.0;
+  /// Achievable share of scale-out line rate (NICs, leaf and spine links) for the library's
+  /// RDMA transfers (headers, PCIe and completion overheads).
+  double net_efficiency = 1.0;
   /// PXN (NCCL's PCI x NVLink, on by default): in all-to-all(v) and send/recv, a message to
   /// another host's GPU on another rail first crosses NVLink to the GPU of its own host on
   /// the destination's rail and leaves by that GPU's NIC, so it stays on one rail plane.

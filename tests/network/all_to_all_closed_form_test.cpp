@@ -41,7 +41,8 @@ nlohmann::json nccl_section(bool pxn) {
           {"proxy_latency", "0 us"},
           {"rdma_round_trip", "0 us"},
           {"per_peer_latency", "0 us"},
-          {"nvlink_efficiency", 1.0}};
+          {"nvlink_efficiency", 1.0},
+          {"net_efficiency", 1.0}};
 }
 
 topology::Cluster make(const Shape& s) {

@@ -277,6 +277,39 @@ TEST(Protocols, TreePaysTheTreeColumnOfTheTunersLatencies) {
   }
 }
 
+// Scale-out links run at net_efficiency of their line rate (RDMA reaches ~47 of a 400 Gb/s
+// NIC's 50 GB/s), NVLink at nvlink_efficiency: 8 MiB sent to another host over a 50 GB/s NIC
+// at 0.5 takes 8 MiB / 25 GB/s = 335.544 us (no latency); to a GPU of its own host over
+// 100 GB/s NVLink at 0.8, 8 MiB / 80 GB/s = 104.858 us. Traffic counts the payload on both
+// links of the path (NIC up and down; GPU to NVSwitch and on).
+TEST(Protocols, LinksRunAtTheLibrarysShareOfTheirLineRate) {
+  Fabric f;
+  f.nvlink = 100e9;
+  auto c = make_cluster(1, 2, 2, f);
+  CommParameters comm;
+  comm.net_efficiency = 0.5;
+  comm.nvlink_efficiency = 0.8;
+  c.set_comm(comm);
+  for (auto [peer, expected] : {std::pair{2, 335.544}, std::pair{1, 104.858}}) {
+    for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+      CollectiveSpec s;
+      s.op = CollectiveOp::kSendRecv;
+      s.algorithm = Algorithm::kDirect;
+      s.bytes = 8 * kMiB;
+      s.gpus = {0, peer};
+      s.root = 0;
+      s.peer = 1;
+      NetworkOptions o;
+      o.mode = mode;
+      const auto r = simulate_collective(c, s, o);
+      EXPECT_NEAR(r.time.to_us(), expected, 1e-3) << peer << " " << to_string(mode);
+      EXPECT_DOUBLE_EQ(r.traffic.bytes(peer == 2 ? topology::LinkClass::kScaleOut
+                                                 : topology::LinkClass::kNvlink),
+                       2.0 * 8 * kMiB);
+    }
+  }
+}
+
 // NCCL has no hierarchical all-reduce. On 2 hosts x 4 GPUs (NVLink 100 GB/s, NIC 50 GB/s)
 // hierarchical is the fastest all-reduce at some sizes from 64 KiB to 64 MiB when `auto`
 // may weigh it; a cluster that runs NCCL (hierarchical_in_datacenter false) never gets it

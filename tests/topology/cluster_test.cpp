@@ -194,6 +194,7 @@ TEST(Cluster, NcclSectionOverridesThePublishedDefaultsKeyByKey) {
   EXPECT_FALSE(plain.comm().protocols[2].max_busbw.any());
   EXPECT_DOUBLE_EQ(plain.comm().nvls_tree_channel_busbw.at(2), 57.7e9);
   EXPECT_DOUBLE_EQ(plain.comm().nvls_tree_channel_busbw.at(3), 45.5e9);
+  EXPECT_DOUBLE_EQ(plain.comm().net_efficiency, 0.94);
   const Cluster none = testing_support::inline_cluster(
       R"({"name": "t", "nccl": "none", "datacenters": [{"name": "a", "hosts": 2, )" + host + "}]}");
   EXPECT_EQ(none.comm().protocols[0].base_latency, Time::zero());
@@ -201,6 +202,7 @@ TEST(Cluster, NcclSectionOverridesThePublishedDefaultsKeyByKey) {
   EXPECT_TRUE(none.comm().hierarchical_in_datacenter);
   EXPECT_FALSE(none.comm().protocols[0].max_busbw.any());
   EXPECT_DOUBLE_EQ(none.comm().nvlink_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(none.comm().net_efficiency, 1.0);
   const Cluster tuned = testing_support::inline_cluster(
       R"({"name": "t", "nccl": {"nvls": true, "hierarchical_in_datacenter": true,
           "nvls_tree_channel_busbw": {"two_hosts": "none"},

@@ -219,7 +219,8 @@ BytesPerSec LevelEstimator::nic_bandwidth(int gpu) {
   for (auto l : path_) {
     const auto& link = cluster_.link(l);
     if (link.link_class == topology::LinkClass::kCrossDc) continue;
-    bw = bw == 0 ? link.bandwidth : std::min(bw, link.bandwidth);
+    const BytesPerSec rate = library_bandwidth(cluster_, link);
+    bw = bw == 0 ? rate : std::min(bw, rate);
   }
   return bw;
 }
