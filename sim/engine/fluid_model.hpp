@@ -12,7 +12,12 @@
 //   - priority levels are strict: level 0 is filled first, level 1 shares what is left.
 // Rates are recomputed only for the connected component (activities linked through
 // shared resources) that an arrival or completion touched, once per instant, after all
-// changes of that instant. An activity whose resources all have infinite capacity and
+// changes of that instant, and not even that where nothing can move: an arrival that fits
+// in what its shared resources have left runs at its bound (no resource saturates, so no
+// other rate changes), and a completion on a resource that was not full at the last solve
+// frees capacity nobody was waiting for (no one's bottleneck). Both are exact; they keep a
+// small flow on a link that a collective spanning thousands of links also crosses from
+// re-solving that collective. An activity whose resources all have infinite capacity and
 // no max_rate completes at once.
 //
 // Parked activities (keep_linked) let a repeated transfer over the same resources, like
