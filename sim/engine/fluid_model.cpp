@@ -200,6 +200,7 @@ struct FluidModel::Impl {
   void add_potential(const Activity& a, double sign);
   void fill_component();
   void apply_rates(Time now);
+  void set_rate(std::uint32_t index, double rate, Time now);
   void solve_component(Time now);
 };
 
@@ -421,13 +422,7 @@ bool FluidModel::Impl::fits_alone(std::uint32_t index, Time now) {
     Resource& r = resources[u.resource];
     if (couples(r, u)) r.full = false;
   }
-  a.remaining = remaining_at(a, now);
-  a.last_update = now;
-  a.rate = a.bound;
-  a.fresh = false;
-  ++a.version;
-  const Time finish = finish_after(now, a.remaining, a.rate);
-  if (!finish.is_infinite()) heap.push({finish, a.sequence, index, a.version});
+  set_rate(index, a.bound, now);
   return true;
 }
 
@@ -559,14 +554,21 @@ void FluidModel::Impl::apply_rates(Time now) {
   for (const std::uint32_t index : component_activities) {
     Activity& a = activities[index];
     if (!a.fresh && a.new_rate == a.rate) continue;
-    a.remaining = remaining_at(a, now);
-    a.last_update = now;
-    a.rate = a.new_rate;
-    a.fresh = false;
-    ++a.version;
-    const Time finish = finish_after(now, a.remaining, a.rate);
-    if (!finish.is_infinite()) heap.push({finish, a.sequence, index, a.version});
+    set_rate(index, a.new_rate, now);
   }
+}
+
+// A new rate from now: progress so far is banked and the finish predicted anew (the old
+// prediction goes stale with the version).
+void FluidModel::Impl::set_rate(std::uint32_t index, double rate, Time now) {
+  Activity& a = activities[index];
+  a.remaining = remaining_at(a, now);
+  a.last_update = now;
+  a.rate = rate;
+  a.fresh = false;
+  ++a.version;
+  const Time finish = finish_after(now, a.remaining, a.rate);
+  if (!finish.is_infinite()) heap.push({finish, a.sequence, index, a.version});
 }
 
 void FluidModel::Impl::solve_component(Time now) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 #include <tuple>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -226,20 +227,29 @@ TEST(Protocols, RingStepsPayTheMeanHopLatencyNotTheSlowest) {
 //     5 + 6 x 2 + 2 x 6 = 29 us;
 //   4 hosts x 2 GPUs: chains up 1, tree levels 2 up and 2 down, chains down 1:
 //     5 + 2 x 2 + 4 x 6 = 33 us.
-TEST(Protocols, TreeChainsInsideHostsAndBranchesAcrossThem) {
+// An 8 KiB LL tree all-reduce on `hosts` x `gpus` (links of 1 us, 10^15 B/s), per mode.
+std::vector<double> tree_times_us(int hosts, int gpus, const CommParameters& comm) {
   Fabric f;
   f.nvlink = f.nic = 1e15;
   f.link_latency = Time::from_us(1);
+  auto c = make_cluster(1, hosts, gpus, f);
+  c.set_comm(comm);
+  std::vector<double> out;
+  for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+    NetworkOptions o;
+    o.mode = mode;
+    out.push_back(
+        simulate_collective(
+            c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kTree, 8 * kKiB, Protocol::kLL), o)
+            .time.to_us());
+  }
+  return out;
+}
+
+TEST(Protocols, TreeChainsInsideHostsAndBranchesAcrossThem) {
   for (auto [hosts, gpus, expected] : {std::tuple{2, 4, 29.0}, std::tuple{4, 2, 33.0}}) {
-    auto c = make_cluster(1, hosts, gpus, f);
-    c.set_comm(two_protocols());
-    for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
-      NetworkOptions o;
-      o.mode = mode;
-      const auto r = simulate_collective(
-          c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kTree, 8 * kKiB, Protocol::kLL), o);
-      EXPECT_NEAR(r.time.to_us(), expected, 1e-3) << hosts << " hosts";
-    }
+    for (double t : tree_times_us(hosts, gpus, two_protocols()))
+      EXPECT_NEAR(t, expected, 1e-3) << hosts << " hosts";
   }
 }
 
@@ -248,32 +258,23 @@ TEST(Protocols, TreeChainsInsideHostsAndBranchesAcrossThem) {
 // network step, so 4 + proxy 1 + RDMA 2 = 7 us across hosts); a step in a host pays
 // max(path 2, 2.5):
 //   2 hosts x 4 GPUs: 7 + 6 x 2.5 + 2 x 7 = 36 us; 4 hosts x 2 GPUs: 7 + 2 x 2.5 + 4 x 7 = 40 us.
-// A ring on the same cluster keeps the ring's constants (29 us for its own closed form is
-// not the point here: only that it does not move).
+// A ring keeps the ring's constants: the same with or without the tree column.
 TEST(Protocols, TreePaysTheTreeColumnOfTheTunersLatencies) {
-  Fabric f;
-  f.nvlink = f.nic = 1e15;
-  f.link_latency = Time::from_us(1);
+  CommParameters comm = two_protocols();
+  comm.protocols[0].tree = {Time::from_us(7), Time::from_us(2.5), Time::from_us(4)};
   for (auto [hosts, gpus, expected] : {std::tuple{2, 4, 36.0}, std::tuple{4, 2, 40.0}}) {
-    auto c = make_cluster(1, hosts, gpus, f);
-    c.set_comm(two_protocols());
-    const auto ring_before = simulate_collective(
-        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, 8 * kKiB, Protocol::kLL),
-        analytical());
-    CommParameters comm = two_protocols();
-    comm.protocols[0].tree = {Time::from_us(7), Time::from_us(2.5), Time::from_us(4)};
-    c.set_comm(comm);
-    for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
-      NetworkOptions o;
-      o.mode = mode;
-      const auto r = simulate_collective(
-          c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kTree, 8 * kKiB, Protocol::kLL), o);
-      EXPECT_NEAR(r.time.to_us(), expected, 1e-3) << hosts << " hosts";
-    }
-    const auto ring_after = simulate_collective(
-        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, 8 * kKiB, Protocol::kLL),
-        analytical());
-    EXPECT_EQ(ring_after.time, ring_before.time);
+    for (double t : tree_times_us(hosts, gpus, comm))
+      EXPECT_NEAR(t, expected, 1e-3) << hosts << " hosts";
+    auto c = make_cluster(1, hosts, gpus);
+    const auto ring = [&](const CommParameters& p) {
+      c.set_comm(p);
+      return simulate_collective(
+                 c,
+                 spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, 8 * kKiB, Protocol::kLL),
+                 analytical())
+          .time;
+    };
+    EXPECT_EQ(ring(comm), ring(two_protocols()));
   }
 }
 
