@@ -59,7 +59,7 @@ Time protocol_step_latency(const topology::Cluster& cluster, Protocol protocol, 
                            CollectiveOp op, bool crosses_hosts, int peer_messages) {
   const auto& comm = cluster.comm();
   const auto& p = comm.protocols[protocol_index(protocol)];
-  const bool tree = algorithm == Algorithm::kTree;
+  const auto& column = algorithm == Algorithm::kTree ? p.tree : p.ring;
   const bool nvls = algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree ||
                     (algorithm == Algorithm::kCollNet && comm.nvls);
   // NCCL's tuner charges NVLS's latency once per collective (intraLat + 2 log2(nNodes)
@@ -68,11 +68,9 @@ Time protocol_step_latency(const topology::Cluster& cluster, Protocol protocol, 
   const Time nvls_step = algorithm == Algorithm::kNvlsTree || algorithm == Algorithm::kCollNet
                              ? Time::from_ps(comm.nvls_step_latency.ps() / 2)
                              : comm.nvls_step_latency;
-  Time t = crosses_hosts ? (tree ? p.tree.net_step_latency : p.net_step_latency) +
-                               comm.proxy_latency + comm.rdma_round_trip
-           : nvls ? nvls_step
-           : tree ? p.tree.nvlink_step_latency
-                  : p.nvlink_step_latency;
+  Time t = crosses_hosts ? column.net_step_latency + comm.proxy_latency + comm.rdma_round_trip
+           : nvls        ? nvls_step
+                         : column.nvlink_step_latency;
   if (detail::peer_to_peer(op)) t += comm.per_peer_latency * peer_messages;
   return t;
 }
@@ -92,7 +90,7 @@ Time protocol_base_latency(const topology::Cluster& cluster, Protocol protocol,
   if (algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree ||
       algorithm == Algorithm::kCollNet)
     return Time::zero();
-  return algorithm == Algorithm::kTree ? p.tree.base_latency : p.base_latency;
+  return (algorithm == Algorithm::kTree ? p.tree : p.ring).base_latency;
 }
 
 void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protocol protocol) {

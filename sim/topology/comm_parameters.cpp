@@ -14,9 +14,9 @@ CommParameters CommParameters::published_defaults() {
   // hwLat NET + its net overhead (proxy_latency: getNetOverhead, 1 us on x86).
   CommParameters c;
   c.rdma_round_trip = Time::from_us(2.0);
-  c.protocols[0] = {0.5, Time::from_us(6.6), Time::from_us(0.6), Time::from_us(0.7), {}, {}};
-  c.protocols[1] = {0.92, Time::from_us(14.0), Time::from_us(1.9), Time::from_us(2.0), {}, {}};
-  c.protocols[2] = {1.0, Time::from_us(8.4), Time::from_us(3.4), Time::from_us(12.0), {}, {}};
+  c.protocols[0] = {0.5, {Time::from_us(6.6), Time::from_us(0.6), Time::from_us(0.7)}, {}, {}};
+  c.protocols[1] = {0.92, {Time::from_us(14.0), Time::from_us(1.9), Time::from_us(2.0)}, {}, {}};
+  c.protocols[2] = {1.0, {Time::from_us(8.4), Time::from_us(3.4), Time::from_us(12.0)}, {}, {}};
   // Trees: baseLat {6.8, 14.0, 8.4} us, hwLat NVLINK {0.6, 1.25, 4.0} and NET {5.0, 8.5, 14.0};
   // NCCL adds no net overhead to a tree's step, so the part kept per protocol is hwLat NET
   // less rdma_round_trip and proxy_latency (which every step across hosts pays here).
@@ -81,6 +81,13 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
     }
     return cap;
   };
+  // A column of step latencies: its keys over `base`.
+  const auto latencies = [&](const ConfigNode& node, StepLatencies base) {
+    base.base_latency = duration(node, "base_latency", base.base_latency);
+    base.nvlink_step_latency = duration(node, "nvlink_step_latency", base.nvlink_step_latency);
+    base.net_step_latency = duration(node, "net_step_latency", base.net_step_latency);
+    return base;
+  };
   if (auto protocols = section.find("protocols")) {
     protocols->allow_only({"ll", "ll128", "simple"});
     constexpr std::array<std::string_view, kProtocolCount> kNames = {"ll", "ll128", "simple"};
@@ -91,16 +98,11 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
                         "net_step_latency", "tree", "max_busbw"});
       auto& out = c.protocols[p];
       out.bandwidth_fraction = fraction(*node, "bandwidth_fraction", out.bandwidth_fraction);
-      out.base_latency = duration(*node, "base_latency", out.base_latency);
-      out.nvlink_step_latency = duration(*node, "nvlink_step_latency", out.nvlink_step_latency);
-      out.net_step_latency = duration(*node, "net_step_latency", out.net_step_latency);
+      out.ring = latencies(*node, out.ring);
       if (auto cap = node->find("max_busbw")) out.max_busbw = ceiling(*cap, out.max_busbw);
       if (auto tree = node->find("tree")) {
         tree->allow_only({"base_latency", "nvlink_step_latency", "net_step_latency"});
-        out.tree.base_latency = duration(*tree, "base_latency", out.tree.base_latency);
-        out.tree.nvlink_step_latency =
-            duration(*tree, "nvlink_step_latency", out.tree.nvlink_step_latency);
-        out.tree.net_step_latency = duration(*tree, "net_step_latency", out.tree.net_step_latency);
+        out.tree = latencies(*tree, out.tree);
       }
     }
   }

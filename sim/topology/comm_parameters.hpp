@@ -52,12 +52,11 @@ struct StepLatencies {
 
 struct ProtocolParameters {
   double bandwidth_fraction = 1.0;  // achievable share of link bandwidth, in (0, 1]
-  Time base_latency;                // once per collective
-  Time nvlink_step_latency;         // per step whose transfers stay inside hosts
-  Time net_step_latency;            // per step that crosses hosts
-  /// The same for NCCL's tree (chains inside hosts, a binary tree across them): NCCL's
-  /// tuner charges trees their own baseLat and hwLat (a tree's network step waits on two
-  /// children, a ring's on one neighbour).
+  /// Latencies of every algorithm but NCCL's tree (NCCL's ring column), and of the tree
+  /// (chains inside hosts, a binary tree across them): NCCL's tuner charges trees their own
+  /// baseLat and hwLat (a tree's network step waits on two children, a ring's on one
+  /// neighbour).
+  StepLatencies ring;
   StepLatencies tree;
   /// The most bus bandwidth (nccl-tests' busbw) a collective reaches with this protocol,
   /// whatever the links allow: NCCL's llMaxBws for LL (flag polling, and across hosts the

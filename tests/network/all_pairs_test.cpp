@@ -68,7 +68,7 @@ TEST(AllPairs, ProtocolAndCalibrationAsTheStoredTransfers) {
   auto c = make_cluster(1, 2, 4);
   topology::CommParameters comm;
   comm.protocols[0] = topology::ProtocolParameters{
-      0.5, Time::from_us(5), Time::from_us(1), Time::from_us(3), {}, {}};
+      0.5, {Time::from_us(5), Time::from_us(1), Time::from_us(3)}, {}, {}};
   comm.proxy_latency = Time::from_us(1);
   comm.rdma_round_trip = Time::from_us(2);
   comm.per_peer_latency = Time::from_ns(500);

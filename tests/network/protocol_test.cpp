@@ -29,24 +29,12 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 CommParameters two_protocols() {
   CommParameters c;
-  c.protocols[0] = ProtocolParameters{0.5,
-                                      Time::from_us(5),
-                                      Time::from_us(1),
-                                      Time::from_us(3),
-                                      {Time::from_us(5), Time::from_us(1), Time::from_us(3)},
-                                      {}};
-  c.protocols[1] = ProtocolParameters{0.9,
-                                      Time::from_us(100),
-                                      Time::from_us(1),
-                                      Time::from_us(3),
-                                      {Time::from_us(100), Time::from_us(1), Time::from_us(3)},
-                                      {}};
-  c.protocols[2] = ProtocolParameters{1.0,
-                                      Time::from_us(10),
-                                      Time::from_us(4),
-                                      Time::from_us(6),
-                                      {Time::from_us(10), Time::from_us(4), Time::from_us(6)},
-                                      {}};
+  const auto column = [](double base, double nvlink, double net) {
+    return topology::StepLatencies{Time::from_us(base), Time::from_us(nvlink), Time::from_us(net)};
+  };
+  c.protocols[0] = ProtocolParameters{0.5, column(5, 1, 3), column(5, 1, 3), {}};
+  c.protocols[1] = ProtocolParameters{0.9, column(100, 1, 3), column(100, 1, 3), {}};
+  c.protocols[2] = ProtocolParameters{1.0, column(10, 4, 6), column(10, 4, 6), {}};
   c.proxy_latency = Time::from_us(1);
   c.rdma_round_trip = Time::from_us(2);
   return c;

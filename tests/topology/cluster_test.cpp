@@ -174,9 +174,9 @@ TEST(Cluster, NcclSectionOverridesThePublishedDefaultsKeyByKey) {
       R"({"name": "t", "datacenters": [{"name": "a", "hosts": 2, )" + host + "}]}");
   const auto& ll = plain.comm().protocols[0];
   EXPECT_DOUBLE_EQ(ll.bandwidth_fraction, 0.5);
-  EXPECT_EQ(ll.base_latency, Time::from_us(6.6));
-  EXPECT_EQ(ll.nvlink_step_latency, Time::from_us(0.6));
-  EXPECT_EQ(plain.comm().protocols[2].net_step_latency + plain.comm().rdma_round_trip,
+  EXPECT_EQ(ll.ring.base_latency, Time::from_us(6.6));
+  EXPECT_EQ(ll.ring.nvlink_step_latency, Time::from_us(0.6));
+  EXPECT_EQ(plain.comm().protocols[2].ring.net_step_latency + plain.comm().rdma_round_trip,
             Time::from_us(14));
   EXPECT_EQ(plain.comm().rdma_round_trip, Time::from_us(2));
   EXPECT_EQ(plain.comm().proxy_latency, Time::from_us(1));
@@ -197,7 +197,7 @@ TEST(Cluster, NcclSectionOverridesThePublishedDefaultsKeyByKey) {
   EXPECT_DOUBLE_EQ(plain.comm().net_efficiency, 0.94);
   const Cluster none = testing_support::inline_cluster(
       R"({"name": "t", "nccl": "none", "datacenters": [{"name": "a", "hosts": 2, )" + host + "}]}");
-  EXPECT_EQ(none.comm().protocols[0].base_latency, Time::zero());
+  EXPECT_EQ(none.comm().protocols[0].ring.base_latency, Time::zero());
   EXPECT_EQ(none.comm().protocols[0].tree.base_latency, Time::zero());
   EXPECT_TRUE(none.comm().hierarchical_in_datacenter);
   EXPECT_FALSE(none.comm().protocols[0].max_busbw.any());
@@ -211,8 +211,8 @@ TEST(Cluster, NcclSectionOverridesThePublishedDefaultsKeyByKey) {
           "datacenters": [{"name": "a", "hosts": 2, )" +
       host + "}]}");
   EXPECT_TRUE(tuned.comm().nvls);
-  EXPECT_EQ(tuned.comm().protocols[2].base_latency, Time::from_us(5));
-  EXPECT_EQ(tuned.comm().protocols[2].nvlink_step_latency, Time::from_us(3.4));
+  EXPECT_EQ(tuned.comm().protocols[2].ring.base_latency, Time::from_us(5));
+  EXPECT_EQ(tuned.comm().protocols[2].ring.nvlink_step_latency, Time::from_us(3.4));
   EXPECT_EQ(tuned.comm().protocols[2].tree.net_step_latency, Time::from_us(9));
   EXPECT_EQ(tuned.comm().protocols[2].tree.base_latency, Time::from_us(8.4));
   EXPECT_TRUE(tuned.comm().hierarchical_in_datacenter);
