@@ -131,6 +131,11 @@ void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protoc
         protocol_step_latency(cluster, protocol, schedule.algorithm, schedule.op, true, most);
   }
   schedule.payload_fraction *= fraction;
+  // LL and LL128 flag every line, so a tree's levels stream through each other (NCCL's LL
+  // tree at 4 KiB - 64 KiB across 2 and 4 HGX hosts rises by bytes / its busbw ceiling
+  // over its small-message latency, not by a store-and-forward hop per level).
+  schedule.cut_through = schedule.algorithm == Algorithm::kTree && protocol != Protocol::kSimple;
+  if (schedule.cut_through) schedule.chunks = 1;
   schedule.min_data_time = Time::zero();
   const auto& comm = cluster.comm();
   const bool nvls_tree = schedule.algorithm == Algorithm::kNvlsTree;

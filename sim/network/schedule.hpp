@@ -113,6 +113,14 @@ struct Schedule {
   /// protocol or algorithm (NCCL's measured caps, see apply_protocol). Both modes end the
   /// collective no earlier than start_latency + this after it is issued.
   Time min_data_time = Time::zero();
+  /// The phases stream through each other (LL and LL128 trees, see apply_protocol): every
+  /// 8- or 120-byte line carries its own flag, so a rank forwards data as it lands, not
+  /// after a whole chunk. The collective then pays each phase's latency once (the first
+  /// line's way up and down the tree) and, after them, the time its busiest link takes for
+  /// the bytes of all phases, no less than min_data_time: NCCL's own model of a tree, lat +
+  /// bytes / busbw. Lanes do not apply (chunks is 1). Flow mode runs the phases as one
+  /// coflow with their latencies summed.
+  bool cut_through = false;
   /// Payload share of each transfer's bytes: a calibrated schedule carries bytes / scale so
   /// that it takes the measured time (apply_calibration); traffic counts only the payload.
   double payload_fraction = 1.0;

@@ -10,6 +10,7 @@
 
 #include "sim/core/config_node.hpp"
 #include "sim/core/error.hpp"
+#include "sim/network/detail/schedule_estimator.hpp"
 #include "sim/network/network.hpp"
 #include "test_clusters.hpp"
 
@@ -264,6 +265,50 @@ TEST(Protocols, TreePaysTheTreeColumnOfTheTunersLatencies) {
     };
     EXPECT_EQ(ring(comm), ring(two_protocols()));
   }
+}
+
+// LL flags every line, so a tree's levels stream through each other instead of storing
+// and forwarding the whole message at every level. 2 hosts x 2 GPUs (NVLink 100 GB/s, NICs
+// 50 GB/s, no link latency), two_protocols()' LL (half the bandwidth; 5 us base, 1 us per
+// NVLink step, 6 us per network step), 1 MiB: chains up (1 us), tree up and down (6 us
+// each), chains down (1 us), then the bytes of all four phases at once. Every link carries
+// 2 MiB in each direction over the four (the head's NIC: its child's reduction in, the
+// broadcast out), the NIC is the slowest: 2 MiB / 50 GB/s = 41.943 us.
+//   T = 5 + 14 + 41.943 = 60.943 us (store and forward: 5 + 14 + 2 (20.972 + 41.943)
+//   = 144.830 us).
+// Under a busbw ceiling of 10 GB/s on two hosts the bytes take no less than
+// 1 MiB x 2 (3/4) / 10 GB/s = 157.286 us, after the latencies: T = 5 + 14 + 157.286.
+TEST(Protocols, LowLatencyTreeLevelsStreamThroughEachOther) {
+  Fabric f;
+  f.nvlink = 100e9;
+  auto c = make_cluster(1, 2, 2, f);
+  for (auto [ceiling, expected] :
+       {std::pair{kInfinity, 60.943}, std::pair{10e9, 19 + 1.5 * kMiB / 10e9 * 1e6}}) {
+    CommParameters comm = two_protocols();
+    comm.protocols[0].max_busbw.two_hosts = ceiling;
+    c.set_comm(comm);
+    for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+      const auto r = simulate_collective(
+          c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kTree, kMiB, Protocol::kLL),
+          unpipelined(mode));
+      EXPECT_NEAR(r.time.to_us(), expected, 1e-3) << ceiling << " " << to_string(mode);
+    }
+    // The same schedule routed link by link (the estimator of graph-form clusters).
+    Schedule schedule = build_schedule(
+        spec_for(c, CollectiveOp::kAllReduce, Algorithm::kTree, kMiB, Protocol::kLL), c, {});
+    apply_protocol(schedule, c, Protocol::kLL);
+    topology::Router router(c, topology::EcmpPolicy::kDestinationModK);
+    detail::ScheduleEstimator routed(c, router);
+    EXPECT_NEAR((schedule.start_latency + routed.estimate(schedule, nullptr)).to_us(), expected,
+                1e-3)
+        << ceiling;
+  }
+  // Simple still stores and forwards each chunk.
+  c.set_comm(two_protocols());
+  const auto simple = simulate_collective(
+      c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kTree, kMiB, Protocol::kSimple),
+      unpipelined(NetworkMode::kAnalytical));
+  EXPECT_NEAR(simple.time.to_us(), 10 + 2 * 4 + 2 * 9 + 2 * (10.486 + 20.972), 1e-2);
 }
 
 // Scale-out links run at net_efficiency of their line rate (RDMA reaches ~47 of a 400 Gb/s

@@ -38,6 +38,7 @@ FlowCollective::FlowCollective(FlowNetwork& network, Schedule schedule, int prio
   // Pipelined lanes keep one flow per transfer: an implicit all-pairs phase (built with one
   // lane only) would need its transfers stored then.
   if (lanes_ > 1) expand_all_pairs(schedule_);
+  if (schedule_.cut_through) merge_streaming_phases();
   pattern_.reserve(static_cast<std::size_t>(phases_));
   for (std::size_t i = 0; i < schedule_.phases.size(); ++i) {
     for (int k = 0; k < schedule_.phases[i].repeat; ++k)
@@ -62,6 +63,35 @@ FlowCollective::FlowCollective(FlowNetwork& network, Schedule schedule, int prio
   arrived_.assign(static_cast<std::size_t>(phases_), 0);
   phase_start_.assign(static_cast<std::size_t>(phases_), Time::zero());
   lanes_left_ = static_cast<std::int64_t>(n) * lanes_;
+}
+
+// A cut-through schedule's phases stream through each other: they run as one coflow of all
+// their transfers, which pays the phases' latencies in turn (each as its own coflow would
+// pay it) and ends no earlier than min_data_time after them, as the estimators count it.
+void FlowCollective::merge_streaming_phases() {
+  lanes_ = 1;
+  Phase merged;
+  merged.name = schedule_.phases.empty() ? "streamed" : schedule_.phases.front().name;
+  streamed_latency_ = Time::zero();
+  plans_.resize(schedule_.phases.size());
+  for (std::size_t i = 0; i < schedule_.phases.size(); ++i) {
+    const Phase& phase = schedule_.phases[i];
+    make_plan(i);
+    for (const auto& bundle : plans_[i].bundles) {
+      route_bundle(plans_[i], bundle, i, scratch_routes_);
+      streamed_latency_ += scratch_routes_.latency * phase.repeat;
+    }
+    merged.payload = phase.payload;
+    for (int k = 0; k < phase.repeat; ++k)
+      merged.transfers.insert(merged.transfers.end(), phase.transfers.begin(),
+                              phase.transfers.end());
+  }
+  plans_.clear();
+  schedule_.phases.clear();
+  if (!merged.transfers.empty()) schedule_.phases.push_back(std::move(merged));
+  phases_ = static_cast<int>(schedule_.phases.size());
+  streamed_ = true;
+  not_before_ = network_.now() + streamed_latency_ + schedule_.min_data_time;
 }
 
 void FlowCollective::make_plan(std::size_t pattern) {
@@ -228,6 +258,7 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
   // bundle holds every transfer of the phase, so the mean below is the phase's.
   out.latency =
       phase_latency(schedule_.phases[pattern], out.latency, latency_sum, bundle.transfers_count);
+  if (streamed_) out.latency = streamed_latency_;
   for (auto link : touched) {
     out.uses.push_back({network_.link_resource(link), link_bytes[link] / bundle.bytes});
     link_bytes[link] = 0.0;

@@ -81,6 +81,7 @@ class FlowCollective {
     std::int32_t route_group = -1;      // cached coflow: first pattern with the same links
   };
 
+  void merge_streaming_phases();
   void make_plan(std::size_t pattern);
   void route_bundle(const Plan& plan, const Bundle& bundle, std::size_t pattern, Routes& out);
   void bundle_done(std::uint64_t tag);
@@ -111,6 +112,8 @@ class FlowCollective {
   int lanes_;
   int phases_;                         // expanded
   Time not_before_;                    // its start + the schedule's min_data_time
+  bool streamed_ = false;              // cut-through phases merged into one
+  Time streamed_latency_;              // then: the sum of the phases' latencies
   std::vector<std::int32_t> pattern_;  // expanded phase -> index in schedule_.phases
   std::vector<Plan> plans_;
   std::vector<std::int32_t> position_;  // per (rank, lane): next phase to complete

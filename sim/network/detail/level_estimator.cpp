@@ -253,8 +253,8 @@ BytesPerSec LevelEstimator::cross_capacity(int pair) {
 }
 
 Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
-  const int lanes = std::max(1, schedule.chunks);
-  Time sum = Time::zero(), slowest = Time::zero();
+  const int lanes = schedule.cut_through ? 1 : std::max(1, schedule.chunks);
+  Time sum = Time::zero(), slowest = Time::zero(), latencies = Time::zero();
   for (const auto& phase : schedule.phases) {
     Time latency = Time::zero(), latency_sum = Time::zero();
     std::uint64_t count = 0;
@@ -269,7 +269,8 @@ Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
         const bool same_host = cluster_.gpu(a).host == cluster_.gpu(b).host;
         const int pair = pair_index(a, b);
         phase_.add(a, b, same_host, pair, lane_bytes);
-        if (lanes > 1) lane_.add(a, b, same_host, pair, lane_bytes * phase.repeat);
+        if (lanes > 1 || schedule.cut_through)
+          lane_.add(a, b, same_host, pair, lane_bytes * phase.repeat);
         const auto& level = level_path(a, b);
         if (traffic) {
           for (std::size_t c = 0; c < level.links.size(); ++c) {
@@ -291,10 +292,18 @@ Time LevelEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
             static_cast<std::uint64_t>(phase.repeat) * static_cast<std::uint64_t>(lanes);
       }
     });
-    const Time t = phase_.busiest(*this) + phase_latency(phase, latency, latency_sum, count);
+    const Time phase_lat = phase_latency(phase, latency, latency_sum, count);
+    latencies += phase_lat * phase.repeat;
+    const Time t = phase_.busiest(*this) + phase_lat;
     phase_.clear();
     sum += t * phase.repeat;
     slowest = std::max(slowest, t);
+  }
+  if (schedule.cut_through) {
+    // Streaming phases: their latencies in turn, then every phase's bytes at once.
+    const Time data = std::max(lane_.busiest(*this), schedule.min_data_time);
+    lane_.clear();
+    return latencies + data;
   }
   if (lanes == 1) return sum;
   const Time cycle = std::max(slowest, lane_.busiest(*this));

@@ -11,9 +11,10 @@ ScheduleEstimator::ScheduleEstimator(const topology::Cluster& cluster, topology:
     : cluster_(cluster), router_(router), link_load_(cluster.links().size(), 0.0) {}
 
 Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic) {
-  const int lanes = std::max(1, schedule.chunks);
-  Time sum = Time::zero(), slowest = Time::zero();
-  if (lanes > 1) lane_load_.assign(cluster_.links().size(), 0.0);
+  const int lanes = schedule.cut_through ? 1 : std::max(1, schedule.chunks);
+  const bool whole = lanes > 1 || schedule.cut_through;  // loads of all phases together
+  Time sum = Time::zero(), slowest = Time::zero(), latencies = Time::zero();
+  if (whole) lane_load_.assign(cluster_.links().size(), 0.0);
   for (const auto& phase : schedule.phases) {
     Time latency = Time::zero(), latency_sum = Time::zero();
     if (phase.all_pairs > 0) {
@@ -25,7 +26,7 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
         const double k = static_cast<double>(count);
         if (link_load_[l] == 0.0) touched_.push_back(l);
         link_load_[l] += k * lane_bytes;
-        if (lanes > 1) lane_load_[l] += k * lane_bytes * phase.repeat;
+        if (whole) lane_load_[l] += k * lane_bytes * phase.repeat;
         if (traffic) {
           traffic->link_bytes[static_cast<std::size_t>(cluster_.link(l).link_class)] +=
               k * static_cast<double>(phase.all_pairs) * phase.repeat * phase.payload;
@@ -52,7 +53,7 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
       for (auto l : path_) {
         if (link_load_[l] == 0.0) touched_.push_back(l);
         link_load_[l] += lane_bytes;
-        if (lanes > 1) lane_load_[l] += lane_bytes * phase.repeat;
+        if (whole) lane_load_[l] += lane_bytes * phase.repeat;
         path_latency += cluster_.link(l).latency;
         if (traffic) {
           traffic->link_bytes[static_cast<std::size_t>(cluster_.link(l).link_class)] +=
@@ -74,24 +75,30 @@ Time ScheduleEstimator::estimate(const Schedule& schedule, TrafficStats* traffic
       link_load_[l] = 0.0;
     }
     touched_.clear();
-    const Time t = busiest + phase_latency(phase, latency, latency_sum, phase.transfers.size());
+    const Time phase_lat = phase_latency(phase, latency, latency_sum, phase.transfers.size());
+    latencies += phase_lat * phase.repeat;
+    const Time t = busiest + phase_lat;
     sum += t * phase.repeat;
     slowest = std::max(slowest, t);
   }
-  if (lanes == 1) return sum;
-  // In steady state a new lane enters every cycle; a cycle is bound by the slowest phase
-  // and by links that several phases load (a tree node receives children's reductions
-  // and its parent's broadcast on the same link).
-  Time cycle = slowest;
+  if (!whole) return sum;
+  // The link that the phases together load most (a tree node receives children's
+  // reductions and its parent's broadcast on the same link).
+  Time shared = Time::zero();
   for (std::size_t l = 0; l < lane_load_.size(); ++l) {
     if (lane_load_[l] > 0) {
-      cycle = std::max(
-          cycle, Time::for_work(lane_load_[l],
-                                library_bandwidth(
-                                    cluster_, cluster_.link(static_cast<topology::LinkIndex>(l)))));
+      shared = std::max(
+          shared,
+          Time::for_work(
+              lane_load_[l],
+              library_bandwidth(cluster_, cluster_.link(static_cast<topology::LinkIndex>(l)))));
     }
   }
-  return sum + cycle * (lanes - 1);
+  // Streaming phases: their latencies in turn, then every phase's bytes at once.
+  if (schedule.cut_through) return latencies + std::max(shared, schedule.min_data_time);
+  // In steady state a new lane enters every cycle; a cycle is bound by the slowest phase
+  // and by the links that several phases load.
+  return sum + std::max(slowest, shared) * (lanes - 1);
 }
 
 }  // namespace strait::sim::network::detail
