@@ -49,12 +49,25 @@ bool AnalyticalNetwork::in_closed_form(const CollectiveSpec& spec) {
 
 void AnalyticalNetwork::start_collective(const CollectiveSpec& spec,
                                          std::function<void()> on_done) {
+  const Timed timed = time_collective(spec);
+  if (timed.delay > Time::zero()) {
+    // A calibrated base latency first, then the schedule: two events, as Network's own.
+    sim_.after(timed.delay,
+               [this, rest = timed.time - timed.delay, on_done = std::move(on_done)]() mutable {
+                 sim_.after(rest, std::move(on_done));
+               });
+    return;
+  }
+  sim_.after(timed.time, std::move(on_done));
+}
+
+AnalyticalNetwork::Timed AnalyticalNetwork::time_collective(const CollectiveSpec& spec) {
+  const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
   if (in_closed_form(spec)) {
     const Choice choice = resolve(spec);
     validate_collective(spec, cluster_);
     // The closed form takes the calibrated sizes (and the protocol's bandwidth share) for
     // its time; traffic stays the payload.
-    const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
     const double scale = calibration_scale(c, spec) *
                          protocol_bandwidth_fraction(cluster_, choice.protocol, Algorithm::kDirect);
     TrafficStats delta;
@@ -64,25 +77,27 @@ void AnalyticalNetwork::start_collective(const CollectiveSpec& spec,
     const Time t = levels_.all_to_all(scale == 1.0 ? spec : scaled_spec(spec, scale), step, &delta);
     for (double& b : delta.link_bytes) b *= scale;
     const Time base = protocol_base_latency(cluster_, choice.protocol, Algorithm::kDirect);
-    sim_.after(c.base_latency + t + base, std::move(on_done));
     add_traffic(delta, spec.traffic_tag);
-    return;
+    return {c.base_latency + t + base, Time::zero()};
   }
-  // Remembered calls: what Network::start_collective would schedule (no calibration
-  // delay, which would split the call in two events), as one event. A hash collision
-  // with another spec is timed afresh.
-  const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
+  // Remembered calls: what Network::start_collective would take (no calibration delay,
+  // which would split the call in two events), as one event. A hash collision with
+  // another spec is timed afresh.
   if (c.base_latency > Time::zero() || !spec.send_matrix.empty() || !spec.send_bytes.empty()) {
-    Network::start_collective(spec, std::move(on_done));
-    return;
+    // Network::start_collective's way: the calibrated base latency, then the schedule.
+    Schedule schedule = chosen_schedule(spec);
+    TrafficStats delta;
+    const Time t = estimate(schedule, &delta);
+    for (double& b : delta.link_bytes) b *= schedule.payload_fraction;
+    add_traffic(delta, schedule.traffic_tag);
+    return {c.base_latency + t, c.base_latency};
   }
   const std::uint64_t hash = size_and_ranks_hash(spec) ^
                              (static_cast<std::uint64_t>(spec.root) << 24) ^
                              (static_cast<std::uint64_t>(spec.peer) << 8);
   if (const auto it = timed_.find(hash); it != timed_.end() && it->second.key.is(spec)) {
-    sim_.after(it->second.time, std::move(on_done));
     add_traffic(it->second.traffic, spec.traffic_tag);
-    return;
+    return {it->second.time, Time::zero()};
   }
   const Schedule schedule = chosen_schedule(spec);
   TimedCall call{
@@ -91,9 +106,10 @@ void AnalyticalNetwork::start_collective(const CollectiveSpec& spec,
       {}};
   call.time = estimate(schedule, &call.traffic);
   for (double& b : call.traffic.link_bytes) b *= schedule.payload_fraction;
-  sim_.after(call.time, std::move(on_done));
   add_traffic(call.traffic, spec.traffic_tag);
+  const Time time = call.time;
   timed_.insert_or_assign(hash, std::move(call));
+  return {time, Time::zero()};
 }
 
 void AnalyticalNetwork::start_schedule(Schedule schedule, int /*priority*/, double /*weight*/,

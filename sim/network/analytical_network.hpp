@@ -29,6 +29,16 @@ class AnalyticalNetwork final : public Network {
                     NetworkOptions options);
 
   void start_collective(const CollectiveSpec& spec, std::function<void()> on_done) override;
+  /// What start_collective takes for `spec` from its call to its end (`time`; of it, a
+  /// calibrated base latency that start_collective waits out as an event of its own,
+  /// `delay`), its traffic counted now, and no event scheduled: for callers that order
+  /// the calls themselves (the op replay's dataflow order, sim/run/op_replay.hpp). An idle
+  /// network's time depends on the spec alone, so any order gives the same times.
+  struct Timed {
+    Time time;
+    Time delay;
+  };
+  Timed time_collective(const CollectiveSpec& spec);
   /// True for a direct all-to-all(v) on a hierarchy-form cluster: summed per level from its
   /// spec in O(n) (all_to_all) without building its n^2 transfers.
   bool in_closed_form(const CollectiveSpec& spec) override;

@@ -12,6 +12,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/huge_pages.hpp"
 #include "sim/engine/simulator.hpp"
+#include "sim/network/analytical_network.hpp"
 
 namespace strait::sim::run {
 
@@ -90,6 +91,7 @@ struct CollectiveTimes {
 };
 struct StreamState {
   Time start;             // when the stream's current op started
+  Time free_at;           // when its previous op ended
   std::int32_t head = 0;  // position of its next op among the stream's ops
   bool busy = false;
 };
@@ -120,6 +122,7 @@ struct RankState {
 
 struct Instance {
   int arrived = 0;
+  Time latest;  // when the last member so far issued it
   std::vector<std::pair<std::int32_t, std::int32_t>> members;  // (rank, op) by group position
 };
 
@@ -141,6 +144,9 @@ class Replayer {
     net.mode = options.mode;
     net.calibration = collective_calibration(cluster, cost);
     net_ = network::make_network(sim_, cluster, net);
+    // Analytical mode without a trace runs in dataflow order (see run()).
+    if (options.mode == network::NetworkMode::kAnalytical && !options.timeline)
+      analytical_ = static_cast<network::AnalyticalNetwork*>(net_.get());
     compute_stream_ = kNone;
     for (std::size_t s = 0; s < graph.streams().size(); ++s) {
       if (graph.streams()[s] == "compute") compute_stream_ = static_cast<std::int32_t>(s);
@@ -173,10 +179,19 @@ class Replayer {
     for (std::size_t r = 0; r < n; ++r) init_rank(static_cast<std::int32_t>(r), traced[r] != 0);
   }
 
+  // Flow mode, and analytical mode with a trace, run on the engine in time order.
+  // Analytical mode otherwise runs in dataflow order, without the engine: an op's times
+  // follow from its dependencies' and its stream predecessor's alone (a kernel's duration
+  // is fixed, a collective starts when its last member issues it and takes what its spec
+  // takes on an idle network), so ops are finished from a stack as soon as their times are
+  // known, each rank running on until it waits for a peer. The times, accounts and traffic
+  // are those of the time-ordered run (OpReplay.DataflowOrderMatchesTimeOrder), without an
+  // event queue, and a rank's ops are finished in a row while its state is in cache.
   ReplayResult run() {
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
       for (std::size_t s = 0; s < streams_; ++s)
         try_start(static_cast<std::int32_t>(r), static_cast<std::int32_t>(s));
+      drain();
     }
     sim_.run();
     Time makespan = Time::zero();
@@ -195,7 +210,9 @@ class Replayer {
     result_.traffic = net_->traffic();
     for (int c = 0; c < workload::kCommClassCount; ++c)
       result_.class_traffic[static_cast<std::size_t>(c)] = net_->tagged(c);
-    result_.events = sim_.events() + inline_events_;
+    // In dataflow order, the events the time-ordered run would have taken: one per kernel
+    // and one or two per collective.
+    result_.events = analytical_ ? result_.kernels + collective_events_ : sim_.events();
     return std::move(result_);
   }
 
@@ -259,26 +276,47 @@ class Replayer {
     const StreamState& st = rank.streams[u(s)];
     if (st.busy || u(st.head) >= on_stream.size()) return;
     const auto op = on_stream[u(st.head)];
-    if (rank.ops[op].deps_left > 0) return;
-    start_op(r, op);
+    const OpState& state = rank.ops[op];
+    if (state.deps_left > 0) return;
+    // It starts when its stream and its last dependency are done (in time order: now).
+    Time at = st.free_at;
+    if (state.last_dep != kNone) at = std::max(at, rank.ops[state.last_dep].end);
+    start_op(r, op, at);
   }
 
-  void start_op(std::int32_t r, std::int32_t index) {
+  // The stack of ops whose end is known, in dataflow order (analytical mode untraced).
+  void drain() {
+    while (!finished_.empty()) {
+      const Finished f = finished_.back();
+      finished_.pop_back();
+      finish_op(f.rank, f.op, f.end);
+    }
+  }
+
+  void start_op(std::int32_t r, std::int32_t index, Time now) {
     auto& rank = ranks_[u(r)];
     const auto& shape = *rank.shape;
     const auto stream = shape.stream[u(index)];
     rank.streams[u(stream)].busy = true;
-    rank.streams[u(stream)].start = sim_.now();
-    if (stream == compute_stream_) account_gap(rank, index);
+    rank.streams[u(stream)].start = now;
+    if (stream == compute_stream_) account_gap(rank, index, now);
     if (shape.kind[u(index)] == OpKind::kCollective) {
-      times_of(rank, index).issued = sim_.now();
-      arrive(r, index);
+      times_of(rank, index).issued = now;
+      arrive(r, index, now);
       return;
     }
     const auto slot = shape.slot[u(index)];
     ++result_.kernels;
-    if (options_.mode == network::NetworkMode::kAnalytical) {
-      run_kernel_chain(r, index);
+    if (analytical_) {
+      const TimedKernel& k = rank.timed[slot];
+      rank.account.flops += k.flops;
+      finished_.push_back({r, index, now + k.duration});
+      return;
+    }
+    if (options_.mode == network::NetworkMode::kAnalytical) {  // traced: in time order
+      const TimedKernel& k = rank.timed[slot];
+      rank.account.flops += k.flops;
+      sim_.after(k.duration, [this, r, index] { finish_op(r, index, sim_.now()); });
       return;
     }
     rank.account.flops += graph_.kernel_flops(*rank.info, slot);
@@ -289,7 +327,7 @@ class Replayer {
       engine::ActivitySpec spec;
       spec.work = 1.0;
       spec.priority = 1;
-      spec.on_done = [this, r, index] { finish_op(r, index); };
+      spec.on_done = [this, r, index] { finish_op(r, index, sim_.now()); };
       sim_.fluid().start(std::move(spec), uses);
     };
     if (c.launch_overhead > Time::zero()) {
@@ -297,56 +335,6 @@ class Replayer {
     } else {
       start_activity();
     }
-  }
-
-  // Analytical mode: kernel `index` of rank r starts now and lasts a fixed time. While
-  // nothing but the rank's next kernel on the same stream waits for it, and that kernel is
-  // already free to start, its end is seen by nobody else: it is finished here and the
-  // next one started at its end, so a chain of kernels costs one scheduled event instead
-  // of one each (at 131,072 ranks each event is a handful of cache misses on another
-  // rank). Only the chain's last kernel, whose end starts ops elsewhere or has to wait
-  // for another stream, network or peer, ends in an event. Chained kernels count as events
-  // (`inline_events_`), so /events means what it did. Traces keep one event per kernel:
-  // the timeline records ops in the order they end.
-  void run_kernel_chain(std::int32_t r, std::int32_t index) {
-    auto& rank = ranks_[u(r)];
-    const auto& shape = *rank.shape;
-    const bool chain = !options_.timeline;
-    Time t = sim_.now();
-    for (;;) {
-      const TimedKernel& k = rank.timed[shape.slot[u(index)]];
-      rank.account.flops += k.flops;
-      t += k.duration;
-      const std::int32_t next = chain ? chained_successor(rank, index) : kNone;
-      if (next == kNone) break;
-      finish_chained(rank, index, t);
-      // start_op's bookkeeping for `next`, started at t (its stream was busy until then,
-      // and on the compute stream there is no gap to account).
-      rank.streams[u(shape.stream[u(next)])].start = t;
-      ++result_.kernels;
-      ++inline_events_;
-      index = next;
-    }
-    sim_.after(t - sim_.now(), [this, r, index] { finish_op(r, index); });
-  }
-
-  // The kernel that follows kernel `index` on its stream if ending `index` does nothing
-  // but start it: `index` has no successor but (possibly) that kernel, and every other
-  // dependency of that kernel has ended already. kNone otherwise.
-  std::int32_t chained_successor(const RankState& rank, std::int32_t index) const {
-    const auto& shape = *rank.shape;
-    const auto i = u(index);
-    const auto stream = u(shape.stream[i]);
-    const auto& on_stream = shape.stream_ops[stream];
-    const auto head = u(rank.streams[stream].head);
-    if (head + 1 >= on_stream.size()) return kNone;
-    const auto next = on_stream[head + 1];
-    if (shape.kind[u(next)] != OpKind::kKernel) return kNone;
-    const auto succs = shape.succ_offsets[i + 1] - shape.succ_offsets[i];
-    if (succs > 1) return kNone;
-    if (succs == 1 && shape.succ[u(shape.succ_offsets[i])] != next) return kNone;
-    if (rank.ops[next].deps_left != succs) return kNone;
-    return next;
   }
 
   // What the end of op i at t adds to the rank's and the run's times. A step ends with its
@@ -365,28 +353,6 @@ class Replayer {
     --rank.ops_left;
   }
 
-  // finish_op for a chained kernel ending at t (a time not yet reached: nothing reads what
-  // is written here before then, see run_kernel_chain).
-  void finish_chained(RankState& rank, std::int32_t index, Time t) {
-    const auto& shape = *rank.shape;
-    const auto i = u(index);
-    const auto stream = shape.stream[i];
-    rank.ops[index].end = t;
-    StreamState& st = rank.streams[u(stream)];
-    ++st.head;
-    if (stream == compute_stream_) {
-      rank.account.compute += t - st.start;
-      rank.compute_idle_since = t;
-    }
-    book_end(rank, i, t);
-    for (auto k = shape.succ_offsets[i]; k < shape.succ_offsets[i + 1]; ++k) {
-      OpState& n = rank.ops[shape.succ[u(k)]];
-      n.last_dep = index;
-      --n.deps_left;
-    }
-    if (options_.progress && ++finished_ops_ % (1u << 16) == 0) options_.progress(t, finished_ops_);
-  }
-
   // After its last compute op a rank may still wait for its own collectives (e.g. a
   // replica sync), then for the slowest rank (see run::account_tail).
   void account_tail(RankState& rank, Time makespan) {
@@ -403,15 +369,26 @@ class Replayer {
     run::account_tail(rank.account, t, makespan, std::move(spans));
   }
 
+  // Op `index` of the rank, whose dependency `dep` just ended: the dependency that ended
+  // last is the one it waited for (account_wait). On equal ends the higher index, so that
+  // the choice does not depend on the order in which equal times are finished.
+  static void note_dep_end(const RankState& rank, OpState& n, std::int32_t dep) {
+    if (n.last_dep == kNone) {
+      n.last_dep = dep;
+      return;
+    }
+    const Time end = rank.ops[dep].end, last = rank.ops[n.last_dep].end;
+    if (end > last || (end == last && dep > n.last_dep)) n.last_dep = dep;
+  }
+
   // The compute stream was idle from compute_idle_since until now: say why.
-  void account_gap(RankState& rank, std::int32_t index) {
+  void account_gap(RankState& rank, std::int32_t index, Time now) {
     const Time gap_start = rank.compute_idle_since;
-    const Time now = sim_.now();
     if (now <= gap_start) return;
     account_wait_chain(rank.account, gap_start, now, rank.ops[index].last_dep, RankTimes{rank});
   }
 
-  void arrive(std::int32_t r, std::int32_t index) {
+  void arrive(std::int32_t r, std::int32_t index, Time now) {
     auto& rank = ranks_[u(r)];
     const auto g = graph_.collective_group(*rank.info, rank.shape->slot[u(index)]);
     if (g < 0 || u(g) >= graph_.groups().size()) {
@@ -436,8 +413,9 @@ class Replayer {
     auto& inst = pending.calls[at];
     if (inst.members.empty()) inst.members.assign(members.size(), {kNone, kNone});
     inst.members[u(member->position)] = {r, index};
+    inst.latest = std::max(inst.latest, now);
     if (++inst.arrived < static_cast<int>(members.size())) return;
-    launch_collective(g, k, r);
+    launch_collective(g, k, r, inst.latest);
   }
 
   const CollectiveShape& call_of(std::int32_t rank, std::int32_t op) const {
@@ -451,7 +429,7 @@ class Replayer {
 
   // `last` is the member whose arrival completed the group: in traces an arrow goes from it
   // to every other traced member, showing whom they waited for.
-  void launch_collective(std::int32_t g, std::int32_t k, std::int32_t last) {
+  void launch_collective(std::int32_t g, std::int32_t k, std::int32_t last, Time now) {
     auto& pending = instances_[u(g)];
     if (k != pending.first) throw Error("replay: collectives of a group launched out of order");
     auto inst = std::make_shared<Instance>(std::move(pending.calls.front()));
@@ -505,7 +483,7 @@ class Replayer {
         holds.push_back(sim_.fluid().start(std::move(hold), use));
       }
     }
-    for (const auto& [rank, op] : inst->members) times_of(ranks_[u(rank)], op).started = sim_.now();
+    for (const auto& [rank, op] : inst->members) times_of(ranks_[u(rank)], op).started = now;
     if (options_.timeline && ranks_[u(last)].traced) {
       auto& tl = *options_.timeline;
       const auto& last_state = ranks_[u(last)];
@@ -518,28 +496,35 @@ class Replayer {
         const auto& st = ranks_[u(rank)];
         if (rank == last || !st.traced) continue;
         const auto to_track = tl.track(graph_.streams()[u(st.shape->stream[u(op)])]);
-        tl.add_flow(next_flow_++, traces::FlowEnd{last, from_track, sim_.now()},
-                    traces::FlowEnd{rank, to_track, sim_.now()}, "waited for", "collective");
+        tl.add_flow(next_flow_++, traces::FlowEnd{last, from_track, now},
+                    traces::FlowEnd{rank, to_track, now}, "waited for", "collective");
       }
     }
     ++result_.collectives;
+    if (analytical_) {
+      const auto timed = analytical_->time_collective(spec);
+      collective_events_ += timed.delay > Time::zero() ? 2 : 1;
+      for (auto m = inst->members.rbegin(); m != inst->members.rend(); ++m)
+        finished_.push_back({m->first, m->second, now + timed.time});
+      return;
+    }
     net_->start_collective(spec, [this, inst, holds = std::move(holds)] {
       for (auto h : holds) sim_.fluid().cancel(h);
-      for (const auto& [rank, op] : inst->members) finish_op(rank, op);
+      for (const auto& [rank, op] : inst->members) finish_op(rank, op, sim_.now());
     });
   }
 
-  void finish_op(std::int32_t r, std::int32_t index) {
+  void finish_op(std::int32_t r, std::int32_t index, Time now) {
     auto& rank = ranks_[u(r)];
     const auto& shape = *rank.shape;
     const auto i = u(index);
     const auto stream = shape.stream[i];
     const bool collective = shape.kind[i] == OpKind::kCollective;
-    const Time now = sim_.now();
     rank.ops[index].end = now;
     StreamState& st = rank.streams[u(stream)];
     st.busy = false;
     ++st.head;
+    st.free_at = now;
     if (stream == compute_stream_) {
       if (!collective) {
         rank.account.compute += now - st.start;
@@ -559,12 +544,12 @@ class Replayer {
     for (auto k = shape.succ_offsets[i]; k < shape.succ_offsets[i + 1]; ++k) {
       const auto next = shape.succ[u(k)];
       OpState& n = rank.ops[next];
-      n.last_dep = index;
+      note_dep_end(rank, n, index);
       if (--n.deps_left == 0) try_start(r, shape.stream[u(next)]);
     }
     try_start(r, stream);
     if (options_.progress && ++finished_ops_ % (1u << 16) == 0)
-      options_.progress(now, finished_ops_);
+      options_.progress(result_.drain_end, finished_ops_);
   }
 
   void record(std::int32_t r, const RankState& rank, std::int32_t index, Time op_start) {
@@ -610,7 +595,15 @@ class Replayer {
   std::vector<PendingCalls> instances_;  // by group
   ReplayResult result_;
   std::uint64_t finished_ops_ = 0;
-  std::uint64_t inline_events_ = 0;  // kernels ended in a chain, without an event
+  // Dataflow order (analytical mode, untraced): the network, the ops whose end is known
+  // and not yet finished, and the events collectives would have taken in time order.
+  network::AnalyticalNetwork* analytical_ = nullptr;
+  struct Finished {
+    std::int32_t rank, op;
+    Time end;
+  };
+  std::vector<Finished> finished_;
+  std::uint64_t collective_events_ = 0;
   std::uint64_t next_flow_ = 0;
 };
 

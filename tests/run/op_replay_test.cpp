@@ -186,11 +186,11 @@ TEST(OpReplay, AccountTailBooksEachInstantToTheRunningCollectiveThatEndsLast) {
   EXPECT_EQ(a.straggler_wait, us(10));          // 40-50
 }
 
-// Analytical mode finishes a kernel that only starts the next kernel on its stream without
-// an event of its own (a chain costs one), but counts it as one: three kernels on each of
-// two ranks (the third also waits for nothing else) are 6 events, and the step ends at
-// their summed durations.
-TEST(OpReplay, AChainOfKernelsCountsOneEventPerKernel) {
+// Analytical mode replays in dataflow order without the engine (op_replay.cpp, run()) but
+// counts the events a time-ordered run takes, one per kernel: three kernels on each of two
+// ranks (the third also waits for nothing else) are 6 events, and the step ends at their
+// summed durations.
+TEST(OpReplay, DataflowOrderCountsOneEventPerKernel) {
   const Op a = kernel(1, 0), b = kernel(2, 0, {0}), c = kernel(4, 0);
   const auto r = replay_analytical(graph({a, b, c}, {a, b, c}));
   EXPECT_EQ(r.events, 6u);
@@ -199,26 +199,26 @@ TEST(OpReplay, AChainOfKernelsCountsOneEventPerKernel) {
   EXPECT_EQ(r.ranks[1].compute, duration(a) + duration(b) + duration(c));
 }
 
-// A chain stops where a kernel's end starts something else (a sync on another stream) or
-// its successor waits for a collective: traced (every kernel ends in an event, so the
-// timeline sees ops in the order they end) and untraced runs agree on every figure.
-TEST(OpReplay, ChainedKernelsReplayAsWithOneEventEach) {
+// Untraced analytical runs go in dataflow order, traced ones in time order on the engine
+// (the timeline sees ops in the order they end): with a sync on another stream and a
+// kernel waiting for a collective, they agree on every figure of every rank.
+TEST(OpReplay, DataflowOrderAgreesWithTimeOrderRankByRank) {
   const Op a = kernel(1, 0), b = kernel(8, 0), c = kernel(2, 0, {2}), d = kernel(3, 0);
   const auto sync = all_reduce(CommClass::kReplicaSync, 0, 1, {1});
   const auto g = graph({a, a, sync, c, d, a}, {b, a, sync, c, d, b});
   const auto cluster = topology::Cluster::load(source("configs/clusters/hgx-h100-8.json"));
   ReplayOptions options;
   options.mode = network::NetworkMode::kAnalytical;
-  const auto chained = replay(g, cluster, bundled_cost(), options);
+  const auto dataflow = replay(g, cluster, bundled_cost(), options);
   traces::Timeline timeline;
   options.timeline = &timeline;
   const auto each = replay(g, cluster, bundled_cost(), options);
-  EXPECT_EQ(chained.events, each.events);
-  EXPECT_EQ(chained.kernels, 10u);
-  EXPECT_EQ(chained.step_end, each.step_end);
-  EXPECT_EQ(chained.drain_end, each.drain_end);
+  EXPECT_EQ(dataflow.events, each.events);
+  EXPECT_EQ(dataflow.kernels, 10u);
+  EXPECT_EQ(dataflow.step_end, each.step_end);
+  EXPECT_EQ(dataflow.drain_end, each.drain_end);
   for (std::size_t r = 0; r < 2; ++r) {
-    const auto& x = chained.ranks[r];
+    const auto& x = dataflow.ranks[r];
     const auto& y = each.ranks[r];
     EXPECT_EQ(x.compute, y.compute);
     EXPECT_EQ(x.straggler_wait, y.straggler_wait);

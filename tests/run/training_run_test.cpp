@@ -2,16 +2,20 @@
 
 #include "sim/run/training_run.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "run_test_support.hpp"
+#include "sim/run/training_report_json.hpp"
 #include "sim/workload/op_graph_builder.hpp"
+#include "traces/timeline.hpp"
 
 namespace strait::sim::run {
 namespace {
 
 using testing_support::bundled_cost;
 using testing_support::scenario_of;
+using testing_support::source;
 
 const char* kOneLayerModel = R"({"embedding": {"tables": [{"name": "t0", "rows": 1000, "dim": 16}]},
   "dense": {"dense_features": 32, "top_mlp": {"layers": [64]}}})";
@@ -199,6 +203,46 @@ TEST(TrainingRun, IsDeterministicForASeed) {
   EXPECT_EQ(a.step_ms, b.step_ms);
   EXPECT_EQ(a.events, b.events);
   EXPECT_NE(a.step_ms, c.step_ms);
+}
+
+// Analytical mode runs untraced replays in dataflow order (each rank runs on until it
+// waits for a peer) and traced ones in time order on the engine: on bundled scenarios
+// (stragglers, 2D sparse plans, three datacenters, context parallelism) every reported
+// figure is the same, the events counted included. Traffic is a sum of doubles over the
+// collectives, added in another order: equal to the last bits.
+TEST(TrainingRun, DataflowOrderMatchesTimeOrder) {
+  for (const char* name :
+       {"dlrm-8gpu", "dlrm-mlperf-64", "hstu-3dc", "hstu-1024", "hstu-dlrm-v3-1gpu"}) {
+    const auto scenario =
+        workload::TrainingScenario::load(source(fmt::format("configs/scenarios/{}.json", name)));
+    const auto cost = load_cost_model(scenario, source("configs/profiles"));
+    TrainingRunOptions options;
+    options.mode = network::NetworkMode::kAnalytical;
+    auto untraced = training_report_json(run_training(scenario, cost, options));
+    traces::Timeline timeline;
+    options.timeline = &timeline;
+    options.trace_ranks = {0};
+    auto traced = training_report_json(run_training(scenario, cost, options));
+    for (const char* traffic : {"traffic_bytes", "traffic_bytes_by_comm_class"}) {
+      const auto a = untraced[traffic].flatten(), b = traced[traffic].flatten();
+      ASSERT_EQ(a.size(), b.size()) << name;
+      for (const auto& [key, value] : a.items()) {
+        if (!value.is_number()) {
+          EXPECT_EQ(value, b.at(key)) << name << " " << traffic << key;
+          continue;
+        }
+        const double x = value.get<double>(), y = b.at(key).get<double>();
+        EXPECT_NEAR(x, y, 1e-12 * std::abs(y)) << name << " " << traffic << key;
+      }
+    }
+    for (auto* j : {&untraced, &traced}) {
+      for (const char* key :
+           {"build_wall_s", "sim_wall_s", "traffic_bytes", "traffic_bytes_by_comm_class"})
+        j->erase(key);
+    }
+    EXPECT_EQ(untraced.dump(), traced.dump()) << name;
+    EXPECT_GT(timeline.spans().size(), 0u) << name;
+  }
 }
 
 }  // namespace
