@@ -52,6 +52,11 @@ LevelEstimator::Loads LevelEstimator::make_loads() const {
   return l;
 }
 
+void LevelEstimator::Loads::touch(int gpu) {
+  const auto g = static_cast<std::size_t>(gpu);
+  if (nv_out[g] == 0 && nv_in[g] == 0 && nic_out[g] == 0 && nic_in[g] == 0) gpus.push_back(gpu);
+}
+
 void LevelEstimator::Loads::add(int src, int dst, bool same_host, int pair, double bytes) {
   const auto s = static_cast<std::size_t>(src), d = static_cast<std::size_t>(dst);
   if (nv_out[s] == 0 && nv_in[s] == 0 && nic_out[s] == 0 && nic_in[s] == 0) gpus.push_back(src);
@@ -328,35 +333,56 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
     latency = std::max(latency, add_gpu_level(spec.gpus[i], spec.gpus[j], bytes));
   };
   if (spec.op == CollectiveOp::kAllToAllV) {
-    // n^2 pairs (512 x 512 per output dist of an embedding group): where each member sits
-    // is read once, and each sender's PXN relays once per rail (pxn_relay's rule).
+    // n^2 pairs (512 x 512 per output dist of an embedding group). A pair's bytes go on
+    // its sender's and receiver's NVLink or NIC (through the sender's PXN relay on the
+    // receiver's rail when it is on another host: NVLink to the relay, then the relay's
+    // NIC) and along one level path, which depends only on how the two GPUs relate (same
+    // host; same datacenter, same leaf or not; datacenter pair). So each sender sums its
+    // row per receiver, per relay and per relation, and loads and paths are applied once
+    // per sum: whole bytes, so the sums are exact in any order.
     std::vector<Endpoint> at(un);
     int rails = 0;
     for (std::size_t i = 0; i < un; ++i) {
       at[i] = endpoint(spec.gpus[i]);
       rails = std::max(rails, at[i].rail + 1);
     }
+    const auto ur = static_cast<std::size_t>(rails);
+    const auto ud = static_cast<std::size_t>(datacenters_);
     constexpr int kUnknown = -2;
-    std::vector<int> relay_toward(static_cast<std::size_t>(rails));
-    std::vector<Endpoint> relay_at(static_cast<std::size_t>(rails));
+    std::vector<int> relay_toward(ur);
+    std::vector<Endpoint> relay_at(ur);
+    std::vector<double> relay_bytes(ur);              // this sender's bytes through each relay
+    std::vector<double> nv_in(un, 0), nic_in(un, 0);  // per receiver, over all senders
+    // This sender's bytes per relation of the cross-host leg: (datacenter of the leg's
+    // receiver, same leaf or not), with one pair of the relation to find its path.
+    struct Relation {
+      double bytes = 0;
+      const Endpoint* from = nullptr;
+      const Endpoint* to = nullptr;
+    };
+    std::vector<Relation> relations(ud * 2);
     const bool pxn = cluster_.comm().pxn;
     for (std::size_t i = 0; i < un; ++i) {
-      std::fill(relay_toward.begin(), relay_toward.end(), kUnknown);
       const Endpoint& a = at[i];
+      std::fill(relay_toward.begin(), relay_toward.end(), kUnknown);
+      std::fill(relay_bytes.begin(), relay_bytes.end(), 0.0);
+      for (auto& r : relations) r = {};
+      double host_bytes = 0, nic_bytes = 0;  // sent over a's own NVLink (relayed too), NIC
+      const Bytes* row = spec.send_matrix.data() + i * un;
       for (std::size_t j = 0; j < un; ++j) {
-        const double b = static_cast<double>(spec.send_matrix[i * un + j]);
-        if (i == j || b == 0) continue;
+        const Bytes sent = row[j];
+        if (i == j || sent == 0) continue;
+        const double b = static_cast<double>(sent);
         const Endpoint& d = at[j];
-        auto leg = [&](const Endpoint& x, const Endpoint& y) {
-          phase_.add(x.gpu, y.gpu, x.host == y.host, dc_pair(x.datacenter, y.datacenter), b);
-          const auto& level = level_path(x, y);
-          for (std::size_t c = 0; c < link_bytes.size(); ++c) link_bytes[c] += b * level.links[c];
-          return level.latency;
-        };
+        if (a.host == d.host) {
+          host_bytes += b;
+          nv_in[j] += b;
+          continue;
+        }
         // The relay toward d's rail (pxn_relay's rule), looked up once per sender and rail
         // (rails are >= 0: the cluster loaders check it).
         const Endpoint* via = nullptr;
-        if (pxn && a.host != d.host) {
+        if (pxn) {
           auto& r = relay_toward[static_cast<std::size_t>(d.rail)];
           if (r == kUnknown) {
             r = pxn_rail_relay(cluster_, a.gpu, d.rail);
@@ -364,9 +390,61 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
           }
           if (r >= 0) via = &relay_at[static_cast<std::size_t>(d.rail)];
         }
-        const Time l = via ? leg(a, *via) + leg(*via, d) : leg(a, d);
-        latency = std::max(latency, l);
+        const Endpoint& from = via ? *via : a;
+        if (via) {
+          host_bytes += b;
+          relay_bytes[static_cast<std::size_t>(d.rail)] += b;
+        } else {
+          nic_bytes += b;
+        }
+        nic_in[j] += b;
+        Relation& rel = relations[static_cast<std::size_t>(d.datacenter) * 2 +
+                                  (from.datacenter == d.datacenter && from.leaf == d.leaf ? 1 : 0)];
+        rel.bytes += b;
+        if (!rel.from) rel = {rel.bytes, &from, &d};
       }
+      // Loads and paths of the sums. A relayed pair pays the hop to its relay first.
+      const LevelPath* host_path = nullptr;
+      if (host_bytes > 0) {
+        // Any GPU of a's host gives its host path; a itself when it relays to nobody else.
+        host_path = &level_path(a, a);
+        phase_.touch(a.gpu);
+        phase_.nv_out[static_cast<std::size_t>(a.gpu)] += host_bytes;
+        for (std::size_t c = 0; c < link_bytes.size(); ++c)
+          link_bytes[c] += host_bytes * host_path->links[c];
+        latency = std::max(latency, host_path->latency);
+      }
+      if (nic_bytes > 0) {
+        phase_.touch(a.gpu);
+        phase_.nic_out[static_cast<std::size_t>(a.gpu)] += nic_bytes;
+      }
+      for (std::size_t r = 0; r < ur; ++r) {
+        if (relay_bytes[r] <= 0) continue;
+        const auto relay = static_cast<std::size_t>(relay_toward[r]);
+        phase_.touch(relay_toward[r]);
+        phase_.nv_in[relay] += relay_bytes[r];
+        phase_.nic_out[relay] += relay_bytes[r];
+      }
+      for (const Relation& rel : relations) {
+        if (rel.bytes <= 0) continue;
+        const LevelPath& level = level_path(*rel.from, *rel.to);
+        for (std::size_t c = 0; c < link_bytes.size(); ++c)
+          link_bytes[c] += rel.bytes * level.links[c];
+        const int pair = dc_pair(a.datacenter, rel.to->datacenter);
+        if (pair >= 0) {
+          if (phase_.cross[static_cast<std::size_t>(pair)] == 0) phase_.pairs.push_back(pair);
+          phase_.cross[static_cast<std::size_t>(pair)] += rel.bytes;
+        }
+        const bool relayed = rel.from->gpu != a.gpu;
+        latency = std::max(latency, level.latency + (relayed ? host_path->latency : Time::zero()));
+      }
+    }
+    for (std::size_t j = 0; j < un; ++j) {
+      if (nv_in[j] <= 0 && nic_in[j] <= 0) continue;
+      const auto g = static_cast<std::size_t>(at[j].gpu);
+      phase_.touch(at[j].gpu);
+      phase_.nv_in[g] += nv_in[j];
+      phase_.nic_in[g] += nic_in[j];
     }
   } else {
     // Rank i sends s_i / n to every member: sum per host and per datacenter in O(n).
@@ -390,7 +468,7 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
       const auto g = static_cast<std::size_t>(spec.gpus[i]);
       const double local = static_cast<double>(host_members[gpu(i).host]);
       const double host_total = host_send[gpu(i).host];
-      phase_.add(spec.gpus[i], spec.gpus[i], true, -1, 0);  // registers the GPU
+      phase_.touch(spec.gpus[i]);
       phase_.nv_out[g] = share[i] * (local - 1);
       phase_.nv_in[g] = (host_total - share[i] * static_cast<double>(n)) / static_cast<double>(n);
       phase_.nic_out[g] = share[i] * (static_cast<double>(n) - local);
@@ -437,7 +515,7 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
           const auto off_host = members - host_rail_members[host_rail(gpu(i).host, rail)];
           const double b = share[i] * off_host;
           if (b <= 0) continue;
-          phase_.add(relay, relay, true, -1, 0);  // registers the relay
+          phase_.touch(relay);
           const auto gi = static_cast<std::size_t>(g), ri = static_cast<std::size_t>(relay);
           phase_.nic_out[gi] -= b;
           phase_.nic_out[ri] += b;

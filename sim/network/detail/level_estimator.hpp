@@ -51,6 +51,7 @@ class LevelEstimator {
     std::vector<int> gpus;
     std::vector<int> pairs;
     void add(int src, int dst, bool same_host, int pair, double bytes);
+    void touch(int gpu);  // lists `gpu` among those touched (before its first bytes)
     Time busiest(LevelEstimator& e);
     void clear();
   };
