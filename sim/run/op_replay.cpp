@@ -80,11 +80,10 @@ struct WholeOpTimes {
   }
 };
 
-struct OpState {
-  Time end;                       // when the op ended
-  std::int32_t deps_left = 0;     // dependencies not ended yet
-  std::int32_t last_dep = kNone;  // the dependency that ended last
-};
+// Per op, the replay keeps only when it ended (infinite until then): whether an op may
+// start and which dependency it waited for are read off its dependencies' ends when its
+// stream reaches it.
+constexpr Time kNotEnded = Time::infinite();
 struct CollectiveTimes {
   Time issued;   // when this rank reached the collective
   Time started;  // when every member had (the collective started)
@@ -103,9 +102,9 @@ struct RankState {
   // What every op of the rank touches comes first, streams inline, so that an op event
   // reads a few adjacent cache lines of its rank.
   const OpShape* shape = nullptr;
-  OpState* ops = nullptr;                  // by op index
+  Time* ends = nullptr;                    // by op index
   CollectiveTimes* collectives = nullptr;  // by collective slot
-  const TimedKernel* timed = nullptr;      // analytical mode: kernels by slot
+  const Time* durations = nullptr;         // analytical mode: kernels by slot
   Time compute_idle_since;
   std::size_t ops_left = 0;
   boost::container::small_vector<StreamState, 8> streams;  // by stream
@@ -163,7 +162,7 @@ class Replayer {
         ranks_[m].groups.push_back({static_cast<std::int32_t>(g), static_cast<std::int32_t>(i), 0});
       }
     }
-    op_state_.resize(graph.total_ops());
+    op_ends_.resize(graph.total_ops());
     std::size_t collectives = 0;
     for (const auto& r : graph.ranks()) {
       if (r.shape >= 0) collectives += graph.shape(r).collectives.size();
@@ -231,7 +230,7 @@ class Replayer {
     }
     Time issued(std::int32_t i) const { return times_of(rank, i).issued; }
     Time started(std::int32_t i) const { return times_of(rank, i).started; }
-    Time ended(std::int32_t i) const { return rank.ops[i].end; }
+    Time ended(std::int32_t i) const { return rank.ends[i]; }
     std::int32_t stream_prev(std::int32_t i) const { return rank.shape->stream_prev[u(i)]; }
     template <class F>
     void for_each_dep(std::int32_t i, F f) const {
@@ -245,13 +244,13 @@ class Replayer {
     rank.info = &graph_.ranks()[u(r)];
     rank.shape = rank.info->shape >= 0 ? &graph_.shape(*rank.info) : &empty_shape_;
     const auto n = rank.shape->ops();
-    rank.ops = op_state_.data() + rank.info->op_base;
+    rank.ends = op_ends_.data() + rank.info->op_base;
     rank.collectives = collective_times_.data() + rank.info->collective_base;
     rank.streams.resize(streams_);
     if (graph_.mode() == network::NetworkMode::kAnalytical)
-      rank.timed = graph_.timed_kernels(*rank.info);
-    for (std::size_t i = 0; i < n; ++i)
-      rank.ops[i].deps_left = rank.shape->dep_offsets[i + 1] - rank.shape->dep_offsets[i];
+      rank.durations = graph_.kernel_durations(*rank.info);
+    std::fill(rank.ends, rank.ends + n, kNotEnded);
+    rank.account.flops = rank.info->flops;
     rank.ops_left = n;
     rank.traced = traced;
     if (traced && options_.timeline && !graph_.kept_ops(r) && n > 0) {
@@ -276,12 +275,22 @@ class Replayer {
     const StreamState& st = rank.streams[u(s)];
     if (st.busy || u(st.head) >= on_stream.size()) return;
     const auto op = on_stream[u(st.head)];
-    const OpState& state = rank.ops[op];
-    if (state.deps_left > 0) return;
-    // It starts when its stream and its last dependency are done (in time order: now).
+    // It may start once every dependency has ended; it waited for the one that ended last
+    // (on equal ends the higher index, so that the choice does not depend on the order in
+    // which equal times are finished), and starts when that one and its stream are done
+    // (in time order: now).
+    const auto& shape = *rank.shape;
+    std::int32_t last = kNone;
+    for (auto k = shape.dep_offsets[u(op)]; k < shape.dep_offsets[u(op) + 1]; ++k) {
+      const auto d = shape.deps[u(k)];
+      if (rank.ends[d] == kNotEnded) return;
+      if (last == kNone || rank.ends[d] > rank.ends[last] ||
+          (rank.ends[d] == rank.ends[last] && d > last))
+        last = d;
+    }
     Time at = st.free_at;
-    if (state.last_dep != kNone) at = std::max(at, rank.ops[state.last_dep].end);
-    start_op(r, op, at);
+    if (last != kNone) at = std::max(at, rank.ends[last]);
+    start_op(r, op, at, last);
   }
 
   // The stack of ops whose end is known, in dataflow order (analytical mode untraced).
@@ -293,13 +302,13 @@ class Replayer {
     }
   }
 
-  void start_op(std::int32_t r, std::int32_t index, Time now) {
+  void start_op(std::int32_t r, std::int32_t index, Time now, std::int32_t waited_for) {
     auto& rank = ranks_[u(r)];
     const auto& shape = *rank.shape;
     const auto stream = shape.stream[u(index)];
     rank.streams[u(stream)].busy = true;
     rank.streams[u(stream)].start = now;
-    if (stream == compute_stream_) account_gap(rank, index, now);
+    if (stream == compute_stream_) account_gap(rank, now, waited_for);
     if (shape.kind[u(index)] == OpKind::kCollective) {
       times_of(rank, index).issued = now;
       arrive(r, index, now);
@@ -308,18 +317,13 @@ class Replayer {
     const auto slot = shape.slot[u(index)];
     ++result_.kernels;
     if (analytical_) {
-      const TimedKernel& k = rank.timed[slot];
-      rank.account.flops += k.flops;
-      finished_.push_back({r, index, now + k.duration});
+      finished_.push_back({r, index, now + rank.durations[slot]});
       return;
     }
     if (options_.mode == network::NetworkMode::kAnalytical) {  // traced: in time order
-      const TimedKernel& k = rank.timed[slot];
-      rank.account.flops += k.flops;
-      sim_.after(k.duration, [this, r, index] { finish_op(r, index, sim_.now()); });
+      sim_.after(rank.durations[slot], [this, r, index] { finish_op(r, index, sim_.now()); });
       return;
     }
-    rank.account.flops += graph_.kernel_flops(*rank.info, slot);
     const FlowKernel& c = graph_.flow_kernel(*rank.info, slot);
     auto start_activity = [this, r, index, compute = c.compute_seconds, memory = c.memory_seconds] {
       const auto& st = ranks_[u(r)];
@@ -361,31 +365,19 @@ class Replayer {
     std::vector<CollectiveSpan> spans;
     for (std::size_t i = 0; i < shape.ops(); ++i) {
       const auto op = static_cast<std::int32_t>(i);
-      if (shape.kind[i] == OpKind::kCollective && rank.ops[op].end > t) {
-        spans.push_back({times_of(rank, op).started, rank.ops[op].end,
+      if (shape.kind[i] == OpKind::kCollective && rank.ends[op] > t) {
+        spans.push_back({times_of(rank, op).started, rank.ends[op],
                          shape.collectives[u(shape.slot[i])].comm_class});
       }
     }
     run::account_tail(rank.account, t, makespan, std::move(spans));
   }
 
-  // Op `index` of the rank, whose dependency `dep` just ended: the dependency that ended
-  // last is the one it waited for (account_wait). On equal ends the higher index, so that
-  // the choice does not depend on the order in which equal times are finished.
-  static void note_dep_end(const RankState& rank, OpState& n, std::int32_t dep) {
-    if (n.last_dep == kNone) {
-      n.last_dep = dep;
-      return;
-    }
-    const Time end = rank.ops[dep].end, last = rank.ops[n.last_dep].end;
-    if (end > last || (end == last && dep > n.last_dep)) n.last_dep = dep;
-  }
-
   // The compute stream was idle from compute_idle_since until now: say why.
-  void account_gap(RankState& rank, std::int32_t index, Time now) {
+  void account_gap(RankState& rank, Time now, std::int32_t waited_for) {
     const Time gap_start = rank.compute_idle_since;
     if (now <= gap_start) return;
-    account_wait_chain(rank.account, gap_start, now, rank.ops[index].last_dep, RankTimes{rank});
+    account_wait_chain(rank.account, gap_start, now, waited_for, RankTimes{rank});
   }
 
   void arrive(std::int32_t r, std::int32_t index, Time now) {
@@ -520,7 +512,7 @@ class Replayer {
     const auto i = u(index);
     const auto stream = shape.stream[i];
     const bool collective = shape.kind[i] == OpKind::kCollective;
-    rank.ops[index].end = now;
+    rank.ends[index] = now;
     StreamState& st = rank.streams[u(stream)];
     st.busy = false;
     ++st.head;
@@ -541,12 +533,8 @@ class Replayer {
     }
     book_end(rank, i, now);
     if (rank.traced && options_.timeline) record(r, rank, index, st.start);
-    for (auto k = shape.succ_offsets[i]; k < shape.succ_offsets[i + 1]; ++k) {
-      const auto next = shape.succ[u(k)];
-      OpState& n = rank.ops[next];
-      note_dep_end(rank, n, index);
-      if (--n.deps_left == 0) try_start(r, shape.stream[u(next)]);
-    }
+    for (auto k = shape.succ_offsets[i]; k < shape.succ_offsets[i + 1]; ++k)
+      try_start(r, shape.stream[u(shape.succ[u(k)])]);
     try_start(r, stream);
     if (options_.progress && ++finished_ops_ % (1u << 16) == 0)
       options_.progress(result_.drain_end, finished_ops_);
@@ -556,7 +544,7 @@ class Replayer {
     auto& tl = *options_.timeline;
     const auto i = u(index);
     const Op& op = (*graph_.kept_ops(r))[i];
-    const Time op_end = rank.ops[index].end;
+    const Time op_end = rank.ends[index];
     const auto track = tl.track(graph_.streams()[u(op.stream)]);
     const auto name = tl.name(graph_.names()[u(op.name)]);
     if (op.kind == OpKind::kKernel) {
@@ -590,7 +578,7 @@ class Replayer {
   HugeVector<RankState> ranks_;
   // Every rank's slice at its ReplayRank offsets (op_base, collective_base); sized once, so
   // RankState's pointers stay valid.
-  HugeVector<OpState> op_state_;
+  HugeVector<Time> op_ends_;
   HugeVector<CollectiveTimes> collective_times_;
   std::vector<PendingCalls> instances_;  // by group
   ReplayResult result_;

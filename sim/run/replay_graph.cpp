@@ -187,10 +187,11 @@ void ReplayGraph::add_rank(int rank, const workload::RankOps& ro,
     if (op.kind == OpKind::kKernel) {
       const auto c = cost::CostModel::cost(op.kernel, profile);
       if (mode_ == network::NetworkMode::kAnalytical) {
-        timed_.push_back({c.duration(), op.kernel.flops});
+        timed_.push_back(c.duration());
       } else {
-        flow_.push_back({c.compute_seconds, c.memory_seconds, c.launch_overhead, op.kernel.flops});
+        flow_.push_back({c.compute_seconds, c.memory_seconds, c.launch_overhead});
       }
+      r.flops += op.kernel.flops;
       ++kernels_;
     } else {
       bytes_.push_back(op.collective.bytes);

@@ -58,24 +58,19 @@ struct OpShape {
   bool matches(const std::vector<workload::Op>& ops) const;
 };
 
-/// A kernel in analytical mode: its duration, and its flops (kept side by side: the replay
-/// reads both when the kernel starts, one cache line).
-struct TimedKernel {
-  Time duration;
-  double flops = 0;
-};
-/// A kernel in flow mode: an activity using SMs and HBM after its launch overhead.
+/// A kernel in flow mode: an activity using SMs and HBM after its launch overhead. (In
+/// analytical mode a kernel is its duration alone.)
 struct FlowKernel {
   double compute_seconds = 0;
   double memory_seconds = 0;
   Time launch_overhead;
-  double flops = 0;
 };
 
 struct ReplayRank {
   int gpu = 0;
   std::int64_t samples = 0;
   std::int32_t shape = -1;  // -1: a rank without ops
+  double flops = 0;         // of all its kernels (every kernel of a rank runs once)
   // Offsets of this rank's entries in the graph's per-op, per-kernel, per-collective and
   // per-row arrays.
   std::int64_t op_base = 0, kernel_base = 0, collective_base = 0, row_base = 0;
@@ -111,21 +106,15 @@ class ReplayGraph {
   const std::vector<workload::Op>* kept_ops(int r) const;
 
   // Per-rank values, at the rank's offset plus the op's slot.
-  /// Analytical mode: the rank's kernels by slot.
-  const TimedKernel* timed_kernels(const ReplayRank& r) const {
-    return timed_.data() + r.kernel_base;
-  }
+  /// Analytical mode: the rank's kernel durations by slot.
+  const Time* kernel_durations(const ReplayRank& r) const { return timed_.data() + r.kernel_base; }
   /// Flow mode: the rank's kernels by slot.
   const FlowKernel* flow_kernels(const ReplayRank& r) const { return flow_.data() + r.kernel_base; }
   Time kernel_duration(const ReplayRank& r, std::int32_t slot) const {
-    return timed_kernels(r)[slot].duration;
+    return kernel_durations(r)[slot];
   }
   const FlowKernel& flow_kernel(const ReplayRank& r, std::int32_t slot) const {
     return flow_kernels(r)[slot];
-  }
-  double kernel_flops(const ReplayRank& r, std::int32_t slot) const {
-    return mode_ == network::NetworkMode::kAnalytical ? timed_kernels(r)[slot].flops
-                                                      : flow_kernels(r)[slot].flops;
   }
   Bytes collective_bytes(const ReplayRank& r, std::int32_t slot) const {
     return bytes_[static_cast<std::size_t>(r.collective_base + slot)];
@@ -149,7 +138,7 @@ class ReplayGraph {
   HugeVector<ReplayRank> ranks_;
   std::size_t total_ops_ = 0;
   std::int64_t kernels_ = 0, collectives_ = 0;
-  HugeVector<TimedKernel> timed_;   // analytical mode, per kernel
+  HugeVector<Time> timed_;          // analytical mode, per kernel
   HugeVector<FlowKernel> flow_;     // flow mode, per kernel
   HugeVector<Bytes> bytes_;         // per collective
   HugeVector<std::int32_t> group_;  // per collective
