@@ -7,27 +7,36 @@
 #include <tuple>
 
 namespace strait::sim::workload {
-namespace {
-
-std::vector<std::int32_t> order_by_cost(const std::vector<double>& costs) {
-  std::vector<std::int32_t> order(costs.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](auto x, auto y) { return costs[x] > costs[y]; });
-  return order;
-}
-
-}  // namespace
-
 std::vector<int> balance_greedy(const std::vector<double>& costs, int bins) {
-  using Entry = std::pair<double, int>;  // (load, bin), smallest first
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
-  for (int b = 0; b < bins; ++b) heap.emplace(0.0, b);
+  // Items by cost, largest first (equal costs in index order), each to the bin of least
+  // load (equal loads: the lowest bin). The bins are a binary min-heap of (load, bin) whose
+  // top is replaced in place (one sift down per item instead of a pop and a push: a
+  // datacenter's 524,288 samples into 16,384 bins at 131,072 GPUs). (load, bin) pairs are
+  // distinct, so every min-heap picks the same bins.
+  std::vector<std::pair<double, std::int32_t>> items(costs.size());
+  for (std::size_t i = 0; i < costs.size(); ++i)
+    items[i] = {costs[i], static_cast<std::int32_t>(i)};
+  std::sort(items.begin(), items.end(), [](const auto& x, const auto& y) {
+    return x.first > y.first || (x.first == y.first && x.second < y.second);
+  });
+  using Entry = std::pair<double, int>;  // (load, bin)
+  std::vector<Entry> heap(static_cast<std::size_t>(std::max(bins, 1)));
+  for (std::size_t b = 0; b < heap.size(); ++b) heap[b] = {0.0, static_cast<int>(b)};  // sorted
   std::vector<int> out(costs.size(), 0);
-  for (auto i : order_by_cost(costs)) {
-    auto [load, bin] = heap.top();
-    heap.pop();
-    out[static_cast<std::size_t>(i)] = bin;
-    heap.emplace(load + costs[static_cast<std::size_t>(i)], bin);
+  const std::size_t n = heap.size();
+  for (const auto& [cost, i] : items) {
+    out[static_cast<std::size_t>(i)] = heap[0].second;
+    const Entry moved{heap[0].first + cost, heap[0].second};
+    std::size_t at = 0;
+    for (;;) {
+      std::size_t child = 2 * at + 1;
+      if (child >= n) break;
+      if (child + 1 < n && heap[child + 1] < heap[child]) ++child;
+      if (!(heap[child] < moved)) break;
+      heap[at] = heap[child];
+      at = child;
+    }
+    heap[at] = moved;
   }
   return out;
 }

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <numeric>
+#include <queue>
+#include <random>
 
 #include "sim/workload/batch.hpp"
 #include "sim/workload/load_balance.hpp"
@@ -116,6 +118,36 @@ TEST(LoadBalance, GreedyAndKarmarkarKarpOnAClassicInstance) {
   };
   EXPECT_EQ(loads(balance_greedy(costs, 2)), (std::vector<double>{13, 17}));
   EXPECT_EQ(loads(balance_karmarkar_karp(costs, 2)), (std::vector<double>{14, 16}));
+}
+
+// LPT by its textbook form (a stable sort by cost, largest first; a priority queue of
+// (load, bin) popped and pushed per item) on random costs with many ties: balance_greedy
+// (sort of pairs, heap top replaced in place) gives every item the same bin.
+TEST(LoadBalance, GreedyIsTheTextbookLpt) {
+  const auto textbook = [](const std::vector<double>& costs, int bins) {
+    std::vector<int> order(costs.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+      return costs[static_cast<std::size_t>(x)] > costs[static_cast<std::size_t>(y)];
+    });
+    using Entry = std::pair<double, int>;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+    for (int b = 0; b < bins; ++b) heap.emplace(0.0, b);
+    std::vector<int> out(costs.size());
+    for (int i : order) {
+      auto [load, bin] = heap.top();
+      heap.pop();
+      out[static_cast<std::size_t>(i)] = bin;
+      heap.emplace(load + costs[static_cast<std::size_t>(i)], bin);
+    }
+    return out;
+  };
+  std::mt19937_64 rng(5);
+  for (int bins : {1, 2, 3, 7, 64, 1000}) {
+    std::vector<double> costs(3000);
+    for (auto& c : costs) c = static_cast<double>(rng() % 50) * 0.5;  // ties in costs and loads
+    EXPECT_EQ(balance_greedy(costs, bins), textbook(costs, bins)) << bins << " bins";
+  }
 }
 
 // Bounded KK, forced into two levels (max_work 1): 4 bins = 2 groups of 2. Level 1 splits
