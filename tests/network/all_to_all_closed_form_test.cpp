@@ -92,28 +92,43 @@ CollectiveSpec spec_on(const topology::Cluster& c, bool uneven) {
 
 class AllToAllClosedForm : public ::testing::TestWithParam<Shape> {};
 
+// A direct all-to-all(v) timed two ways in analytical mode: by the closed form
+// (simulate_collective does not build the n^2 transfers) and per pair, its schedule with
+// every transfer stored and estimated one by one per level.
+struct TwoWays {
+  CollectiveResult closed;
+  Schedule schedule;
+  Time per_pair = Time::infinite();
+  TrafficStats per_pair_traffic;
+};
+TwoWays two_ways(const topology::Cluster& cluster, const CollectiveSpec& spec) {
+  NetworkOptions options;
+  options.mode = NetworkMode::kAnalytical;
+  TwoWays out;
+  out.closed = simulate_collective(cluster, spec, options);
+  engine::Simulator sim;
+  auto net = make_network(sim, cluster, options);
+  EXPECT_TRUE(net->in_closed_form(spec));
+  out.schedule = build_schedule(spec, cluster);
+  apply_protocol(out.schedule, cluster, Protocol::kSimple);
+  expand_all_pairs(out.schedule);  // stored transfers, estimated one by one
+  EXPECT_EQ(out.schedule.phases.size(), 1U);
+  net->start_schedule(out.schedule, 0, 1.0, [&] { out.per_pair = sim.now(); });
+  sim.run();
+  out.per_pair_traffic = net->traffic();
+  return out;
+}
+
 TEST_P(AllToAllClosedForm, EqualsThePerPairEstimate) {
   const Shape& s = GetParam();
   const auto cluster = make(s);
   const auto spec = spec_on(cluster, s.uneven);
   NetworkOptions options;
   options.mode = NetworkMode::kAnalytical;
-  // Closed form: simulate_collective no longer builds the n^2 transfers.
-  const auto closed = simulate_collective(cluster, spec, options);
-  // Per pair: the schedule with all its transfers, estimated per level.
-  engine::Simulator sim;
-  auto net = make_network(sim, cluster, options);
-  ASSERT_TRUE(net->in_closed_form(spec));
-  Schedule schedule = build_schedule(spec, cluster);
-  apply_protocol(schedule, cluster, Protocol::kSimple);
-  expand_all_pairs(schedule);  // stored transfers, estimated one by one
-  ASSERT_EQ(schedule.phases.size(), 1U);
-  Time per_pair = Time::infinite();
-  net->start_schedule(schedule, 0, 1.0, [&] { per_pair = sim.now(); });
-  sim.run();
+  const auto [closed, schedule, per_pair, per_pair_traffic] = two_ways(cluster, spec);
   EXPECT_EQ(closed.time, per_pair) << s.name;
   for (std::size_t c = 0; c < topology::kLinkClassCount; ++c) {
-    const double b = net->traffic().link_bytes[c];
+    const double b = per_pair_traffic.link_bytes[c];
     EXPECT_NEAR(closed.traffic.link_bytes[c], b, 1e-9 * b) << s.name << " class " << c;
   }
   // Under PXN the cross-rail messages add an NVLink hop each: more NVLink bytes than the
@@ -152,22 +167,10 @@ TEST_P(AllToAllClosedForm, AllToAllvEqualsThePerPairEstimate) {
       spec.send_matrix.push_back(i == j || k % 7 == 0 ? 0 : (k % 13 + 1) * kMiB + k * 4099);
     }
   }
-  NetworkOptions options;
-  options.mode = NetworkMode::kAnalytical;
-  const auto closed = simulate_collective(cluster, spec, options);
-  engine::Simulator sim;
-  auto net = make_network(sim, cluster, options);
-  ASSERT_TRUE(net->in_closed_form(spec));
-  Schedule schedule = build_schedule(spec, cluster);
-  apply_protocol(schedule, cluster, Protocol::kSimple);
-  Time per_pair = Time::infinite();
-  net->start_schedule(schedule, 0, 1.0, [&] { per_pair = sim.now(); });
-  sim.run();
-  EXPECT_EQ(closed.time, schedule.start_latency + per_pair) << s.name;
-  for (std::size_t c = 0; c < topology::kLinkClassCount; ++c) {
-    const double b = net->traffic().link_bytes[c];
-    EXPECT_EQ(closed.traffic.link_bytes[c], b) << s.name << " class " << c;
-  }
+  const auto [closed, schedule, per_pair, per_pair_traffic] = two_ways(cluster, spec);
+  EXPECT_EQ(closed.time, per_pair) << s.name;
+  for (std::size_t c = 0; c < topology::kLinkClassCount; ++c)
+    EXPECT_EQ(closed.traffic.link_bytes[c], per_pair_traffic.link_bytes[c]) << s.name << " " << c;
   if (s.oversubscription == 1.0 && s.datacenters == 1) {
     topology::Router router(cluster, topology::EcmpPolicy::kDestinationModK);
     detail::ScheduleEstimator routed(cluster, router);
