@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <utility>
 
 namespace strait::sim::topology {
 namespace {
@@ -150,6 +151,8 @@ struct PairPathCounter::Scratch {
       : tally(cluster),
         neighbourhood(cluster),
         rank_of(static_cast<std::size_t>(cluster.gpu_count()), -1),
+        leg_of(static_cast<std::size_t>(cluster.gpu_count()), -1),
+        dst_slot(static_cast<std::size_t>(cluster.gpu_count()), -1),
         hub_slot(cluster.nodes().size(), -1),
         node_epoch(cluster.nodes().size(), 0),
         node_paths(cluster.nodes().size(), 0),
@@ -158,6 +161,8 @@ struct PairPathCounter::Scratch {
   Tally tally;
   Neighbourhood neighbourhood;
   std::vector<int> rank_of;               // per GPU: its rank in the set, -1 outside
+  std::vector<int> leg_of;                // per GPU: its first relay leg (count_bytes), or -1
+  std::vector<int> dst_slot;              // per GPU: its destination slot (count_bytes), or -1
   std::vector<int> hub_slot;              // per node: its exit-switch slot, -1 if none
   std::vector<std::uint32_t> node_epoch;  // destination tree a node was last reached in
   std::vector<std::uint64_t> node_paths;  // paths through it toward the destination
@@ -165,6 +170,46 @@ struct PairPathCounter::Scratch {
   std::uint32_t epoch = 0;
   std::vector<std::vector<NodeIndex>> at_hops;  // tree nodes by hops to go
   std::vector<LinkIndex> path;
+
+  // A new destination tree.
+  void next_tree() {
+    if (++epoch == 0) {
+      std::fill(node_epoch.begin(), node_epoch.end(), 0U);
+      epoch = 1;
+    }
+  }
+  // `paths` (or bytes) enter the current tree at node u, `hops` from its destination, after
+  // `latency` at the longest.
+  void reach(NodeIndex u, std::uint32_t hops, std::uint64_t paths, Time latency) {
+    if (node_epoch[u] != epoch) {
+      node_epoch[u] = epoch;
+      node_paths[u] = 0;
+      node_latency[u] = latency;
+      if (at_hops.size() <= hops) at_hops.resize(hops + 1);
+      at_hops[hops].push_back(u);
+    }
+    node_paths[u] += paths;
+    node_latency[u] = std::max(node_latency[u], latency);
+  }
+  // What reached the tree flows down it to `dst_node`, node by node in decreasing hops
+  // (each tree link once, however many sources feed it).
+  void flow_down(Router& router, NodeIndex dst_node) {
+    const Cluster& cluster = router.cluster();
+    for (std::size_t hops = at_hops.size(); hops-- > 1;) {
+      for (std::size_t i = 0; i < at_hops[hops].size(); ++i) {
+        const NodeIndex u = at_hops[hops][i];
+        const LinkIndex l = router.first_link(u, dst_node);
+        tally.add_link(l, node_paths[u]);
+        reach(cluster.link(l).dst, static_cast<std::uint32_t>(hops - 1), node_paths[u],
+              node_latency[u] + cluster.link(l).latency);
+      }
+      at_hops[hops].clear();
+    }
+    if (!at_hops.empty()) {
+      if (!at_hops[0].empty()) tally.saw_latency(node_latency[dst_node]);
+      at_hops[0].clear();
+    }
+  }
 };
 
 PairPathCounter::PairPathCounter(Router& router)
@@ -256,26 +301,8 @@ PairPathCounts PairPathCounter::count(std::span<const int> gpus) {
   // exit switch).
   std::vector<std::size_t> excluded(n, 0);  // destination (+ 1) a member was excluded for
   std::vector<std::uint64_t> count(slots.size(), 0);
-  auto& node_epoch = z.node_epoch;
-  auto& node_paths = z.node_paths;
-  auto& node_latency = z.node_latency;
-  auto& at_hops = z.at_hops;
-  auto reach = [&](NodeIndex u, std::uint32_t hops, std::uint64_t paths, Time latency) {
-    if (node_epoch[u] != z.epoch) {
-      node_epoch[u] = z.epoch;
-      node_paths[u] = 0;
-      node_latency[u] = latency;
-      if (at_hops.size() <= hops) at_hops.resize(hops + 1);
-      at_hops[hops].push_back(u);
-    }
-    node_paths[u] += paths;
-    node_latency[u] = std::max(node_latency[u], latency);
-  };
   for (std::size_t d = 0; d < n; ++d) {
-    if (++z.epoch == 0) {
-      std::fill(node_epoch.begin(), node_epoch.end(), 0U);
-      z.epoch = 1;
-    }
+    z.next_tree();
     const int dst = gpus[d];
     const NodeIndex dst_node = cluster.gpu(dst).node;
     auto exclude = [&](std::size_t s) {
@@ -298,25 +325,136 @@ PairPathCounts PairPathCounter::count(std::span<const int> gpus) {
           break;
         }
       }
-      reach(slots[k].hub, router.hops(slots[k].hub, dst_node), count[k], before);
+      z.reach(slots[k].hub, router.hops(slots[k].hub, dst_node), count[k], before);
     }
-    for (std::size_t hops = at_hops.size(); hops-- > 1;) {
-      for (std::size_t i = 0; i < at_hops[hops].size(); ++i) {
-        const NodeIndex u = at_hops[hops][i];
-        const LinkIndex l = router.first_link(u, dst_node);
-        tally.add_link(l, node_paths[u]);
-        reach(cluster.link(l).dst, static_cast<std::uint32_t>(hops - 1), node_paths[u],
-              node_latency[u] + cluster.link(l).latency);
-      }
-      at_hops[hops].clear();
-    }
-    if (!at_hops.empty()) {
-      if (!at_hops[0].empty()) tally.saw_latency(node_latency[dst_node]);
-      at_hops[0].clear();
-    }
+    z.flow_down(router, dst_node);
   }
   for (int g : gpus) rank_of[static_cast<std::size_t>(g)] = -1;
   for (const auto& slot : slots) hub_slot[slot.hub] = -1;
+  return tally.result();
+}
+
+PairPathCounts PairPathCounter::count_bytes(std::span<const PairBytes> transfers) {
+  Router& router = router_;
+  Scratch& z = *scratch_;
+  const Cluster& cluster = router.cluster();
+  Tally& tally = z.tally;
+  std::vector<LinkIndex>& path = z.path;
+  const bool trees =
+      router.policy() == EcmpPolicy::kDestinationModK && cluster.explicit_routes().empty();
+  // Senders of the second leg (the relay, or the sender itself), each with its exit
+  // explored once, and the first legs (sender to relay, inside its host), each distinct
+  // one routed once; found through per-GPU slots (z.rank_of: a second-leg sender's slot,
+  // z.leg_of: the head of a sender's list of first legs).
+  struct Sender {
+    int gpu = 0;
+    Exit exit;
+    std::uint64_t prefix_bytes = 0;  // sent through its exit prefix
+  };
+  struct FirstLeg {
+    int src = 0, relay = 0;
+    std::int32_t next = -1;  // the sender's next first leg
+    std::vector<LinkIndex> links;
+    std::uint64_t bytes = 0;
+    Time latency;
+  };
+  std::vector<Sender> senders;
+  std::vector<FirstLeg> legs;
+  std::vector<int>& sender_of = z.rank_of;
+  std::vector<int>& legs_of = z.leg_of;
+  // Transfers by destination (a counting sort over the destinations' first appearance).
+  std::vector<std::uint32_t> order(transfers.size());
+  {
+    std::vector<int>& dst_slot = z.dst_slot;
+    std::vector<int> dsts;
+    std::vector<std::uint32_t> offsets;
+    for (const PairBytes& t : transfers) {
+      int& d = dst_slot[static_cast<std::size_t>(t.dst)];
+      if (d < 0) {
+        d = static_cast<int>(dsts.size());
+        dsts.push_back(t.dst);
+        offsets.push_back(0);
+      }
+      ++offsets[static_cast<std::size_t>(d)];
+    }
+    std::uint32_t sum = 0;
+    for (auto& o : offsets) sum += std::exchange(o, sum);
+    for (std::uint32_t i = 0; i < transfers.size(); ++i)
+      order[offsets[static_cast<std::size_t>(
+          dst_slot[static_cast<std::size_t>(transfers[i].dst)])]++] = i;
+    for (int g : dsts) dst_slot[static_cast<std::size_t>(g)] = -1;
+  }
+  struct SlotLoad {
+    NodeIndex hub = 0;
+    std::uint64_t bytes = 0;
+    Time before;
+  };
+  std::vector<SlotLoad> slots;  // the current destination's exit switches
+  std::vector<int>& hub_slot = z.hub_slot;
+  for (std::size_t at = 0; at < order.size();) {
+    const int dst = transfers[order[at]].dst;
+    const NodeIndex dst_node = cluster.gpu(dst).node;
+    z.next_tree();
+    for (; at < order.size() && transfers[order[at]].dst == dst; ++at) {
+      const PairBytes& t = transfers[order[at]];
+      if (t.bytes == 0 || t.src == t.dst) continue;
+      Time before = Time::zero();
+      int from = t.src;
+      if (t.relay >= 0 && t.relay != t.src) {
+        std::int32_t& head = legs_of[static_cast<std::size_t>(t.src)];
+        std::int32_t k = head;
+        while (k >= 0 && legs[static_cast<std::size_t>(k)].relay != t.relay)
+          k = legs[static_cast<std::size_t>(k)].next;
+        if (k < 0) {
+          k = static_cast<std::int32_t>(legs.size());
+          FirstLeg leg{t.src, t.relay, head, {}, 0, Time::zero()};
+          router.gpu_path(t.src, t.relay, leg.links);
+          for (LinkIndex l : leg.links) leg.latency += cluster.link(l).latency;
+          legs.push_back(std::move(leg));
+          head = k;
+        }
+        FirstLeg& leg = legs[static_cast<std::size_t>(k)];
+        leg.bytes += t.bytes;
+        before = leg.latency;
+        from = t.relay;
+      }
+      int& slot_of = sender_of[static_cast<std::size_t>(from)];
+      if (slot_of < 0) {
+        slot_of = static_cast<int>(senders.size());
+        senders.push_back({from, trees ? z.neighbourhood.explore(from) : Exit{}, 0});
+      }
+      Sender& sender = senders[static_cast<std::size_t>(slot_of)];
+      const Exit& e = sender.exit;
+      if (!e.unique || std::find(e.near.begin(), e.near.end(), dst) != e.near.end()) {
+        router.gpu_path(from, dst, path);
+        tally.add(path, t.bytes, before);
+        continue;
+      }
+      sender.prefix_bytes += t.bytes;
+      int& slot = hub_slot[e.hub];
+      if (slot < 0) {
+        slot = static_cast<int>(slots.size());
+        slots.push_back({e.hub, 0, Time::zero()});
+      }
+      SlotLoad& load = slots[static_cast<std::size_t>(slot)];
+      load.bytes += t.bytes;
+      load.before = std::max(load.before, before + e.latency);
+    }
+    for (const SlotLoad& load : slots) {
+      z.reach(load.hub, router.hops(load.hub, dst_node), load.bytes, load.before);
+      hub_slot[load.hub] = -1;
+    }
+    slots.clear();
+    z.flow_down(router, dst_node);
+  }
+  for (const FirstLeg& leg : legs) {
+    tally.add(leg.links, leg.bytes, Time::zero());
+    legs_of[static_cast<std::size_t>(leg.src)] = -1;
+  }
+  for (const Sender& sender : senders) {
+    if (sender.prefix_bytes > 0) tally.add(sender.exit.prefix, sender.prefix_bytes, Time::zero());
+    sender_of[static_cast<std::size_t>(sender.gpu)] = -1;
+  }
   return tally.result();
 }
 

@@ -34,9 +34,17 @@ namespace strait::sim::topology {
 
 struct PairPathCounts {
   /// Links crossed by at least one path, in increasing link index, with how many paths
-  /// cross each.
+  /// (count) or bytes (count_bytes) cross each.
   std::vector<std::pair<LinkIndex, std::uint64_t>> links;
   Time longest_latency;  // the largest sum of link latencies over all the pairs' paths
+};
+
+/// A transfer of `bytes` from GPU `src` to GPU `dst`, through GPU `relay` first when it is
+/// not -1 (NCCL's PXN: a message to another rail crosses its host to the GPU on that rail).
+struct PairBytes {
+  int src = 0, dst = 0;
+  std::uint64_t bytes = 0;
+  int relay = -1;
 };
 
 /// Counts pair paths for GPU sets of one cluster, keeping its scratch (sized to the
@@ -53,6 +61,11 @@ class PairPathCounter {
   /// Counts the paths of every ordered pair (src, dst) of distinct GPUs of `gpus`
   /// (distinct GPU indices) per link, as the router routes them.
   PairPathCounts count(std::span<const int> gpus);
+  /// Bytes per link of `transfers`, each along its routed path (two legs through a relay),
+  /// and the longest path latency: the per-transfer walk's sums exactly, at a cost of
+  /// destinations x exit switches routes (the same trees as count()) instead of one route
+  /// per transfer. A 512 x 512 all_to_allv, each rank's output dist, is 262,144 transfers.
+  PairPathCounts count_bytes(std::span<const PairBytes> transfers);
 
  private:
   struct Scratch;

@@ -91,26 +91,37 @@ TEST(TrafficAgreementPxn, AllToAllVThroughRelaysCountsTheSameBytesInBothModes) {
   CollectiveSpec spec;
   spec.op = CollectiveOp::kAllToAllV;
   spec.algorithm = Algorithm::kDirect;
-  spec.gpus = parse_rank_set("first:32", c);
-  const std::size_t n = spec.gpus.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < n; ++j) spec.send_matrix.push_back((1 + (i + j) % 3) * kMiB);
-  }
-  const auto flow = traffic_of(c, spec, NetworkMode::kFlow);
-  const auto model = traffic_of(c, spec, NetworkMode::kAnalytical);
-  // Every pair on another host and rail crosses NVLink to its relay: NVLink carries more
-  // than the in-host pairs alone (4 hosts x 8 x 7 pairs).
-  double in_host = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < n; ++j) {
-      if (i != j && i / 8 == j / 8) in_host += 2.0 * static_cast<double>((1 + (i + j) % 3) * kMiB);
+  // 32 ranks: 992 transfers, each routed; 128 ranks: 16,256, counted per link down the
+  // destinations' routing trees (FlowCollective::route_bundle): both agree with the model.
+  for (const char* ranks : {"first:32", "first:128"}) {
+    spec.gpus = parse_rank_set(ranks, c);
+    spec.send_matrix.clear();
+    const std::size_t n = spec.gpus.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) spec.send_matrix.push_back((1 + (i + j) % 3) * kMiB);
     }
-  }
-  EXPECT_GT(flow.bytes(topology::LinkClass::kNvlink), in_host);
-  for (int lc = 0; lc < topology::kLinkClassCount; ++lc) {
-    const auto i = static_cast<std::size_t>(lc);
-    EXPECT_NEAR(model.link_bytes[i], flow.link_bytes[i], 1e-6 * flow.link_bytes[i] + 1)
-        << topology::to_string(static_cast<topology::LinkClass>(lc));
+    const auto flow = traffic_of(c, spec, NetworkMode::kFlow);
+    const auto model = traffic_of(c, spec, NetworkMode::kAnalytical);
+    NetworkOptions options;
+    const auto flow_time = simulate_collective(c, spec, options).time;
+    options.mode = NetworkMode::kAnalytical;
+    const auto model_time = simulate_collective(c, spec, options).time;
+    EXPECT_EQ(flow_time, model_time) << ranks;
+    // Every pair on another host and rail crosses NVLink to its relay: NVLink carries more
+    // than the in-host pairs alone (4 hosts x 8 x 7 pairs).
+    double in_host = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        if (i != j && i / 8 == j / 8)
+          in_host += 2.0 * static_cast<double>((1 + (i + j) % 3) * kMiB);
+      }
+    }
+    EXPECT_GT(flow.bytes(topology::LinkClass::kNvlink), in_host);
+    for (int lc = 0; lc < topology::kLinkClassCount; ++lc) {
+      const auto i = static_cast<std::size_t>(lc);
+      EXPECT_NEAR(model.link_bytes[i], flow.link_bytes[i], 1e-6 * flow.link_bytes[i] + 1)
+          << topology::to_string(static_cast<topology::LinkClass>(lc));
+    }
   }
 }
 

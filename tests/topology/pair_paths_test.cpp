@@ -113,6 +113,62 @@ TEST(PairPaths, SubsetOfADatacenterPair) {
   EXPECT_EQ(compare(c, gpus), 60U * 59U);
 }
 
+// count_bytes against the walk of every transfer (two legs when relayed), with irregular
+// sizes, empty entries and PXN-like relays (the GPU of the sender's host on the
+// receiver's rail, where it is another), one counter for several sets, both policies: the
+// bytes per link and the longest latency exactly.
+TEST(PairPaths, BytesOfRelayedTransfersEqualTheWalk) {
+  for (const char* name : {"h100-256-rail.json", "scale-across-3dc.json", "mixed-h100-a100.json"}) {
+    const Cluster c = Cluster::load(bundled(name));
+    for (auto policy : {EcmpPolicy::kDestinationModK, EcmpPolicy::kHash}) {
+      Router router(c, policy);
+      PairPathCounter counter(router);
+      for (const auto& gpus : {every(c, 2), every(c, 3, 1)}) {
+        std::vector<PairBytes> transfers;
+        for (std::size_t i = 0; i < gpus.size(); ++i) {
+          for (std::size_t j = 0; j < gpus.size(); ++j) {
+            const int s = gpus[i], d = gpus[j];
+            const auto k = static_cast<std::uint64_t>(i * 31 + j * 17);
+            if (i == j || k % 5 == 0) continue;
+            PairBytes t{s, d, (k % 13 + 1) * 1000003ULL, -1};
+            const auto& host = c.hosts()[static_cast<std::size_t>(c.gpu(s).host)];
+            if (c.gpu(s).host != c.gpu(d).host && k % 3 != 0) {
+              for (int g : host.gpus) {
+                if (c.gpu(g).rail == c.gpu(d).rail && g != s) t.relay = g;
+              }
+            }
+            transfers.push_back(t);
+          }
+        }
+        std::map<LinkIndex, std::uint64_t> bytes;
+        Time longest = Time::zero();
+        std::vector<LinkIndex> path;
+        for (const auto& t : transfers) {
+          Time latency = Time::zero();
+          const auto leg = [&](int a, int b) {
+            router.gpu_path(a, b, path);
+            for (LinkIndex l : path) {
+              bytes[l] += t.bytes;
+              latency += c.link(l).latency;
+            }
+          };
+          if (t.relay >= 0) {
+            leg(t.src, t.relay);
+            leg(t.relay, t.dst);
+          } else {
+            leg(t.src, t.dst);
+          }
+          longest = std::max(longest, latency);
+        }
+        const PairPathCounts counted = counter.count_bytes(transfers);
+        const std::vector<std::pair<LinkIndex, std::uint64_t>> walked(bytes.begin(), bytes.end());
+        EXPECT_EQ(counted.links, walked) << name << " " << gpus.size() << " GPUs";
+        EXPECT_EQ(counted.longest_latency, longest) << name << " " << gpus.size() << " GPUs";
+      }
+    }
+  }
+}
+
 TEST(PairPaths, GraphFormNicRingAndSwitchedGpu) {
   // g0..g3 reach each other without a switch (their NICs form a ring); only nic2 leads to
   // the switch, which g4 is wired to: g0..g3 leave by nic2 -> s0, g4 by its own link.

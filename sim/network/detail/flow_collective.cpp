@@ -197,6 +197,34 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
     out.latency = schedule_.phases[pattern].transfer_latency(paths.longest_latency, false);
     return;
   }
+  const Phase& phase = schedule_.phases[pattern];
+  if (!phase.pipelined && bundle.transfers_count >= kCountedTransfers) {
+    // Many transfers (an embedding group's all_to_allv, 512 x 512): bytes per link summed
+    // down the destinations' routing trees (topology::PairPathCounter::count_bytes), not
+    // routed one by one; the same sums. A transfer pays max(its path, its step latency),
+    // so the phase pays the larger of its longest path and the steps its transfers take.
+    counted_.clear();
+    bool in_host = false, across = false;
+    for (std::uint32_t i = 0; i < bundle.transfers_count; ++i) {
+      const auto& t =
+          transfers[static_cast<std::size_t>(plan.transfer_list[bundle.transfers_begin + i])];
+      const int src = schedule_.gpus[static_cast<std::size_t>(t.src)];
+      const int dst = schedule_.gpus[static_cast<std::size_t>(t.dst)];
+      (cluster.gpu(src).host == cluster.gpu(dst).host ? in_host : across) = true;
+      counted_.push_back({src, dst, static_cast<std::uint64_t>(t.bytes),
+                          phase.pxn ? pxn_relay(cluster, src, dst) : -1});
+    }
+    const auto counts = network_.pair_paths().count_bytes(counted_);
+    out.latency = std::max({counts.longest_latency, in_host ? phase.step_latency : Time::zero(),
+                            across ? phase.net_step_latency : Time::zero()});
+    out.uses.reserve(counts.links.size());
+    for (const auto& [link, bytes] : counts.links) {
+      const double b = static_cast<double>(bytes);
+      out.uses.push_back({network_.link_resource(link), b / bundle.bytes});
+      out.traffic[static_cast<std::size_t>(cluster.link(link).link_class)] += b;
+    }
+    return;
+  }
   // Per-link sums of bytes in the network's scratch (one per network, not per collective: a
   // training run starts thousands of collectives on a cluster of 10^5 links). Whole bytes
   // sum exactly, so a link's share is rounded once, as the all-pairs count gives it.

@@ -35,6 +35,7 @@
 #include "sim/engine/fluid_model.hpp"
 #include "sim/network/network.hpp"
 #include "sim/network/schedule.hpp"
+#include "sim/topology/pair_paths.hpp"
 
 namespace strait::sim::network {
 class FlowNetwork;
@@ -129,6 +130,10 @@ class FlowCollective {
   std::int32_t kept_group_ = -1;  // its route group
   Routes scratch_routes_;
   std::vector<engine::ResourceUse> scratch_uses_;
+  // Bundles of at least this many transfers have their bytes per link counted, not routed
+  // transfer by transfer (route_bundle).
+  static constexpr std::uint32_t kCountedTransfers = 4096;
+  std::vector<topology::PairBytes> counted_;
   // route_bundle's in-host legs to the current sender's PXN relays (at most one per rail):
   // a sender of a 512-member all_to_allv reaches 511 peers through at most 7 relays.
   struct RelayLeg {
