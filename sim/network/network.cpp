@@ -91,6 +91,14 @@ Network::Choice Network::resolve(const CollectiveSpec& spec, std::optional<Sched
   if (spec.algorithm == Algorithm::kAuto && spec.op == CollectiveOp::kAllReduce)
     best.algorithm = choose_algorithm(spec, cluster_);
   Time best_time = Time::infinite();
+  // NCCL's preference (CommParameters::nvls_tree_first): the fastest NVLS tree, which
+  // replaces a Simple ring or tree that wins the estimate.
+  Choice nvls_tree_best;
+  Time nvls_tree_time = Time::infinite();
+  std::optional<Schedule> nvls_tree_schedule;
+  const bool prefer_nvls_tree = cluster_.comm().nvls_tree_first &&
+                                spec.algorithm == Algorithm::kAuto &&
+                                spec.op == CollectiveOp::kAllReduce;
   for (Algorithm algorithm : algorithms) {
     // Auto trees only for messages of one chunk: pipelined trees contend with themselves
     // in ways the estimate does not see (and cost many flows in flow mode); for larger
@@ -125,6 +133,11 @@ Network::Choice Network::resolve(const CollectiveSpec& spec, std::optional<Sched
         if (depth > 0) schedule.chunks = depth;
         apply_protocol(schedule, cluster_, protocol);
         const Time t = estimate(schedule, nullptr);
+        if (prefer_nvls_tree && algorithm == Algorithm::kNvlsTree && t < nvls_tree_time) {
+          nvls_tree_time = t;
+          nvls_tree_best = {algorithm, protocol, depth};
+          nvls_tree_schedule = schedule;
+        }
         if (t < best_time) {
           best_time = t;
           best = {algorithm, protocol, depth};
@@ -132,6 +145,14 @@ Network::Choice Network::resolve(const CollectiveSpec& spec, std::optional<Sched
         }
       }
     }
+  }
+  // NCCL's model bounds a ring or tree below NVLS tree's busbw under Simple and LL128 (LL128
+  // at 0.92 of Simple and its per-channel caps); LL, capped far lower, wins only where its
+  // latency does, as in strait's estimate.
+  if (nvls_tree_schedule && best.protocol != Protocol::kLL &&
+      (best.algorithm == Algorithm::kRing || best.algorithm == Algorithm::kTree)) {
+    best = nvls_tree_best;
+    chosen = std::move(nvls_tree_schedule);
   }
   auto_choice_.emplace(key, best);
   return best;

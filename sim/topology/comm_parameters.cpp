@@ -24,6 +24,7 @@ CommParameters CommParameters::published_defaults() {
   c.protocols[1].tree = {Time::from_us(14.0), Time::from_us(1.25), Time::from_us(5.5)};
   c.protocols[2].tree = {Time::from_us(8.4), Time::from_us(4.0), Time::from_us(11.0)};
   c.hierarchical_in_datacenter = false;
+  c.nvls_tree_first = true;
   // Busbw ceilings (tuning.cc): llMaxBws, Hopper on one host 141 GB/s, across hosts by CPU
   // (Intel, as in DGX H100: 39.0 on two hosts, 20.4 on more; AMD 22.5 / 19.0);
   // perChMaxNVLSTreeBws, Hopper: 57.7 GB/s per channel on two hosts, 45.5 on more.
@@ -57,7 +58,7 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
   section.allow_only({"protocols", "proxy_latency", "rdma_round_trip", "per_peer_latency", "nvls",
                       "nvls_bandwidth_fraction", "nvls_step_latency", "nvlink_efficiency", "pxn",
                       "collnet", "hierarchical_in_datacenter", "nvls_tree_channel_busbw",
-                      "net_efficiency"});
+                      "net_efficiency", "nvls_tree_first"});
   const auto fraction = [](const ConfigNode& node, std::string_view key, double fallback) {
     const double f = node.number_or(key, fallback);
     if (!(f > 0 && f <= 1)) node.at(key).fail("expected a number in (0, 1]");
@@ -114,6 +115,7 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
   c.collnet = section.bool_or("collnet", c.collnet);
   c.hierarchical_in_datacenter =
       section.bool_or("hierarchical_in_datacenter", c.hierarchical_in_datacenter);
+  c.nvls_tree_first = section.bool_or("nvls_tree_first", c.nvls_tree_first);
   c.nvls_bandwidth_fraction =
       fraction(section, "nvls_bandwidth_fraction", c.nvls_bandwidth_fraction);
   if (auto cap = section.find("nvls_tree_channel_busbw"))

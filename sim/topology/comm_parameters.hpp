@@ -84,6 +84,14 @@ struct CommParameters {
   /// runs NCCL keeps hierarchical for ranks across datacenters (a framework's job, not
   /// NCCL's) unless this is set. The bare link model (neutral) keeps every algorithm.
   bool hierarchical_in_datacenter = true;
+  /// NCCL's tuner ranks NVLS tree above the ring and the tree across NVLS hosts wherever
+  /// bandwidth counts: its model sees Simple rings, trees and NVLS tree all bound by the
+  /// hosts' NICs (nChannels x bwInter, NVLS tree's per-channel cap above a channel's NIC
+  /// share), LL128 below them, and NVLS tree pays the least latency of the three. So NCCL
+  /// runs NVLS tree where a Simple or LL128 ring or tree would come out (LL still wins
+  /// small messages by latency). When set, `auto` does the same, timed by strait's
+  /// estimate of NVLS tree; the bare link model (neutral) picks by the estimate alone.
+  bool nvls_tree_first = false;
   /// NVLS tree's measured ceiling per channel (NCCL's perChMaxNVLSTreeBws, two hosts and
   /// more); a collective has one channel per NIC of its hosts (NVLS heads), so its busbw
   /// ceiling is this x NICs per host.

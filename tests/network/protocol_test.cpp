@@ -12,6 +12,7 @@
 #include "sim/core/error.hpp"
 #include "sim/network/detail/schedule_estimator.hpp"
 #include "sim/network/network.hpp"
+#include "sim/network/rank_set.hpp"
 #include "test_clusters.hpp"
 
 namespace strait::sim::network {
@@ -372,6 +373,40 @@ TEST(Protocols, AutoKeepsHierarchicalForRanksAcrossDatacentersUnderNccl) {
   two_dcs.set_comm(comm);
   EXPECT_EQ(picks_hierarchical(one_dc), 0);
   EXPECT_GT(picks_hierarchical(two_dcs), 0);
+}
+
+// NCCL runs NVLS tree across NVLS hosts where a Simple or LL128 ring or tree would win
+// strait's estimate (CommParameters::nvls_tree_first). The bundled rail cluster's first 4
+// hosts (NCCL's defaults, NVLS), 8 GiB: the ring estimates 373.4 GB/s busbw, NVLS tree at
+// its per-channel ceiling 45.5 x 8 NICs = 364.0. With the preference `auto` runs NVLS tree
+// and takes NVLS tree's time; without, the ring. Small messages keep tree/LL either way.
+TEST(Protocols, AutoRunsNvlsTreeWhereNcclsTunerWould) {
+  auto c = topology::Cluster::load(std::string(STRAIT_SOURCE_DIR) +
+                                   "/configs/clusters/h100-256-rail.json");
+  ASSERT_TRUE(c.comm().nvls_tree_first);
+  CollectiveSpec spec;
+  spec.op = CollectiveOp::kAllReduce;
+  spec.algorithm = Algorithm::kAuto;
+  spec.gpus = parse_rank_set("first:32", c);
+  spec.bytes = 8 * kGiB;
+  const auto busbw = [&](const CollectiveResult& r) {
+    return 8.0 * kGiB * 2 * 31 / 32 / r.time.to_s() / 1e9;
+  };
+  const auto preferred = simulate_collective(c, spec, analytical());
+  EXPECT_EQ(preferred.algorithm, Algorithm::kNvlsTree);
+  EXPECT_NEAR(busbw(preferred), 364.0, 0.05);
+  CommParameters comm = c.comm();
+  comm.nvls_tree_first = false;
+  c.set_comm(comm);
+  const auto estimated = simulate_collective(c, spec, analytical());
+  EXPECT_EQ(estimated.algorithm, Algorithm::kRing);
+  EXPECT_GT(busbw(estimated), 370.0);
+  spec.bytes = 4 * kKiB;
+  for (bool first : {true, false}) {
+    comm.nvls_tree_first = first;
+    c.set_comm(comm);
+    EXPECT_EQ(simulate_collective(c, spec, analytical()).algorithm, Algorithm::kTree) << first;
+  }
 }
 
 // Direct all-to-all of S per rank on n GPUs of one host (NVLink 100 GB/s) with 0.5 us per
