@@ -312,6 +312,26 @@ TEST(Protocols, LowLatencyTreeLevelsStreamThroughEachOther) {
   EXPECT_NEAR(simple.time.to_us(), 10 + 2 * 4 + 2 * 9 + 2 * (10.486 + 20.972), 1e-2);
 }
 
+// A streaming tree over enough ranks that its merged phases make a coflow of 4,096
+// transfers or more (counted per link, not routed one by one: 2 (n - 1) = 4,398 for 25
+// hosts of 88 GPUs) still pays the sum of its phases' latencies before its bytes in flow
+// mode, as the estimate does: 87 chain steps up and down in each host (2 us of links
+// against LL's 1 us step), 4 tree levels up and down (6 us), 5 us base = 401 us, then
+// 1 MiB at LL's half rate (2 MiB a transfer) over the busiest link: the NIC of a head with
+// two children and a parent sends 3 x 2 MiB at 50 GB/s = 125.829 us.
+TEST(Protocols, ABigStreamingTreePaysItsPhasesLatenciesInFlowMode) {
+  Fabric f;
+  f.nvlink = 100e9;
+  f.link_latency = Time::from_us(1);
+  auto c = make_cluster(1, 25, 88, f);
+  c.set_comm(two_protocols());
+  const auto spec = spec_for(c, CollectiveOp::kAllReduce, Algorithm::kTree, kMiB, Protocol::kLL);
+  for (auto mode : {NetworkMode::kAnalytical, NetworkMode::kFlow}) {
+    EXPECT_NEAR(simulate_collective(c, spec, unpipelined(mode)).time.to_us(), 401 + 125.829, 1e-2)
+        << to_string(mode);
+  }
+}
+
 // Scale-out links run at net_efficiency of their line rate (RDMA reaches ~47 of a 400 Gb/s
 // NIC's 50 GB/s), NVLink at nvlink_efficiency: 8 MiB sent to another host over a 50 GB/s NIC
 // at 0.5 takes 8 MiB / 25 GB/s = 335.544 us (no latency); to a GPU of its own host over

@@ -286,7 +286,6 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
   // bundle holds every transfer of the phase, so the mean below is the phase's.
   out.latency =
       phase_latency(schedule_.phases[pattern], out.latency, latency_sum, bundle.transfers_count);
-  if (streamed_) out.latency = streamed_latency_;
   for (auto link : touched) {
     out.uses.push_back({network_.link_resource(link), link_bytes[link] / bundle.bytes});
     link_bytes[link] = 0.0;
@@ -405,19 +404,21 @@ void FlowCollective::start_bundle(Plan& plan, std::size_t pattern, int phase, in
   network_.add_traffic(routes->traffic,
                        schedule_.payload_fraction * schedule_.phases[pattern].payload / lanes_,
                        transfers, schedule_.traffic_tag);
+  // Merged streaming phases pay every phase's latency in turn, not their longest path's.
+  const Time latency = streamed_ ? streamed_latency_ : routes->latency;
   const std::uint64_t tag = pack(phase, lane, b);
   auto done = [this, tag] { bundle_done(tag); };
   if (!plan.coflow || !plan.cached) {
-    network_.start_flow(routes->uses, bundle.bytes / lanes_, routes->latency, priority_, weight_,
+    network_.start_flow(routes->uses, bundle.bytes / lanes_, latency, priority_, weight_,
                         std::move(done), nullptr, plan.coflow);
   } else if (kept_.generation != 0 && kept_group_ == plan.route_group) {
-    network_.restart_flow(kept_, bundle.bytes / lanes_, routes->latency, std::move(done));
+    network_.restart_flow(kept_, bundle.bytes / lanes_, latency, std::move(done));
   } else {
     // A repeated coflow keeps its links between repeats: later ones only restart it. One
     // is kept at a time, so a parked one never shares links with the next pattern's.
     release_kept();
     kept_group_ = plan.route_group;
-    network_.start_flow(routes->uses, bundle.bytes / lanes_, routes->latency, priority_, weight_,
+    network_.start_flow(routes->uses, bundle.bytes / lanes_, latency, priority_, weight_,
                         std::move(done), &kept_, true);
   }
 }
