@@ -85,12 +85,7 @@ AnalyticalNetwork::Timed AnalyticalNetwork::time_collective(const CollectiveSpec
   // another spec is timed afresh.
   if (c.base_latency > Time::zero() || !spec.send_matrix.empty() || !spec.send_bytes.empty()) {
     // Network::start_collective's way: the calibrated base latency, then the schedule.
-    Schedule schedule = chosen_schedule(spec);
-    TrafficStats delta;
-    const Time t = estimate(schedule, &delta);
-    for (double& b : delta.link_bytes) b *= schedule.payload_fraction;
-    add_traffic(delta, schedule.traffic_tag);
-    return {c.base_latency + t, c.base_latency};
+    return {c.base_latency + timed_schedule(chosen_schedule(spec)), c.base_latency};
   }
   const std::uint64_t hash = size_and_ranks_hash(spec) ^
                              (static_cast<std::uint64_t>(spec.root) << 24) ^
@@ -114,10 +109,15 @@ AnalyticalNetwork::Timed AnalyticalNetwork::time_collective(const CollectiveSpec
 
 void AnalyticalNetwork::start_schedule(Schedule schedule, int /*priority*/, double /*weight*/,
                                        std::function<void()> on_done) {
+  sim_.after(timed_schedule(schedule), std::move(on_done));
+}
+
+Time AnalyticalNetwork::timed_schedule(const Schedule& schedule) {
   TrafficStats delta;
-  sim_.after(estimate(schedule, &delta), std::move(on_done));
+  const Time t = estimate(schedule, &delta);
   for (double& b : delta.link_bytes) b *= schedule.payload_fraction;
   add_traffic(delta, schedule.traffic_tag);
+  return t;
 }
 
 void AnalyticalNetwork::start_transfer(int src, int dst, Bytes bytes, int /*priority*/,

@@ -67,6 +67,8 @@ class AnalyticalNetwork final : public Network {
     Time time;             // from the call to its end
     TrafficStats traffic;  // payload bytes per link class
   };
+  // `schedule`'s time on an idle network, its payload counted as traffic now.
+  Time timed_schedule(const Schedule& schedule);
   std::vector<topology::LinkIndex> path_;               // scratch
   std::unordered_map<std::uint64_t, TimedCall> timed_;  // by hash of the key
 };

@@ -92,7 +92,7 @@ Network::Choice Network::resolve(const CollectiveSpec& spec, std::optional<Sched
     best.algorithm = choose_algorithm(spec, cluster_);
   Time best_time = Time::infinite();
   // NCCL's preference (CommParameters::nvls_tree_first): the fastest NVLS tree, which
-  // replaces a Simple ring or tree that wins the estimate.
+  // replaces a Simple or LL128 ring or tree that wins the estimate.
   Choice nvls_tree_best;
   Time nvls_tree_time = Time::infinite();
   std::optional<Schedule> nvls_tree_schedule;

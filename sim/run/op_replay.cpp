@@ -145,7 +145,7 @@ class Replayer {
     net_ = network::make_network(sim_, cluster, net);
     // Analytical mode without a trace runs in dataflow order (see run()).
     if (options.mode == network::NetworkMode::kAnalytical && !options.timeline)
-      analytical_ = static_cast<network::AnalyticalNetwork*>(net_.get());
+      dataflow_net_ = static_cast<network::AnalyticalNetwork*>(net_.get());
     compute_stream_ = kNone;
     for (std::size_t s = 0; s < graph.streams().size(); ++s) {
       if (graph.streams()[s] == "compute") compute_stream_ = static_cast<std::int32_t>(s);
@@ -211,7 +211,7 @@ class Replayer {
       result_.class_traffic[static_cast<std::size_t>(c)] = net_->tagged(c);
     // In dataflow order, the events the time-ordered run would have taken: one per kernel
     // and one or two per collective.
-    result_.events = analytical_ ? result_.kernels + collective_events_ : sim_.events();
+    result_.events = dataflow_net_ ? result_.kernels + collective_events_ : sim_.events();
     return std::move(result_);
   }
 
@@ -316,7 +316,7 @@ class Replayer {
     }
     const auto slot = shape.slot[u(index)];
     ++result_.kernels;
-    if (analytical_) {
+    if (dataflow_net_) {
       finished_.push_back({r, index, now + rank.durations[slot]});
       return;
     }
@@ -495,8 +495,8 @@ class Replayer {
       }
     }
     ++result_.collectives;
-    if (analytical_) {
-      const auto timed = analytical_->time_collective(spec);
+    if (dataflow_net_) {
+      const auto timed = dataflow_net_->time_collective(spec);
       collective_events_ += timed.delay > Time::zero() ? 2 : 1;
       for (auto m = inst->members.rbegin(); m != inst->members.rend(); ++m)
         finished_.push_back({m->first, m->second, now + timed.time});
@@ -585,9 +585,10 @@ class Replayer {
   std::vector<PendingCalls> instances_;  // by group
   ReplayResult result_;
   std::uint64_t finished_ops_ = 0;
-  // Dataflow order (analytical mode, untraced): the network, the ops whose end is known
-  // and not yet finished, and the events collectives would have taken in time order.
-  network::AnalyticalNetwork* analytical_ = nullptr;
+  // Dataflow order (analytical mode, untraced; set only then): the network, the ops whose
+  // end is known and not yet finished, and the events collectives would have taken in time
+  // order.
+  network::AnalyticalNetwork* dataflow_net_ = nullptr;
   struct Finished {
     std::int32_t rank, op;
     Time end;

@@ -57,10 +57,15 @@ void LevelEstimator::Loads::touch(int gpu) {
   if (nv_out[g] == 0 && nv_in[g] == 0 && nic_out[g] == 0 && nic_in[g] == 0) gpus.push_back(gpu);
 }
 
+void LevelEstimator::Loads::add_cross(int pair, double bytes) {
+  if (cross[static_cast<std::size_t>(pair)] == 0) pairs.push_back(pair);
+  cross[static_cast<std::size_t>(pair)] += bytes;
+}
+
 void LevelEstimator::Loads::add(int src, int dst, bool same_host, int pair, double bytes) {
   const auto s = static_cast<std::size_t>(src), d = static_cast<std::size_t>(dst);
-  if (nv_out[s] == 0 && nv_in[s] == 0 && nic_out[s] == 0 && nic_in[s] == 0) gpus.push_back(src);
-  if (nv_out[d] == 0 && nv_in[d] == 0 && nic_out[d] == 0 && nic_in[d] == 0) gpus.push_back(dst);
+  touch(src);
+  touch(dst);
   if (same_host) {
     nv_out[s] += bytes;
     nv_in[d] += bytes;
@@ -68,10 +73,7 @@ void LevelEstimator::Loads::add(int src, int dst, bool same_host, int pair, doub
     nic_out[s] += bytes;
     nic_in[d] += bytes;
   }
-  if (pair >= 0) {
-    if (cross[static_cast<std::size_t>(pair)] == 0) pairs.push_back(pair);
-    cross[static_cast<std::size_t>(pair)] += bytes;
-  }
+  if (pair >= 0) add_cross(pair, bytes);
 }
 
 Time LevelEstimator::Loads::busiest(LevelEstimator& e) {
@@ -431,10 +433,7 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
         for (std::size_t c = 0; c < link_bytes.size(); ++c)
           link_bytes[c] += rel.bytes * level.links[c];
         const int pair = dc_pair(a.datacenter, rel.to->datacenter);
-        if (pair >= 0) {
-          if (phase_.cross[static_cast<std::size_t>(pair)] == 0) phase_.pairs.push_back(pair);
-          phase_.cross[static_cast<std::size_t>(pair)] += rel.bytes;
-        }
+        if (pair >= 0) phase_.add_cross(pair, rel.bytes);
         const bool relayed = rel.from->gpu != a.gpu;
         latency = std::max(latency, level.latency + (relayed ? host_path->latency : Time::zero()));
       }

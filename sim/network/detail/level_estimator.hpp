@@ -52,6 +52,7 @@ class LevelEstimator {
     std::vector<int> pairs;
     void add(int src, int dst, bool same_host, int pair, double bytes);
     void touch(int gpu);  // lists `gpu` among those touched (before its first bytes)
+    void add_cross(int pair, double bytes);  // bytes between a datacenter pair
     Time busiest(LevelEstimator& e);
     void clear();
   };
