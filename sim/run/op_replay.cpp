@@ -142,6 +142,8 @@ class Replayer {
     network::NetworkOptions net;
     net.mode = options.mode;
     net.calibration = collective_calibration(cluster, cost);
+    if (graph.merges_kernel_runs() && (options.timeline || options.mode != graph.mode()))
+      throw Error("replay: a graph with merged kernel runs replays in dataflow order, untraced");
     net_ = network::make_network(sim_, cluster, net);
     // Analytical mode without a trace runs in dataflow order (see run()).
     if (options.mode == network::NetworkMode::kAnalytical && !options.timeline)
@@ -162,7 +164,7 @@ class Replayer {
         ranks_[m].groups.push_back({static_cast<std::int32_t>(g), static_cast<std::int32_t>(i), 0});
       }
     }
-    op_ends_.resize(graph.total_ops());
+    op_ends_.resize(graph.replay_ops());
     std::size_t collectives = 0;
     for (const auto& r : graph.ranks()) {
       if (r.shape >= 0) collectives += graph.shape(r).collectives.size();
@@ -315,7 +317,7 @@ class Replayer {
       return;
     }
     const auto slot = shape.slot[u(index)];
-    ++result_.kernels;
+    result_.kernels += static_cast<std::uint64_t>(shape.run(u(index)));
     if (dataflow_net_) {
       finished_.push_back({r, index, now + rank.durations[slot]});
       return;
@@ -538,8 +540,11 @@ class Replayer {
     for (auto k = shape.succ_offsets[i]; k < shape.succ_offsets[i + 1]; ++k)
       try_start(r, shape.stream[u(shape.succ[u(k)])]);
     try_start(r, stream);
-    if (options_.progress && ++finished_ops_ % (1u << 16) == 0)
+    finished_ops_ += static_cast<std::uint64_t>(shape.run(i));
+    if (options_.progress && finished_ops_ >= next_progress_) {
       options_.progress(result_.drain_end, finished_ops_);
+      next_progress_ = (finished_ops_ / kProgressOps + 1) * kProgressOps;
+    }
   }
 
   void record(std::int32_t r, const RankState& rank, std::int32_t index, Time op_start) {
@@ -584,7 +589,8 @@ class Replayer {
   HugeVector<CollectiveTimes> collective_times_;
   std::vector<PendingCalls> instances_;  // by group
   ReplayResult result_;
-  std::uint64_t finished_ops_ = 0;
+  static constexpr std::uint64_t kProgressOps = 1u << 16;  // ops between progress calls
+  std::uint64_t finished_ops_ = 0, next_progress_ = kProgressOps;
   // Dataflow order (analytical mode, untraced; set only then): the network, the ops whose
   // end is known and not yet finished, and the events collectives would have taken in time
   // order.
@@ -609,7 +615,8 @@ bool traced_rank(const ReplayOptions& options, int rank) {
 
 ReplayGraph replay_graph(const workload::OpGraph& graph, const topology::Cluster& cluster,
                          const cost::CostModel& cost, const ReplayOptions& options) {
-  ReplayGraph out(options.mode);
+  ReplayGraph out(options.mode,
+                  options.mode == network::NetworkMode::kAnalytical && !options.timeline);
   for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
     const auto& ro = graph.ranks[r];
     const auto rank = static_cast<int>(r);

@@ -106,7 +106,7 @@ struct ReplayOptions {
   network::NetworkMode mode = network::NetworkMode::kFlow;
   traces::Timeline* timeline = nullptr;  // when set, record spans of `trace_ranks`
   std::vector<int> trace_ranks;          // empty = all
-  /// Called every 65,536 finished ops with the simulated time and the count (for progress).
+  /// Called each time 65,536 more ops have finished, with the simulated time and the count.
   std::function<void(Time, std::uint64_t)> progress;
 };
 

@@ -86,7 +86,87 @@ OpShape make_shape(const std::vector<Op>& ops, std::size_t hash) {
   return s;
 }
 
+// `ops` with runs of kernels merged (replay_graph.hpp): kernel i merges into the next op on
+// its stream when that is a kernel of the same step depending on nothing but i, and no
+// other op depends on i. A merged op sits at its run's last index and takes the run's first
+// dependencies (the others are inside the run); no op outside a run depends on the run's
+// inner ops, so every dependency maps to a merged op. Out: per merged op, the built ops it
+// stands for; per built kernel slot, its merged kernel slot.
+std::vector<Op> merge_kernel_runs(const std::vector<Op>& ops, std::vector<std::int32_t>& runs,
+                                  std::vector<std::int32_t>& merged_slot) {
+  const auto n = ops.size();
+  constexpr std::int32_t kNone = -1;
+  std::vector<std::int32_t> next(n, kNone), last_on_stream;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto st = static_cast<std::size_t>(ops[i].stream);
+    if (st >= last_on_stream.size()) last_on_stream.resize(st + 1, kNone);
+    if (last_on_stream[st] != kNone)
+      next[static_cast<std::size_t>(last_on_stream[st])] = static_cast<std::int32_t>(i);
+    last_on_stream[st] = static_cast<std::int32_t>(i);
+  }
+  // Whether some op other than next[d] depends on d.
+  std::vector<char> waited_on(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (auto d : ops[i].deps) {
+      if (next[static_cast<std::size_t>(d)] != static_cast<std::int32_t>(i))
+        waited_on[static_cast<std::size_t>(d)] = 1;
+    }
+  }
+  std::vector<char> merges(n, 0);  // i merges into next[i]
+  for (std::size_t i = 0; i < n; ++i) {
+    if (ops[i].kind != OpKind::kKernel || next[i] == kNone || waited_on[i]) continue;
+    const Op& nx = ops[static_cast<std::size_t>(next[i])];
+    if (nx.kind != OpKind::kKernel || nx.step != ops[i].step) continue;
+    bool only_i = true;
+    for (auto d : nx.deps) only_i = only_i && d == static_cast<std::int32_t>(i);
+    merges[i] = only_i ? 1 : 0;
+  }
+  // Each built op's merged index (a run's members take its last op's) and each run's first op.
+  std::vector<std::int32_t> index(n, kNone), first(n, kNone);
+  std::int32_t kept = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (first[i] == kNone) first[i] = static_cast<std::int32_t>(i);
+    if (merges[i]) {
+      first[static_cast<std::size_t>(next[i])] = first[i];
+    } else {
+      index[i] = kept++;
+    }
+  }
+  for (std::size_t i = n; i-- > 0;) {
+    if (merges[i]) index[i] = index[static_cast<std::size_t>(next[i])];
+  }
+  std::vector<Op> out;
+  out.reserve(static_cast<std::size_t>(kept));
+  runs.assign(static_cast<std::size_t>(kept), 0);
+  merged_slot.clear();
+  std::vector<std::int32_t> kernel_slot(n, kNone);  // merged kernel slot of each kept kernel
+  std::int32_t kernels = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    ++runs[static_cast<std::size_t>(index[i])];
+    if (merges[i]) continue;
+    Op m = ops[i];
+    m.deps.clear();
+    for (auto d : ops[static_cast<std::size_t>(first[i])].deps)
+      m.deps.push_back(index[static_cast<std::size_t>(d)]);
+    if (m.kind == OpKind::kKernel) kernel_slot[i] = kernels++;
+    out.push_back(std::move(m));
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (ops[i].kind != OpKind::kKernel) continue;
+    auto j = i;
+    while (merges[j]) j = static_cast<std::size_t>(next[j]);
+    merged_slot.push_back(kernel_slot[j]);
+  }
+  return out;
+}
+
 }  // namespace
+
+ReplayGraph::ReplayGraph(network::NetworkMode mode, bool merge_kernel_runs)
+    : mode_(mode), merge_(merge_kernel_runs) {
+  if (merge_ && mode_ != network::NetworkMode::kAnalytical)
+    throw Error("replay graph: kernel runs are merged for the analytical replay only");
+}
 
 bool OpShape::matches(const std::vector<Op>& ops) const {
   if (ops.size() != kind.size()) return false;
@@ -121,7 +201,7 @@ void ReplayGraph::finish(const workload::OpGraph& header) {
     if (ranks_[r].shape >= 0) continue;
     ranks_[r].gpu = header.ranks[r].gpu;
     ranks_[r].samples = header.ranks[r].samples;
-    ranks_[r].op_base = static_cast<std::int64_t>(total_ops_);
+    ranks_[r].op_base = static_cast<std::int64_t>(replay_ops_);
     ranks_[r].kernel_base = kernels_;
     ranks_[r].collective_base = collectives_;
     ranks_[r].row_base = static_cast<std::int64_t>(rows_.size());
@@ -129,9 +209,11 @@ void ReplayGraph::finish(const workload::OpGraph& header) {
 }
 
 void ReplayGraph::reserve(std::size_t ranks, std::size_t per_rank) {
-  // Kernels and collectives split as in the first shape (all ops kernels before there is one).
+  // Kernels and collectives split as in the first shape (all ops kernels before there is
+  // one), whose replay ops (fewer than `per_rank` when kernel runs are merged) are counted.
   // An eighth more for ranks of larger roles: reserved pages cost no memory until used,
   // while one regrowth would copy the arrays at twice their size.
+  if (!shapes_.empty() && shapes_.front().ops() > 0) per_rank = shapes_.front().ops();
   const std::size_t ops = ranks * per_rank + ranks * per_rank / 8;
   std::size_t kernels = ops, collectives = 0;
   if (!shapes_.empty() && shapes_.front().ops() > 0) {
@@ -150,12 +232,21 @@ void ReplayGraph::reserve(std::size_t ranks, std::size_t per_rank) {
 
 std::int32_t ReplayGraph::shape_of(const std::vector<Op>& ops) {
   const std::size_t h = shape_hash(ops);
+  const auto& built = merge_ ? built_ : shapes_;
   const auto [lo, hi] = shape_index_.equal_range(h);
   for (auto it = lo; it != hi; ++it) {
-    if (shapes_[static_cast<std::size_t>(it->second)].matches(ops)) return it->second;
+    if (built[static_cast<std::size_t>(it->second)].matches(ops)) return it->second;
   }
   const auto id = static_cast<std::int32_t>(shapes_.size());
-  shapes_.push_back(make_shape(ops, h));
+  if (merge_) {
+    built_.push_back(make_shape(ops, h));
+    std::vector<std::int32_t> runs;
+    merged_slot_.emplace_back();
+    shapes_.push_back(make_shape(merge_kernel_runs(ops, runs, merged_slot_.back()), h));
+    shapes_.back().runs = std::move(runs);
+  } else {
+    shapes_.push_back(make_shape(ops, h));
+  }
   shape_index_.emplace(h, id);
   return id;
 }
@@ -177,22 +268,31 @@ void ReplayGraph::add_rank(int rank, const workload::RankOps& ro,
   ReplayRank& r = ranks_[static_cast<std::size_t>(rank)];
   r.gpu = ro.gpu;
   r.samples = ro.samples;
-  r.op_base = static_cast<std::int64_t>(total_ops_);
+  r.op_base = static_cast<std::int64_t>(replay_ops_);
   r.kernel_base = kernels_;
   r.collective_base = collectives_;
   r.row_base = static_cast<std::int64_t>(rows_.size());
   r.shape = shape_of(ops);
   total_ops_ += ops.size();
+  const OpShape& shape = shapes_[static_cast<std::size_t>(r.shape)];
+  replay_ops_ += shape.ops();
+  // Merged: each kernel's duration adds to its run's.
+  const std::int32_t* merged_slot =
+      merge_ ? merged_slot_[static_cast<std::size_t>(r.shape)].data() : nullptr;
+  if (merge_) timed_.resize(timed_.size() + static_cast<std::size_t>(shape.kernels));
+  std::size_t built_kernel = 0;
   for (const Op& op : ops) {
     if (op.kind == OpKind::kKernel) {
       const auto c = cost::CostModel::cost(op.kernel, profile);
-      if (mode_ == network::NetworkMode::kAnalytical) {
+      if (merged_slot) {
+        timed_[static_cast<std::size_t>(r.kernel_base + merged_slot[built_kernel++])] +=
+            c.duration();
+      } else if (mode_ == network::NetworkMode::kAnalytical) {
         timed_.push_back(c.duration());
       } else {
         flow_.push_back({c.compute_seconds, c.memory_seconds, c.launch_overhead});
       }
       r.flops += op.kernel.flops;
-      ++kernels_;
     } else {
       bytes_.push_back(op.collective.bytes);
       group_.push_back(op.collective.group);
@@ -201,6 +301,7 @@ void ReplayGraph::add_rank(int rank, const workload::RankOps& ro,
       ++collectives_;
     }
   }
+  kernels_ += shape.kernels;
   if (keep_ops) kept_[rank] = ops;
 }
 

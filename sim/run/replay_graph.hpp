@@ -16,6 +16,14 @@
 // Kernels are costed as their rank is added, so a rank's KernelWork lives only while it is
 // built (build_op_graph's sink hands ranks over one at a time). Traced ranks also keep
 // their whole ops: the trace shows each kernel's flops, bytes and family.
+//
+// A graph for the dataflow replay (analytical mode, untraced; op_replay.hpp) merges runs of
+// kernels: a kernel whose only successor is the next op on its stream, a kernel of the same
+// step that depends on nothing else, hands over to it at the instant it ends, so the two
+// replay as one kernel lasting their sum (whole picoseconds: the sum is exact). Every
+// figure of the replay is unchanged (tests/run/replay_graph_test.cpp); an HSTU rank's 290
+// kernels of two steps become 40, and the replay's per-op state and kernel durations shrink
+// as much.
 
 #include <cstdint>
 #include <memory>
@@ -49,6 +57,7 @@ struct OpShape {
   std::vector<std::int32_t> stream_prev;              // previous op on op i's stream, or -1
   std::vector<std::vector<std::int32_t>> stream_ops;  // op indices per stream, in order
   std::vector<CollectiveShape> collectives;           // by collective slot
+  std::vector<std::int32_t> runs;  // merged graphs: the built ops op i stands for; else empty
   std::int32_t kernels = 0;
   std::int32_t rows = 0;  // all_to_allv send rows per rank
   std::size_t hash = 0;
@@ -56,6 +65,8 @@ struct OpShape {
   std::size_t ops() const { return kind.size(); }
   /// Whether `ops` issue this shape (every shared field equal).
   bool matches(const std::vector<workload::Op>& ops) const;
+  /// How many built ops op i stands for (1 unless kernel runs were merged).
+  std::int32_t run(std::size_t i) const { return runs.empty() ? 1 : runs[i]; }
 };
 
 /// A kernel in flow mode: an activity using SMs and HBM after its launch overhead. (In
@@ -79,19 +90,23 @@ struct ReplayRank {
 class ReplayGraph {
  public:
   /// `mode` decides how kernels are costed (a duration, or a flow activity's loads).
-  explicit ReplayGraph(network::NetworkMode mode) : mode_(mode) {}
+  /// `merge_kernel_runs` (analytical mode only): merge runs of kernels for the dataflow
+  /// replay (see above); such a graph cannot be traced.
+  explicit ReplayGraph(network::NetworkMode mode, bool merge_kernel_runs = false);
 
   /// Adds rank `rank`'s ops (checked: dependencies point backwards), costing its kernels
   /// with `profile`. `keep_ops`: keep the whole ops too (traced ranks).
   void add_rank(int rank, const workload::RankOps& ops, const cost::CalibrationProfile& profile,
                 bool keep_ops);
-  /// Reserves room for about `ranks` ranks of `per_rank` ops each (no regrowth at scale).
+  /// Reserves room for about `ranks` ranks of `per_rank` ops each, or of the first shape's
+  /// replay ops once there is one (no regrowth at scale).
   void reserve(std::size_t ranks, std::size_t per_rank);
   /// Takes the graph's names, streams, groups, steps and ranks from `header` (its ops are
   /// not read): ranks never added keep their GPU and samples and have no ops.
   void finish(const workload::OpGraph& header);
 
   network::NetworkMode mode() const { return mode_; }
+  bool merges_kernel_runs() const { return merge_; }
   const std::vector<std::string>& names() const { return names_; }
   const std::vector<std::string>& streams() const { return streams_; }
   const std::vector<workload::ProcessGroup>& groups() const { return groups_; }
@@ -101,7 +116,10 @@ class ReplayGraph {
     return shapes_[static_cast<std::size_t>(r.shape)];
   }
   std::size_t shape_count() const { return shapes_.size(); }
+  /// Ops as built (every kernel and collective of every rank).
   std::size_t total_ops() const { return total_ops_; }
+  /// Ops the replay keeps state for: total_ops() less the kernels merged into others.
+  std::size_t replay_ops() const { return replay_ops_; }
   /// Ops of rank r, or empty when r keeps no ops (see add_rank).
   const std::vector<workload::Op>* kept_ops(int r) const;
 
@@ -130,13 +148,18 @@ class ReplayGraph {
   std::int32_t shape_of(const std::vector<workload::Op>& ops);
 
   network::NetworkMode mode_;
+  bool merge_ = false;
   std::vector<std::string> names_, streams_;
   std::vector<workload::ProcessGroup> groups_;
   int steps_ = 1;
   std::vector<OpShape> shapes_;
+  // Merged graphs: each shape as built (what ranks are matched against) and, by the built
+  // shape's kernel slot, the merged kernel it adds to.
+  std::vector<OpShape> built_;
+  std::vector<std::vector<std::int32_t>> merged_slot_;
   std::unordered_multimap<std::size_t, std::int32_t> shape_index_;  // hash -> shape
   HugeVector<ReplayRank> ranks_;
-  std::size_t total_ops_ = 0;
+  std::size_t total_ops_ = 0, replay_ops_ = 0;
   std::int64_t kernels_ = 0, collectives_ = 0;
   HugeVector<Time> timed_;          // analytical mode, per kernel
   HugeVector<FlowKernel> flow_;     // flow mode, per kernel

@@ -111,12 +111,81 @@ TEST_P(ReplayGraphOf, HoldsEveryOpOfTheWholeGraphAndReplaysAlike) {
     const auto from_whole = replay(whole, sc.cluster, bundled_cost(), options);
     const auto from_stream = replay(streamed, sc.cluster, bundled_cost(), options);
     expect_same_accounts(from_whole, from_stream);
+    EXPECT_EQ(from_stream.kernels, from_whole.kernels);
+    if (mode != network::NetworkMode::kAnalytical) continue;
+    // Runs of kernels merged (run_training's graph when untraced): fewer ops kept, the
+    // same replay.
+    ReplayGraph merged(mode, true);
+    const auto header2 = workload::build_op_graph(sc, {}, [&](const workload::RankOps& rank) {
+      merged.add_rank(rank.rank, rank, bundled_cost().profile(sc.cluster.gpu(rank.gpu).type),
+                      false);
+    });
+    merged.finish(header2);
+    EXPECT_EQ(merged.total_ops(), streamed.total_ops());
+    EXPECT_LT(merged.replay_ops(), streamed.replay_ops());
+    const auto from_merged = replay(merged, sc.cluster, bundled_cost(), options);
+    expect_same_accounts(from_whole, from_merged);
+    EXPECT_EQ(from_merged.kernels, from_whole.kernels);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(BundledScenarios, ReplayGraphOf,
                          ::testing::Values("hstu-tiny-cpu.json", "hstu-tiny-cpu-4.json",
                                            "dlrm-tiny-cpu-4.json", "dlrm-8gpu.json"));
+
+workload::Op kernel_op(double gflops, std::int32_t stream, int step,
+                       std::vector<std::int32_t> deps) {
+  workload::Op op;
+  op.stream = stream;
+  op.step = step;
+  op.kernel.kind = workload::KernelKind::kElementwise;
+  op.kernel.flops = gflops * 1e9;
+  op.kernel.hbm_bytes = gflops * 1e9;
+  op.deps.assign(deps.begin(), deps.end());
+  return op;
+}
+
+// Streams compute (0) and comm (1), one rank:
+//   0 A, 1 B <- A, 2 all_reduce <- B (comm), 3 C, 4 D <- C, 5 E (step 1), 6 F <- E, 5 (comm).
+// A merges into B (B's only dependency, nothing else waits on A); B does not merge into C
+// (the all_reduce waits on B); C into D; D not into E (another step); E not into F (F is
+// on another stream). Kept: AB, all_reduce, CD, E, F at indices 0-4; F depends on E.
+TEST(ReplayGraph, MergesAKernelIntoTheNextOnlyWhenNothingElseWaitsOnIt) {
+  workload::RankOps ro;
+  ro.ops = {kernel_op(1, 0, 0, {}), kernel_op(2, 0, 0, {0}), {},
+            kernel_op(3, 0, 0, {}), kernel_op(4, 0, 0, {3}), kernel_op(5, 0, 1, {}),
+            kernel_op(6, 1, 1, {5})};
+  ro.ops[2].kind = OpKind::kCollective;
+  ro.ops[2].stream = 1;
+  ro.ops[2].deps = {1};
+  const auto& profile = bundled_cost().profile("H100-SXM");
+  ReplayGraph g(network::NetworkMode::kAnalytical, true);
+  g.add_rank(0, ro, profile, false);
+  EXPECT_EQ(g.total_ops(), 7u);
+  EXPECT_EQ(g.replay_ops(), 5u);
+  const auto& rr = g.ranks()[0];
+  const OpShape& s = g.shape(rr);
+  ASSERT_EQ(s.ops(), 5u);
+  EXPECT_EQ(s.runs, (std::vector<std::int32_t>{2, 1, 2, 1, 1}));
+  EXPECT_EQ(s.kernels, 4);
+  EXPECT_EQ(std::vector<std::int32_t>(s.deps.begin() + s.dep_offsets[1],
+                                      s.deps.begin() + s.dep_offsets[2]),
+            std::vector<std::int32_t>{0});
+  EXPECT_EQ(std::vector<std::int32_t>(s.deps.begin() + s.dep_offsets[4],
+                                      s.deps.begin() + s.dep_offsets[5]),
+            std::vector<std::int32_t>{3});
+  EXPECT_EQ(s.dep_offsets[1], 0);                 // AB depends on nothing, like A
+  EXPECT_EQ(s.dep_offsets[3], s.dep_offsets[2]);  // nor CD, like C
+  const auto d = [&](std::size_t i) {
+    return cost::CostModel::cost(ro.ops[i].kernel, profile).duration();
+  };
+  EXPECT_EQ(g.kernel_duration(rr, 0), d(0) + d(1));
+  EXPECT_EQ(g.kernel_duration(rr, 1), d(3) + d(4));
+  EXPECT_EQ(g.kernel_duration(rr, 2), d(5));
+  EXPECT_EQ(g.kernel_duration(rr, 3), d(6));
+  // Flow mode keeps every kernel: a merged graph is for the analytical replay only.
+  EXPECT_THROW(ReplayGraph(network::NetworkMode::kFlow, true), Error);
+}
 
 TEST(ReplayGraph, RefusesAGraphCostedForTheOtherMode) {
   const auto sc = workload::TrainingScenario::load(source("configs/scenarios/dlrm-8gpu.json"));
