@@ -87,16 +87,24 @@ AnalyticalNetwork::Timed AnalyticalNetwork::time_collective(const CollectiveSpec
     // Network::start_collective's way: the calibrated base latency, then the schedule.
     return {c.base_latency + timed_schedule(chosen_schedule(spec)), c.base_latency};
   }
-  const std::uint64_t hash = size_and_ranks_hash(spec) ^
-                             (static_cast<std::uint64_t>(spec.root) << 24) ^
-                             (static_cast<std::uint64_t>(spec.peer) << 8);
-  if (const auto it = timed_.find(hash); it != timed_.end() && it->second.key.is(spec)) {
+  if (levels_.applicable()) {
+    levels_.placement(spec.gpus, placed_);
+  } else {
+    placed_ = spec.gpus;
+  }
+  std::uint64_t hash =
+      std::hash<std::int64_t>{}(spec.bytes) ^ (static_cast<std::uint64_t>(spec.op) << 56) ^
+      (static_cast<std::uint64_t>(spec.algorithm) << 48) ^
+      (static_cast<std::uint64_t>(spec.protocol) << 44) ^
+      (static_cast<std::uint64_t>(spec.root) << 24) ^ (static_cast<std::uint64_t>(spec.peer) << 8);
+  for (int v : placed_) hash = (hash ^ static_cast<std::uint64_t>(v)) * 0x100000001B3ULL;
+  if (const auto it = timed_.find(hash); it != timed_.end() && it->second.key.is(spec, placed_)) {
     add_traffic(it->second.traffic, spec.traffic_tag);
     return {it->second.time, Time::zero()};
   }
-  const Schedule schedule = chosen_schedule(spec);
+  const Schedule schedule = chosen_schedule(spec);  // checks the GPUs (placed_ is empty if bad)
   TimedCall call{
-      {spec.op, spec.algorithm, spec.protocol, spec.root, spec.peer, spec.bytes, spec.gpus},
+      {spec.op, spec.algorithm, spec.protocol, spec.root, spec.peer, spec.bytes, placed_},
       Time::zero(),
       {}};
   call.time = estimate(schedule, &call.traffic);

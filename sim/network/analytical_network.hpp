@@ -11,7 +11,10 @@
 // clusters the busiest link is found per level (detail/level_estimator.hpp) instead of by
 // routing every transfer, and a direct all-to-all(v) is summed per level from its spec.
 // Since a collective's time and traffic depend on its spec alone, a call repeated with the
-// same spec (a context-parallel pair's all-gather in every layer of a step) is timed once.
+// same spec (a context-parallel pair's all-gather in every layer of a step) is timed once;
+// on hierarchy-form clusters the spec's GPUs are read as their placement
+// (LevelEstimator::placement), so the same call on any group placed alike (the pairs inside
+// each of 16,384 hosts) is timed once too.
 
 #include <cstdint>
 #include <unordered_map>
@@ -50,16 +53,17 @@ class AnalyticalNetwork final : public Network {
  private:
   // What a collective's time and traffic depend on (priority and weight do not matter
   // on an idle network); per-rank sizes are not kept (those calls are not remembered).
+  // `placed`: the GPUs' placement on hierarchy-form clusters, else the GPUs.
   struct CallKey {
     CollectiveOp op;
     Algorithm algorithm;
     Protocol protocol;
     int root, peer;
     Bytes bytes;
-    std::vector<int> gpus;
-    bool is(const CollectiveSpec& s) const {
+    std::vector<int> placed;
+    bool is(const CollectiveSpec& s, const std::vector<int>& p) const {
       return op == s.op && algorithm == s.algorithm && protocol == s.protocol && root == s.root &&
-             peer == s.peer && bytes == s.bytes && gpus == s.gpus;
+             peer == s.peer && bytes == s.bytes && placed == p;
     }
   };
   struct TimedCall {
@@ -70,6 +74,7 @@ class AnalyticalNetwork final : public Network {
   // `schedule`'s time on an idle network, its payload counted as traffic now.
   Time timed_schedule(const Schedule& schedule);
   std::vector<topology::LinkIndex> path_;               // scratch
+  std::vector<int> placed_;                             // scratch: a call's placement
   std::unordered_map<std::uint64_t, TimedCall> timed_;  // by hash of the key
 };
 

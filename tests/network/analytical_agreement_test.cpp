@@ -5,6 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "sim/network/analytical_network.hpp"
 #include "sim/network/network.hpp"
 #include "test_clusters.hpp"
 
@@ -137,6 +143,84 @@ TEST(AnalyticalRepeats, ARepeatedCallTakesWhatItTookAloneAndCountsItsTrafficAgai
   EXPECT_EQ(ends[2] - ends[1], simulate_collective(c, inside, analytical).time);
   // Scale-out bytes: 2 calls x 2 GPUs x 4 MiB x 2 links (GPU -> core -> GPU) each way.
   EXPECT_DOUBLE_EQ(net->traffic().bytes(topology::LinkClass::kScaleOut), 2 * 2 * 4.0 * kMiB * 2);
+}
+
+// On hierarchy-form clusters a call is remembered by its GPUs' placement (datacenter,
+// hosts and leaf switches as met, local indices, host classes), so a group placed like an
+// earlier one takes its time. Every call on one network that has seen many groups must
+// take what it takes on a fresh network, with the same traffic: 300 random groups of 2-12
+// GPUs, random ops and sizes of 1 KiB, 256 KiB or 64 MiB on the bundled mixed H100 / A100 cluster
+// (two host kinds, an oversubscribed datacenter), and on 4 hosts of which host 2 has half the
+// NVLink bandwidth (the same datacenter: only its class tells it apart).
+TEST(AnalyticalRepeats, GroupsPlacedAlikeTakeOneTimeAndHostsThatDifferDoNot) {
+  testing::Fabric slow_host;
+  slow_host.host_nics = true;
+  slow_host.host_nvlink = {450e9, 450e9, 225e9, 450e9};
+  slow_host.link_latency = Time::from_us(1);
+  const std::vector<topology::Cluster> clusters = {
+      topology::Cluster::load(std::string(STRAIT_SOURCE_DIR) +
+                              "/configs/clusters/mixed-h100-a100.json"),
+      testing::make_cluster(1, 4, 4, slow_host)};
+  NetworkOptions analytical;
+  analytical.mode = NetworkMode::kAnalytical;
+  const CollectiveOp ops[] = {CollectiveOp::kAllReduce, CollectiveOp::kAllGather,
+                              CollectiveOp::kReduceScatter, CollectiveOp::kBroadcast};
+  for (const auto& c : clusters) {
+    SCOPED_TRACE(c.name());
+    engine::Simulator sim;
+    auto shared = make_network(sim, c, analytical);
+    auto& memo = static_cast<AnalyticalNetwork&>(*shared);
+    std::mt19937 rng(7);
+    const int per_host = static_cast<int>(c.hosts().front().gpus.size());
+    const int hosts = static_cast<int>(c.hosts().size());
+    for (int call = 0; call < 300; ++call) {
+      CollectiveSpec spec;
+      spec.op = ops[rng() % 4];
+      spec.bytes = Bytes{1} << (10 + 8 * (rng() % 3));  // few sizes, so placements repeat
+      // Mostly groups inside one host or on one local index across hosts (the placements
+      // that repeat), some anywhere.
+      const int kind = static_cast<int>(rng() % 3);
+      const int size = 2 + static_cast<int>(rng() % (kind == 2   ? 11
+                                                     : kind == 1 ? 3
+                                                                 : per_host - 1));
+      std::set<int> gpus;
+      const int host = static_cast<int>(rng() % static_cast<unsigned>(hosts));
+      const int local = static_cast<int>(rng() % static_cast<unsigned>(per_host));
+      for (int k = 0; gpus.size() < static_cast<std::size_t>(size) && k < 1000; ++k) {
+        const int h = kind == 1 ? static_cast<int>(rng() % static_cast<unsigned>(hosts)) : host;
+        const int l = kind == 1 ? local : static_cast<int>(rng() % static_cast<unsigned>(per_host));
+        const auto& on = c.hosts()[static_cast<std::size_t>(kind == 2 ? rng() % hosts : h)].gpus;
+        gpus.insert(on[static_cast<std::size_t>(kind == 2 ? rng() % on.size() : l)]);
+      }
+      spec.gpus.assign(gpus.begin(), gpus.end());
+      if (spec.gpus.size() < 2) continue;
+      SCOPED_TRACE(fmt::format("call {}: {} of {} B on {} GPUs from {}", call, to_string(spec.op),
+                               spec.bytes, spec.gpus.size(), spec.gpus.front()));
+      const auto before = memo.traffic();
+      const auto remembered = memo.time_collective(spec);
+      engine::Simulator fresh_sim;
+      auto fresh = make_network(fresh_sim, c, analytical);
+      const auto alone = static_cast<AnalyticalNetwork&>(*fresh).time_collective(spec);
+      EXPECT_EQ(remembered.time, alone.time);
+      // The call's bytes, read as the growth of a running sum (to its rounding).
+      for (std::size_t k = 0; k < before.link_bytes.size(); ++k) {
+        EXPECT_NEAR(memo.traffic().link_bytes[k] - before.link_bytes[k],
+                    fresh->traffic().link_bytes[k], 1e-12 * memo.traffic().link_bytes[k]);
+      }
+    }
+  }
+  // The slow host's pairs take longer than the same pairs on another host.
+  engine::Simulator sim;
+  auto net = make_network(sim, clusters[1], analytical);
+  CollectiveSpec pair;
+  pair.op = CollectiveOp::kAllGather;
+  pair.bytes = 64 << 20;
+  pair.gpus = {0, 1};
+  const Time fast = static_cast<AnalyticalNetwork&>(*net).time_collective(pair).time;
+  pair.gpus = {8, 9};
+  EXPECT_GT(static_cast<AnalyticalNetwork&>(*net).time_collective(pair).time, fast);
+  pair.gpus = {4, 5};
+  EXPECT_EQ(static_cast<AnalyticalNetwork&>(*net).time_collective(pair).time, fast);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // by hand. Every link is duplex with the given bandwidth (bytes/s) and latency.
 
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -22,6 +23,8 @@ struct Fabric {
   double cross_dc = 10e9;  // core switch <-> core switch of another datacenter
   Time link_latency = Time::zero();
   Time cross_dc_latency = Time::zero();
+  bool host_nics = false;           // hosts list their NICs: a hierarchy-form cluster
+  std::vector<double> host_nvlink;  // by host in creation order, where set: its NVLink
 };
 
 /// `datacenters` x `hosts` x `gpus`: GPUs on a host NVSwitch, one NIC per GPU on a
@@ -36,7 +39,15 @@ inline Cluster make_cluster(int datacenters, int hosts, int gpus, const Fabric& 
     const auto core = c.add_node(Node{fmt::format("dc{}/core", d), NodeKind::kSwitch, dc, -1});
     cores.push_back(core);
     for (int h = 0; h < hosts; ++h) {
-      const int host = c.add_host(dc);
+      topology::Host spec;
+      spec.name = fmt::format("dc{}/host{}", d, h);
+      spec.datacenter = dc;
+      spec.nics = f.host_nics ? gpus : 0;
+      spec.rail_optimized = f.host_nics;
+      const int host = c.add_host(std::move(spec));
+      const double nvlink = static_cast<std::size_t>(host) < f.host_nvlink.size()
+                                ? f.host_nvlink[static_cast<std::size_t>(host)]
+                                : f.nvlink;
       const auto nvswitch = c.add_node(
           Node{fmt::format("dc{}/host{}/nvswitch", d, h), NodeKind::kNvSwitch, dc, host});
       for (int g = 0; g < gpus; ++g) {
@@ -45,7 +56,7 @@ inline Cluster make_cluster(int datacenters, int hosts, int gpus, const Fabric& 
         const auto nic =
             c.add_node(Node{fmt::format("dc{}/host{}/nic{}", d, h, g), NodeKind::kNic, dc, host});
         c.add_gpu(topology::Gpu{gpu, host, dc, g, g, "H100-SXM"});
-        c.add_duplex(gpu, nvswitch, f.nvlink, f.link_latency, LinkClass::kNvlink);
+        c.add_duplex(gpu, nvswitch, nvlink, f.link_latency, LinkClass::kNvlink);
         c.add_duplex(gpu, nic, f.pcie, Time::zero(), LinkClass::kPcie);
         c.add_duplex(nic, core, f.nic, f.link_latency, LinkClass::kScaleOut);
       }

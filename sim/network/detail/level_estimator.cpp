@@ -1,6 +1,9 @@
 #include "sim/network/detail/level_estimator.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <limits>
+#include <string>
 #include <unordered_map>
 #include <utility>
 
@@ -186,6 +189,77 @@ const LevelEstimator::LevelPath& LevelEstimator::level_path(const Endpoint& s, c
   }
   cached = p;
   return *cached;
+}
+
+int LevelEstimator::host_class(int host) {
+  if (host_class_.empty()) host_class_.assign(cluster_.hosts().size(), -1);
+  auto& known = host_class_[static_cast<std::size_t>(host)];
+  if (known >= 0) return known;
+  const auto& h = cluster_.hosts()[static_cast<std::size_t>(host)];
+  std::vector<std::int64_t> f = {h.nics, h.rail_optimized ? 1 : 0,
+                                 static_cast<std::int64_t>(h.gpus.size())};
+  // The host's nodes in the order they are met from its GPUs, numbered locally; every link
+  // out of them with where it goes (a local node, or the kind of an outside one).
+  std::vector<topology::NodeIndex> nodes;
+  std::unordered_map<topology::NodeIndex, std::int64_t> local;
+  for (int g : h.gpus) {
+    const auto& gpu = cluster_.gpu(g);
+    local.emplace(gpu.node, static_cast<std::int64_t>(nodes.size()));
+    nodes.push_back(gpu.node);
+    f.push_back(gpu.local_index);
+    f.push_back(gpu.rail);
+    f.push_back(types_.emplace(gpu.type, static_cast<std::int64_t>(types_.size())).first->second);
+  }
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (auto l : cluster_.out_links(nodes[i])) {
+      const auto& link = cluster_.link(l);
+      const auto& dst = cluster_.nodes()[link.dst];
+      std::int64_t to = -1 - static_cast<std::int64_t>(dst.kind);
+      if (dst.host == host) {
+        const auto [it, fresh] = local.emplace(link.dst, static_cast<std::int64_t>(nodes.size()));
+        if (fresh) nodes.push_back(link.dst);
+        to = it->second;
+      }
+      f.insert(f.end(), {static_cast<std::int64_t>(link.link_class),
+                         std::bit_cast<std::int64_t>(link.bandwidth), link.latency.ps(), to});
+    }
+    f.push_back(std::numeric_limits<std::int64_t>::min());  // end of node i's links
+  }
+  const auto [it, fresh] = classes_.emplace(std::move(f), static_cast<int>(classes_.size()));
+  known = it->second;
+  return known;
+}
+
+void LevelEstimator::placement(const std::vector<int>& gpus, std::vector<int>& key) {
+  key.clear();
+  for (int g : gpus) {
+    if (g < 0 || g >= cluster_.gpu_count()) return;
+  }
+  if (host_seen_.empty()) host_seen_.assign(cluster_.hosts().size(), -1);
+  if (leaf_seen_.empty()) leaf_seen_.assign(cluster_.nodes().size(), -1);
+  std::vector<int> hosts;
+  std::vector<topology::NodeIndex> leaves;
+  key.push_back(static_cast<int>(gpus.size()));
+  for (int g : gpus) {
+    const auto& gpu = cluster_.gpu(g);
+    auto& h = host_seen_[static_cast<std::size_t>(gpu.host)];
+    if (h < 0) {
+      h = static_cast<int>(hosts.size());
+      hosts.push_back(gpu.host);
+    }
+    const auto leaf = leaf_of(g);
+    auto& f = leaf_seen_[leaf];
+    if (f < 0) {
+      f = static_cast<int>(leaves.size());
+      leaves.push_back(leaf);
+    }
+    key.insert(key.end(), {gpu.datacenter, h, gpu.local_index, f});
+  }
+  for (int h : hosts) {
+    key.push_back(host_class(h));
+    host_seen_[static_cast<std::size_t>(h)] = -1;
+  }
+  for (auto l : leaves) leaf_seen_[l] = -1;
 }
 
 BytesPerSec LevelEstimator::nvlink_bandwidth(int gpu) {

@@ -18,7 +18,10 @@
 // hosts of a datacenter under the same leaf switch or not, per pair of datacenters.
 
 #include <array>
+#include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/core/huge_pages.hpp"
@@ -40,6 +43,13 @@ class LevelEstimator {
   /// all_to_allv matrix), without building its n^2 transfers; `step_latency` is its one
   /// phase's protocol latency (see repeat_latency).
   Time all_to_all(const CollectiveSpec& spec, Time step_latency, TrafficStats* traffic);
+  /// `gpus`' placement as this estimator, the schedule builders and the tuner read it, into
+  /// `key`: per member its datacenter, its host and its leaf switch numbered by first
+  /// appearance among the members, and its index in its host; then per host met, its class
+  /// (hosts alike link for link, see host_class). Groups of one placement are one group up
+  /// to a symmetry of the hierarchy (the context-parallel pairs inside every host), so on an
+  /// idle network they take the same time and traffic. Empty when a GPU is out of range.
+  void placement(const std::vector<int>& gpus, std::vector<int>& key);
 
  private:
   struct LevelPath {  // a representative path of one level
@@ -72,6 +82,10 @@ class LevelEstimator {
   BytesPerSec nic_bandwidth(int gpu);
   BytesPerSec cross_capacity(int pair);
   LevelPath route(int src, int dst);
+  // Hosts numbered by what they hold: two hosts of one class have the same NICs, GPU types
+  // and rails by local index, and the same links, link for link (class, bandwidth, latency,
+  // and which local node or which kind of outside node each reaches).
+  int host_class(int host);
 
   const topology::Cluster& cluster_;
   topology::Router& router_;
@@ -85,6 +99,12 @@ class LevelEstimator {
   std::vector<std::optional<LevelPath>> host_paths_, datacenter_paths_, cross_paths_;
   std::vector<topology::LinkIndex> path_;
   Loads phase_, lane_;
+  // placement(): each host's class (-1 not yet known), the classes by fingerprint, and
+  // scratch numbering of the hosts and leaves met (-1 between calls).
+  std::vector<int> host_class_;
+  std::map<std::vector<std::int64_t>, int> classes_;
+  std::map<std::string, std::int64_t> types_;  // GPU types numbered as met
+  std::vector<int> host_seen_, leaf_seen_;
 };
 
 }  // namespace strait::sim::network::detail
