@@ -231,11 +231,14 @@ void ReplayGraph::reserve(std::size_t ranks, std::size_t per_rank) {
 }
 
 std::int32_t ReplayGraph::shape_of(const std::vector<Op>& ops) {
-  const std::size_t h = shape_hash(ops);
   const auto& built = merge_ ? built_ : shapes_;
+  // Ranks come in order and most are of the previous rank's role: try its shape first.
+  if (last_shape_ >= 0 && built[static_cast<std::size_t>(last_shape_)].matches(ops))
+    return last_shape_;
+  const std::size_t h = shape_hash(ops);
   const auto [lo, hi] = shape_index_.equal_range(h);
   for (auto it = lo; it != hi; ++it) {
-    if (built[static_cast<std::size_t>(it->second)].matches(ops)) return it->second;
+    if (built[static_cast<std::size_t>(it->second)].matches(ops)) return last_shape_ = it->second;
   }
   const auto id = static_cast<std::int32_t>(shapes_.size());
   if (merge_) {
@@ -248,7 +251,7 @@ std::int32_t ReplayGraph::shape_of(const std::vector<Op>& ops) {
     shapes_.push_back(make_shape(ops, h));
   }
   shape_index_.emplace(h, id);
-  return id;
+  return last_shape_ = id;
 }
 
 void ReplayGraph::add_rank(int rank, const workload::RankOps& ro,

@@ -158,6 +158,7 @@ class ReplayGraph {
   std::vector<OpShape> built_;
   std::vector<std::vector<std::int32_t>> merged_slot_;
   std::unordered_multimap<std::size_t, std::int32_t> shape_index_;  // hash -> shape
+  std::int32_t last_shape_ = -1;                                    // the last rank's
   HugeVector<ReplayRank> ranks_;
   std::size_t total_ops_ = 0, replay_ops_ = 0;
   std::int64_t kernels_ = 0, collectives_ = 0;

@@ -92,8 +92,11 @@ class RankBuilder {
   }
 
  private:
-  std::int32_t add(Op op, std::int32_t name, std::int32_t stream, int step, StepPhase phase,
-                   std::initializer_list<std::int32_t> deps) {
+  // A new op at the end of the rank's ops (built in place: 36 million at 131,072 ranks).
+  Op& add(OpKind kind, std::int32_t name, std::int32_t stream, int step, StepPhase phase,
+          std::initializer_list<std::int32_t> deps) {
+    Op& op = out_.ops.emplace_back();
+    op.kind = kind;
     op.name = name;
     op.stream = stream;
     op.step = step;
@@ -101,30 +104,27 @@ class RankBuilder {
     for (auto d : deps) {
       if (d >= 0) op.deps.push_back(d);
     }
-    out_.ops.push_back(std::move(op));
-    return static_cast<std::int32_t>(out_.ops.size()) - 1;
+    return op;
   }
+  std::int32_t last_index() const { return static_cast<std::int32_t>(out_.ops.size()) - 1; }
 
-  std::int32_t kernel(Kernel k, std::int32_t name, std::int32_t stream, int step, StepPhase phase,
-                      std::initializer_list<std::int32_t> deps) {
+  std::int32_t kernel(const Kernel& k, std::int32_t name, std::int32_t stream, int step,
+                      StepPhase phase, std::initializer_list<std::int32_t> deps) {
     double m = sh_.slowdown[static_cast<std::size_t>(rank_)];
     const double sigma = sh_.sc.hardware.kernel_sigma;
     if (sigma > 0) m *= noise_.lognormal(-sigma * sigma / 2, sigma);
-    k.flops *= m;
-    k.hbm_bytes *= m;
-    Op op;
-    op.kind = OpKind::kKernel;
-    op.kernel = k;
-    return add(std::move(op), name, stream, step, phase, deps);
+    Kernel& work = add(OpKind::kKernel, name, stream, step, phase, deps).kernel;
+    work = k;
+    work.flops *= m;
+    work.hbm_bytes *= m;
+    return last_index();
   }
 
   std::int32_t collective(CollectiveOp cop, int group, Bytes bytes, CommClass cls,
                           std::int32_t name, std::int32_t stream, int step, StepPhase phase,
                           std::initializer_list<std::int32_t> deps,
                           Algorithm algo = Algorithm::kAuto, SendRow row = {}) {
-    Op op;
-    op.kind = OpKind::kCollective;
-    CollectiveCall& c = op.collective;
+    CollectiveCall& c = add(OpKind::kCollective, name, stream, step, phase, deps).collective;
     c.op = cop;
     c.algorithm = algo;
     c.group = group;
@@ -145,7 +145,7 @@ class RankBuilder {
         c.send_row = std::move(row);  // shared with the group's members that send the same
       }
     }
-    return add(std::move(op), name, stream, step, phase, deps);
+    return last_index();
   }
 
   int sparse_group() const { return sh_.layout.sparse.block[static_cast<std::size_t>(rank_)]; }
