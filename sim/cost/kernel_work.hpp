@@ -85,6 +85,8 @@ struct KernelWork {
   std::array<double, kAttentionTileCount> tile_factor = {1, 1, 1, 1, 1};
   int embedding_dim = 0;         // embedding lookup/update: row length in elements
   double unique_fraction = 1.0;  // embedding: unique rows / rows looked up, in (0, 1]
+
+  bool operator==(const KernelWork&) const = default;
 };
 
 }  // namespace strait::sim::cost

@@ -284,12 +284,27 @@ void ReplayGraph::add_rank(int rank, const workload::RankOps& ro,
       merge_ ? merged_slot_[static_cast<std::size_t>(r.shape)].data() : nullptr;
   if (merge_) timed_.resize(timed_.size() + static_cast<std::size_t>(shape.kernels));
   std::size_t built_kernel = 0;
+  if (costs_.size() <= static_cast<std::size_t>(r.shape)) costs_.resize(shapes_.size());
+  CostMemo& memo = costs_[static_cast<std::size_t>(r.shape)];
+  if (memo.profile != &profile) {
+    memo.profile = &profile;
+    memo.work.clear();
+    memo.cost.clear();
+  }
   for (const Op& op : ops) {
     if (op.kind == OpKind::kKernel) {
-      const auto c = cost::CostModel::cost(op.kernel, profile);
+      const std::size_t k = built_kernel;
+      if (k == memo.work.size()) {
+        memo.cost.push_back(cost::CostModel::cost(op.kernel, profile));
+        memo.work.push_back(op.kernel);
+      } else if (!(memo.work[k] == op.kernel)) {
+        memo.cost[k] = cost::CostModel::cost(op.kernel, profile);
+        memo.work[k] = op.kernel;
+      }
+      const cost::KernelCost& c = memo.cost[k];
+      ++built_kernel;
       if (merged_slot) {
-        timed_[static_cast<std::size_t>(r.kernel_base + merged_slot[built_kernel++])] +=
-            c.duration();
+        timed_[static_cast<std::size_t>(r.kernel_base + merged_slot[k])] += c.duration();
       } else if (mode_ == network::NetworkMode::kAnalytical) {
         timed_.push_back(c.duration());
       } else {

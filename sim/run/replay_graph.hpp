@@ -157,6 +157,16 @@ class ReplayGraph {
   // shape's kernel slot, the merged kernel it adds to.
   std::vector<OpShape> built_;
   std::vector<std::vector<std::int32_t>> merged_slot_;
+  // Per shape, by built kernel slot: the last kernel costed there and its cost. A kernel
+  // equal to it (the other rank of a context-parallel pair, which trains on the same
+  // sequences; kernels no batch changes) takes that cost: a cost is a function of the
+  // kernel and the profile alone.
+  struct CostMemo {
+    const cost::CalibrationProfile* profile = nullptr;
+    std::vector<workload::Kernel> work;
+    std::vector<cost::KernelCost> cost;
+  };
+  std::vector<CostMemo> costs_;
   std::unordered_multimap<std::size_t, std::int32_t> shape_index_;  // hash -> shape
   std::int32_t last_shape_ = -1;                                    // the last rank's
   HugeVector<ReplayRank> ranks_;
