@@ -9,6 +9,8 @@
 //       = 2 (2 x 64 x 2 x 160 + 128) + 2048 = 84224.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <algorithm>
 #include <numeric>
 #include <queue>
@@ -147,6 +149,15 @@ TEST(LoadBalance, GreedyIsTheTextbookLpt) {
     std::vector<double> costs(3000);
     for (auto& c : costs) c = static_cast<double>(rng() % 50) * 0.5;  // ties in costs and loads
     EXPECT_EQ(balance_greedy(costs, bins), textbook(costs, bins)) << bins << " bins";
+    // Costs spread over many binades (every digit of the radix sort varies), -0 among the
+    // zeros; and a negative cost, which takes the comparison sort.
+    for (auto& c : costs) {
+      c = std::ldexp(static_cast<double>(rng() % 1000), static_cast<int>(rng() % 80) - 40);
+      if (rng() % 50 == 0) c = -0.0;
+    }
+    EXPECT_EQ(balance_greedy(costs, bins), textbook(costs, bins)) << bins << " bins, spread";
+    costs[7] = -1.5;
+    EXPECT_EQ(balance_greedy(costs, bins), textbook(costs, bins)) << bins << " bins, negative";
   }
 }
 
