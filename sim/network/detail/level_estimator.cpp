@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -413,22 +415,43 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
     // its sender's and receiver's NVLink or NIC (through the sender's PXN relay on the
     // receiver's rail when it is on another host: NVLink to the relay, then the relay's
     // NIC) and along one level path, which depends only on how the two GPUs relate (same
-    // host; same datacenter, same leaf or not; datacenter pair). So each sender sums its
-    // row per receiver, per relay and per relation, and loads and paths are applied once
-    // per sum: whole bytes, so the sums are exact in any order.
+    // host; same datacenter, same leaf or not; datacenter pair). So receivers fall in
+    // classes (rail, leaf, datacenter): each sender sums its row per class and per
+    // receiver, in whole bytes (exact in any order), then takes its host's receivers back
+    // out (they go over NVLink); relays, loads and paths are applied once per class.
     std::vector<Endpoint> at(un);
-    int rails = 0;
-    for (std::size_t i = 0; i < un; ++i) {
-      at[i] = endpoint(spec.gpus[i]);
-      rails = std::max(rails, at[i].rail + 1);
+    std::vector<std::int32_t> cls(un);  // each member's class as a receiver
+    constexpr std::size_t kNoMember = ~std::size_t{0};
+    struct Class {
+      int rail, datacenter;
+      topology::NodeIndex leaf;
+      std::size_t member;                  // one member of the class
+      std::size_t other_host = kNoMember;  // one on another host than `member`'s
+    };
+    std::vector<Class> classes;
+    {
+      std::map<std::tuple<int, int, topology::NodeIndex>, std::int32_t> index;
+      for (std::size_t i = 0; i < un; ++i) {
+        at[i] = endpoint(spec.gpus[i]);
+        const auto [it, fresh] = index.try_emplace({at[i].rail, at[i].datacenter, at[i].leaf},
+                                                   static_cast<std::int32_t>(classes.size()));
+        if (fresh) classes.push_back({at[i].rail, at[i].datacenter, at[i].leaf, i});
+        cls[i] = it->second;
+      }
+      for (std::size_t i = 0; i < un; ++i) {
+        Class& c = classes[static_cast<std::size_t>(cls[i])];
+        if (c.other_host == kNoMember && at[c.member].host != at[i].host) c.other_host = i;
+      }
     }
-    const auto ur = static_cast<std::size_t>(rails);
-    const auto ud = static_cast<std::size_t>(datacenters_);
+    // Members by host, in order: a sender's host block is taken back out of its sums.
+    std::unordered_map<int, std::vector<std::size_t>> on_host;
+    for (std::size_t i = 0; i < un; ++i) on_host[at[i].host].push_back(i);
+    std::vector<std::int64_t> received(un, 0), host_received(un, 0), class_bytes(classes.size());
+    const bool pxn = cluster_.comm().pxn;
     constexpr int kUnknown = -2;
-    std::vector<int> relay_toward(ur);
-    std::vector<Endpoint> relay_at(ur);
-    std::vector<double> relay_bytes(ur);              // this sender's bytes through each relay
-    std::vector<double> nv_in(un, 0), nic_in(un, 0);  // per receiver, over all senders
+    std::vector<int> relay_toward;    // per rail, for this sender
+    std::vector<Endpoint> relay_at;   // per rail
+    std::vector<double> relay_bytes;  // this sender's bytes through each relay, per rail
     // This sender's bytes per relation of the cross-host leg: (datacenter of the leg's
     // receiver, same leaf or not), with one pair of the relation to find its path.
     struct Relation {
@@ -436,35 +459,56 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
       const Endpoint* from = nullptr;
       const Endpoint* to = nullptr;
     };
+    const auto ud = static_cast<std::size_t>(datacenters_);
     std::vector<Relation> relations(ud * 2);
-    const bool pxn = cluster_.comm().pxn;
     for (std::size_t i = 0; i < un; ++i) {
       const Endpoint& a = at[i];
-      std::fill(relay_toward.begin(), relay_toward.end(), kUnknown);
-      std::fill(relay_bytes.begin(), relay_bytes.end(), 0.0);
-      for (auto& r : relations) r = {};
-      double host_bytes = 0, nic_bytes = 0;  // sent over a's own NVLink (relayed too), NIC
       const Bytes* row = spec.send_matrix.data() + i * un;
+      std::fill(class_bytes.begin(), class_bytes.end(), 0);
       for (std::size_t j = 0; j < un; ++j) {
-        const Bytes sent = row[j];
-        if (i == j || sent == 0) continue;
-        const double b = static_cast<double>(sent);
-        const Endpoint& d = at[j];
-        if (a.host == d.host) {
-          host_bytes += b;
-          nv_in[j] += b;
+        class_bytes[static_cast<std::size_t>(cls[j])] += row[j];
+        received[j] += row[j];
+      }
+      // The sender's own host: over NVLink (itself: nowhere).
+      std::int64_t host_sent = 0;
+      for (const std::size_t j : on_host[a.host]) {
+        class_bytes[static_cast<std::size_t>(cls[j])] -= row[j];
+        if (j == i) {
+          received[j] -= row[j];
           continue;
         }
+        host_received[j] += row[j];
+        host_sent += row[j];
+      }
+      double host_bytes = static_cast<double>(host_sent);  // over a's own NVLink, relayed too
+      double nic_bytes = 0;                                // over a's NIC
+      for (auto& r : relations) r = {};
+      if (pxn) {
+        relay_toward.assign(relay_toward.size(), kUnknown);
+        relay_bytes.assign(relay_bytes.size(), 0.0);
+      }
+      for (std::size_t c = 0; c < classes.size(); ++c) {
+        if (class_bytes[c] == 0) continue;
+        const double b = static_cast<double>(class_bytes[c]);
+        // A receiver of the class off a's host (bytes left in the class are to such ones).
+        const Class& k = classes[c];
+        const Endpoint& d = at[at[k.member].host != a.host ? k.member : k.other_host];
         // The relay toward d's rail (pxn_relay's rule), looked up once per sender and rail
         // (rails are >= 0: the cluster loaders check it).
         const Endpoint* via = nullptr;
         if (pxn) {
-          auto& r = relay_toward[static_cast<std::size_t>(d.rail)];
+          const auto rail = static_cast<std::size_t>(d.rail);
+          if (rail >= relay_toward.size()) {
+            relay_toward.resize(rail + 1, kUnknown);
+            relay_at.resize(rail + 1);
+            relay_bytes.resize(rail + 1, 0.0);
+          }
+          auto& r = relay_toward[rail];
           if (r == kUnknown) {
             r = pxn_rail_relay(cluster_, a.gpu, d.rail);
-            if (r >= 0) relay_at[static_cast<std::size_t>(d.rail)] = endpoint(r);
+            if (r >= 0) relay_at[rail] = endpoint(r);
           }
-          if (r >= 0) via = &relay_at[static_cast<std::size_t>(d.rail)];
+          if (r >= 0) via = &relay_at[rail];
         }
         const Endpoint& from = via ? *via : a;
         if (via) {
@@ -473,7 +517,6 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
         } else {
           nic_bytes += b;
         }
-        nic_in[j] += b;
         Relation& rel = relations[static_cast<std::size_t>(d.datacenter) * 2 +
                                   (from.datacenter == d.datacenter && from.leaf == d.leaf ? 1 : 0)];
         rel.bytes += b;
@@ -494,7 +537,7 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
         phase_.touch(a.gpu);
         phase_.nic_out[static_cast<std::size_t>(a.gpu)] += nic_bytes;
       }
-      for (std::size_t r = 0; r < ur; ++r) {
+      for (std::size_t r = 0; r < relay_bytes.size(); ++r) {
         if (relay_bytes[r] <= 0) continue;
         const auto relay = static_cast<std::size_t>(relay_toward[r]);
         phase_.touch(relay_toward[r]);
@@ -513,11 +556,13 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
       }
     }
     for (std::size_t j = 0; j < un; ++j) {
-      if (nv_in[j] <= 0 && nic_in[j] <= 0) continue;
+      const double nv = static_cast<double>(host_received[j]);
+      const double nic = static_cast<double>(received[j] - host_received[j]);
+      if (nv <= 0 && nic <= 0) continue;
       const auto g = static_cast<std::size_t>(at[j].gpu);
       phase_.touch(at[j].gpu);
-      phase_.nv_in[g] += nv_in[j];
-      phase_.nic_in[g] += nic_in[j];
+      phase_.nv_in[g] += nv;
+      phase_.nic_in[g] += nic;
     }
   } else {
     // Rank i sends s_i / n to every member: sum per host and per datacenter in O(n).
