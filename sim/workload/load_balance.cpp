@@ -12,39 +12,47 @@
 namespace strait::sim::workload {
 namespace {
 
-// Items by cost, largest first, equal costs in index order. Finite non-negative doubles
-// order as their bit patterns (IEEE 754; -0 is taken as 0), so a stable LSD radix sort on
-// 16-bit digits of the complemented bits orders them in at most 4 passes, skipping digits
-// every item shares (a datacenter's 524,288 samples at 131,072 GPUs, twice per step);
-// other costs take a comparison sort.
-std::vector<std::int32_t> lpt_order(const std::vector<double>& costs) {
+// Items by cost, largest first, equal costs in index order, as (cost, index). Finite
+// non-negative doubles order as their bit patterns (IEEE 754; -0 is taken as 0, which adds
+// the same to a load), so a stable LSD radix sort on 16-bit digits of the complemented bits
+// orders them in at most 4 passes, skipping digits every item shares (a datacenter's
+// 524,288 samples at 131,072 GPUs, twice per step); other costs take a comparison sort.
+// Costs travel with their indices, so LPT then reads them in order.
+std::vector<std::pair<double, std::int32_t>> lpt_order(const std::vector<double>& costs) {
   const auto n = costs.size();
-  std::vector<std::int32_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
+  std::vector<std::pair<double, std::int32_t>> out(n);
   const bool radix =
       std::all_of(costs.begin(), costs.end(), [](double c) { return std::isfinite(c) && c >= 0; });
   if (!radix) {
+    std::vector<std::int32_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](std::int32_t x, std::int32_t y) {
       return costs[static_cast<std::size_t>(x)] > costs[static_cast<std::size_t>(y)];
     });
-    return order;
+    for (std::size_t k = 0; k < n; ++k)
+      out[k] = {costs[static_cast<std::size_t>(order[k])], order[k]};
+    return out;
   }
-  std::vector<std::uint64_t> key(n);
-  for (std::size_t i = 0; i < n; ++i) key[i] = ~std::bit_cast<std::uint64_t>(costs[i] + 0.0);
-  std::vector<std::int32_t> next(n);
+  struct Item {
+    std::uint64_t key;  // complemented bits: ascending keys are descending costs
+    std::int32_t index;
+  };
+  std::vector<Item> items(n), next(n);
+  for (std::size_t i = 0; i < n; ++i)
+    items[i] = {~std::bit_cast<std::uint64_t>(costs[i] + 0.0), static_cast<std::int32_t>(i)};
   std::vector<std::uint32_t> count(std::size_t{1} << 16);
   for (int shift = 0; shift < 64; shift += 16) {
     std::fill(count.begin(), count.end(), 0u);
-    for (std::size_t i = 0; i < n; ++i) ++count[(key[i] >> shift) & 0xFFFF];
-    if (n == 0 || count[(key[0] >> shift) & 0xFFFF] == n) continue;  // one digit: no move
+    for (const auto& it : items) ++count[(it.key >> shift) & 0xFFFF];
+    if (n == 0 || count[(items[0].key >> shift) & 0xFFFF] == n) continue;  // one digit
     std::uint32_t at = 0;
     for (auto& c : count) at += std::exchange(c, at);
-    for (const auto i : order) {
-      next[count[(key[static_cast<std::size_t>(i)] >> shift) & 0xFFFF]++] = i;
-    }
-    order.swap(next);
+    for (const auto& it : items) next[count[(it.key >> shift) & 0xFFFF]++] = it;
+    items.swap(next);
   }
-  return order;
+  for (std::size_t k = 0; k < n; ++k)
+    out[k] = {std::bit_cast<double>(~items[k].key), items[k].index};
+  return out;
 }
 
 }  // namespace
@@ -61,8 +69,7 @@ std::vector<int> balance_greedy(const std::vector<double>& costs, int bins) {
   for (std::size_t b = 0; b < heap.size(); ++b) heap[b] = {0.0, static_cast<int>(b)};  // sorted
   std::vector<int> out(costs.size(), 0);
   const std::size_t n = heap.size();
-  for (const auto i : order) {
-    const double cost = costs[static_cast<std::size_t>(i)];
+  for (const auto& [cost, i] : order) {
     out[static_cast<std::size_t>(i)] = heap[0].second;
     const Entry moved{heap[0].first + cost, heap[0].second};
     std::size_t at = 0;
