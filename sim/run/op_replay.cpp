@@ -82,12 +82,10 @@ struct WholeOpTimes {
 
 // Per op, the replay keeps only when it ended (infinite until then): whether an op may
 // start and which dependency it waited for are read off its dependencies' ends when its
-// stream reaches it.
+// stream reaches it, and so is when it started (was issued, for a collective): ops start
+// as soon as their stream and dependencies are done. A collective also keeps when it
+// started on the network (every member had issued it).
 constexpr Time kNotEnded = Time::infinite();
-struct CollectiveTimes {
-  Time issued;   // when this rank reached the collective
-  Time started;  // when every member had (the collective started)
-};
 struct StreamState {
   Time start;             // when the stream's current op started
   Time free_at;           // when its previous op ended
@@ -102,9 +100,9 @@ struct RankState {
   // What every op of the rank touches comes first, streams inline, so that an op event
   // reads a few adjacent cache lines of its rank.
   const OpShape* shape = nullptr;
-  Time* ends = nullptr;                    // by op index
-  CollectiveTimes* collectives = nullptr;  // by collective slot
-  const Time* durations = nullptr;         // analytical mode: kernels by slot
+  Time* ends = nullptr;             // by op index
+  Time* started = nullptr;          // by collective slot: when it started
+  const Time* durations = nullptr;  // analytical mode: kernels by slot
   Time compute_idle_since;
   std::size_t ops_left = 0;
   boost::container::small_vector<StreamState, 8> streams;  // by stream
@@ -169,7 +167,7 @@ class Replayer {
     for (const auto& r : graph.ranks()) {
       if (r.shape >= 0) collectives += graph.shape(r).collectives.size();
     }
-    collective_times_.resize(collectives);
+    collective_starts_.resize(collectives);
     result_.ranks.resize(n);
     result_.step_end.assign(static_cast<std::size_t>(std::max(1, graph.steps())), Time::zero());
     std::vector<char> traced(n, options.trace_ranks.empty());
@@ -219,8 +217,17 @@ class Replayer {
 
  private:
   static std::size_t u(std::int64_t i) { return static_cast<std::size_t>(i); }
-  static CollectiveTimes& times_of(const RankState& rank, std::int32_t i) {
-    return rank.collectives[rank.shape->slot[u(i)]];
+  static Time& started_of(const RankState& rank, std::int32_t i) {
+    return rank.started[rank.shape->slot[u(i)]];
+  }
+  // When op i was issued: its stream's previous op and its dependencies had ended.
+  static Time issued_of(const RankState& rank, std::int32_t i) {
+    const auto& s = *rank.shape;
+    Time at = Time::zero();
+    if (const auto prev = s.stream_prev[u(i)]; prev >= 0) at = rank.ends[prev];
+    for (auto k = s.dep_offsets[u(i)]; k < s.dep_offsets[u(i) + 1]; ++k)
+      at = std::max(at, rank.ends[s.deps[u(k)]]);
+    return at;
   }
 
   // One rank's op times for account_wait_chain.
@@ -230,8 +237,8 @@ class Replayer {
     workload::CommClass comm_class(std::int32_t i) const {
       return rank.shape->collectives[u(rank.shape->slot[u(i)])].comm_class;
     }
-    Time issued(std::int32_t i) const { return times_of(rank, i).issued; }
-    Time started(std::int32_t i) const { return times_of(rank, i).started; }
+    Time issued(std::int32_t i) const { return issued_of(rank, i); }
+    Time started(std::int32_t i) const { return started_of(rank, i); }
     Time ended(std::int32_t i) const { return rank.ends[i]; }
     std::int32_t stream_prev(std::int32_t i) const { return rank.shape->stream_prev[u(i)]; }
     template <class F>
@@ -247,7 +254,7 @@ class Replayer {
     rank.shape = rank.info->shape >= 0 ? &graph_.shape(*rank.info) : &empty_shape_;
     const auto n = rank.shape->ops();
     rank.ends = op_ends_.data() + rank.info->op_base;
-    rank.collectives = collective_times_.data() + rank.info->collective_base;
+    rank.started = collective_starts_.data() + rank.info->collective_base;
     rank.streams.resize(streams_);
     if (graph_.mode() == network::NetworkMode::kAnalytical)
       rank.durations = graph_.kernel_durations(*rank.info);
@@ -312,7 +319,6 @@ class Replayer {
     rank.streams[u(stream)].start = now;
     if (stream == compute_stream_) account_gap(rank, now, waited_for);
     if (shape.kind[u(index)] == OpKind::kCollective) {
-      times_of(rank, index).issued = now;
       arrive(r, index, now);
       return;
     }
@@ -370,8 +376,8 @@ class Replayer {
     for (std::size_t i = 0; i < shape.ops(); ++i) {
       const auto op = static_cast<std::int32_t>(i);
       if (shape.kind[i] == OpKind::kCollective && rank.ends[op] > t) {
-        spans.push_back({times_of(rank, op).started, rank.ends[op],
-                         shape.collectives[u(shape.slot[i])].comm_class});
+        spans.push_back(
+            {started_of(rank, op), rank.ends[op], shape.collectives[u(shape.slot[i])].comm_class});
       }
     }
     run::account_tail(rank.account, t, makespan, std::move(spans));
@@ -479,7 +485,7 @@ class Replayer {
         holds.push_back(sim_.fluid().start(std::move(hold), use));
       }
     }
-    for (const auto& [rank, op] : inst->members) times_of(ranks_[u(rank)], op).started = now;
+    for (const auto& [rank, op] : inst->members) started_of(ranks_[u(rank)], op) = now;
     if (options_.timeline && ranks_[u(last)].traced) {
       auto& tl = *options_.timeline;
       const auto& last_state = ranks_[u(last)];
@@ -526,9 +532,9 @@ class Replayer {
         rank.account.compute += now - st.start;
       } else {
         // A collective on the compute stream itself: its wait and transfer are exposed.
-        const CollectiveTimes& c = times_of(rank, index);
-        const Time started = c.started;
-        rank.account.straggler_wait += started - c.issued;
+        // Issued when the stream started it.
+        const Time started = started_of(rank, index);
+        rank.account.straggler_wait += started - st.start;
         rank.account
             .exposed_comm[u(static_cast<int>(shape.collectives[u(shape.slot[i])].comm_class))] +=
             now - started;
@@ -560,7 +566,7 @@ class Replayer {
                    traces::Arg("hbm_bytes", op.kernel.hbm_bytes)});
     } else {
       const auto category = tl.name(workload::to_string(op.collective.comm_class));
-      const Time started = times_of(rank, index).started;
+      const Time started = started_of(rank, index);
       if (started > op_start) {
         tl.add_span(r, track, tl.name("wait for peers"), category, op_start, started);
       }
@@ -586,7 +592,7 @@ class Replayer {
   // Every rank's slice at its ReplayRank offsets (op_base, collective_base); sized once, so
   // RankState's pointers stay valid.
   HugeVector<Time> op_ends_;
-  HugeVector<CollectiveTimes> collective_times_;
+  HugeVector<Time> collective_starts_;
   std::vector<PendingCalls> instances_;  // by group
   ReplayResult result_;
   static constexpr std::uint64_t kProgressOps = 1u << 16;  // ops between progress calls

@@ -239,8 +239,10 @@ void LevelEstimator::placement(const std::vector<int>& gpus, std::vector<int>& k
   }
   if (host_seen_.empty()) host_seen_.assign(cluster_.hosts().size(), -1);
   if (leaf_seen_.empty()) leaf_seen_.assign(cluster_.nodes().size(), -1);
-  std::vector<int> hosts;
-  std::vector<topology::NodeIndex> leaves;
+  auto& hosts = hosts_met_;
+  auto& leaves = leaves_met_;
+  hosts.clear();
+  leaves.clear();
   key.push_back(static_cast<int>(gpus.size()));
   for (int g : gpus) {
     const auto& gpu = cluster_.gpu(g);

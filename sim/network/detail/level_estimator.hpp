@@ -105,6 +105,8 @@ class LevelEstimator {
   std::map<std::vector<std::int64_t>, int> classes_;
   std::map<std::string, std::int64_t> types_;  // GPU types numbered as met
   std::vector<int> host_seen_, leaf_seen_;
+  std::vector<int> hosts_met_;                   // in the order met
+  std::vector<topology::NodeIndex> leaves_met_;  // in the order met
 };
 
 }  // namespace strait::sim::network::detail
