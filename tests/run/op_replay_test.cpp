@@ -8,6 +8,7 @@ namespace strait::sim::run {
 namespace {
 
 using testing_support::bundled_cost;
+using testing_support::kernel;
 using testing_support::source;
 using workload::CommClass;
 using workload::Op;
@@ -16,16 +17,6 @@ using workload::OpKind;
 
 constexpr auto kReplica = static_cast<std::size_t>(CommClass::kReplicaSync);
 constexpr auto kDense = static_cast<std::size_t>(CommClass::kDenseSync);
-
-Op kernel(double gflops, std::int32_t stream, std::vector<std::int32_t> deps = {}) {
-  Op op;
-  op.stream = stream;
-  op.kernel.kind = workload::KernelKind::kElementwise;
-  op.kernel.flops = gflops * 1e9;
-  op.kernel.hbm_bytes = gflops * 1e9;
-  op.deps.assign(deps.begin(), deps.end());
-  return op;
-}
 
 Op all_reduce(CommClass c, int group, std::int32_t stream, std::vector<std::int32_t> deps) {
   Op op;

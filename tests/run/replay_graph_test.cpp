@@ -16,6 +16,7 @@ namespace strait::sim::run {
 namespace {
 
 using testing_support::bundled_cost;
+using testing_support::kernel;
 using testing_support::source;
 using workload::OpKind;
 
@@ -133,18 +134,6 @@ INSTANTIATE_TEST_SUITE_P(BundledScenarios, ReplayGraphOf,
                          ::testing::Values("hstu-tiny-cpu.json", "hstu-tiny-cpu-4.json",
                                            "dlrm-tiny-cpu-4.json", "dlrm-8gpu.json"));
 
-workload::Op kernel_op(double gflops, std::int32_t stream, int step,
-                       std::vector<std::int32_t> deps) {
-  workload::Op op;
-  op.stream = stream;
-  op.step = step;
-  op.kernel.kind = workload::KernelKind::kElementwise;
-  op.kernel.flops = gflops * 1e9;
-  op.kernel.hbm_bytes = gflops * 1e9;
-  op.deps.assign(deps.begin(), deps.end());
-  return op;
-}
-
 // Streams compute (0) and comm (1), one rank:
 //   0 A, 1 B <- A, 2 all_reduce <- B (comm), 3 C, 4 D <- C, 5 E (step 1), 6 F <- E, 5 (comm).
 // A merges into B (B's only dependency, nothing else waits on A); B does not merge into C
@@ -152,9 +141,8 @@ workload::Op kernel_op(double gflops, std::int32_t stream, int step,
 // on another stream). Kept: AB, all_reduce, CD, E, F at indices 0-4; F depends on E.
 TEST(ReplayGraph, MergesAKernelIntoTheNextOnlyWhenNothingElseWaitsOnIt) {
   workload::RankOps ro;
-  ro.ops = {kernel_op(1, 0, 0, {}), kernel_op(2, 0, 0, {0}), {},
-            kernel_op(3, 0, 0, {}), kernel_op(4, 0, 0, {3}), kernel_op(5, 0, 1, {}),
-            kernel_op(6, 1, 1, {5})};
+  ro.ops = {kernel(1, 0),        kernel(2, 0, {0}),   {}, kernel(3, 0), kernel(4, 0, {3}),
+            kernel(5, 0, {}, 1), kernel(6, 1, {5}, 1)};
   ro.ops[2].kind = OpKind::kCollective;
   ro.ops[2].stream = 1;
   ro.ops[2].deps = {1};

@@ -1,11 +1,13 @@
 #pragma once
 // Helpers for run-layer tests: training scenarios from inline JSON on bundled clusters,
-// and the bundled calibration profiles.
+// the bundled calibration profiles, and hand-made kernel ops.
 
 #include <string>
+#include <vector>
 
 #include "sim/core/config_node.hpp"
 #include "sim/cost/cost_model.hpp"
+#include "sim/workload/op_graph.hpp"
 #include "sim/workload/scenario.hpp"
 
 namespace strait::sim::run::testing_support {
@@ -28,6 +30,19 @@ inline workload::TrainingScenario scenario_of(const std::string& cluster, const 
 inline const cost::CostModel& bundled_cost() {
   static const cost::CostModel model(cost::load_profile_dir(source("configs/profiles")));
   return model;
+}
+
+/// An elementwise kernel of `gflops` GFLOP and as many GB of HBM traffic on `stream`.
+inline workload::Op kernel(double gflops, std::int32_t stream, std::vector<std::int32_t> deps = {},
+                           int step = 0) {
+  workload::Op op;
+  op.stream = stream;
+  op.step = step;
+  op.kernel.kind = workload::KernelKind::kElementwise;
+  op.kernel.flops = gflops * 1e9;
+  op.kernel.hbm_bytes = gflops * 1e9;
+  op.deps.assign(deps.begin(), deps.end());
+  return op;
 }
 
 }  // namespace strait::sim::run::testing_support
