@@ -55,23 +55,18 @@ std::vector<std::pair<double, std::int32_t>> lpt_order(const std::vector<double>
   return out;
 }
 
-}  // namespace
-
-std::vector<int> balance_greedy(const std::vector<double>& costs, int bins) {
-  // Items by cost, largest first (equal costs in index order), each to the bin of least
-  // load (equal loads: the lowest bin). The bins are a binary min-heap of (load, bin) whose
-  // top is replaced in place (one sift down per item instead of a pop and a push: a
-  // datacenter's 524,288 samples into 16,384 bins at 131,072 GPUs). (load, bin) pairs are
-  // distinct, so every min-heap picks the same bins.
-  const auto order = lpt_order(costs);
-  using Entry = std::pair<double, int>;  // (load, bin)
-  std::vector<Entry> heap(static_cast<std::size_t>(std::max(bins, 1)));
-  for (std::size_t b = 0; b < heap.size(); ++b) heap[b] = {0.0, static_cast<int>(b)};  // sorted
-  std::vector<int> out(costs.size(), 0);
+// The bins as a binary min-heap of keys ordered as (load, bin), whose top is replaced in
+// place (one sift down per item instead of a pop and a push). Keys are distinct, so every
+// min-heap picks the same bins.
+template <class Key, class Load, class Bin, class Add>
+void lpt_heap(const std::vector<std::pair<double, std::int32_t>>& order, int bins,
+              std::vector<int>& out, Load load_key, Bin bin_of, Add add) {
+  std::vector<Key> heap(static_cast<std::size_t>(std::max(bins, 1)));
+  for (std::size_t b = 0; b < heap.size(); ++b) heap[b] = load_key(static_cast<int>(b));
   const std::size_t n = heap.size();
   for (const auto& [cost, i] : order) {
-    out[static_cast<std::size_t>(i)] = heap[0].second;
-    const Entry moved{heap[0].first + cost, heap[0].second};
+    out[static_cast<std::size_t>(i)] = bin_of(heap[0]);
+    const Key moved = add(heap[0], cost);
     std::size_t at = 0;
     for (;;) {
       std::size_t child = 2 * at + 1;
@@ -83,6 +78,49 @@ std::vector<int> balance_greedy(const std::vector<double>& costs, int bins) {
     }
     heap[at] = moved;
   }
+}
+
+}  // namespace
+
+std::vector<int> balance_greedy(const std::vector<double>& costs, int bins) {
+  // Items by cost, largest first (equal costs in index order), each to the bin of least
+  // load (equal loads: the lowest bin): a datacenter's 524,288 samples into 16,384 bins at
+  // 131,072 GPUs, twice per step.
+  const auto order = lpt_order(costs);
+  std::vector<int> out(costs.size(), 0);
+  // Whole-number costs (an HSTU sample's a L + b L^2) whose loads stay below 2^52 (LPT's
+  // largest load is at most the mean load plus the largest cost) sum exactly in doubles and
+  // in integers alike, so (load, bin) can be one integer, load * 2^k + bin (k bits for the
+  // bin; loads below 2^(63 - k)): one comparison per heap step, 2.7x faster.
+  const int k =
+      std::max(1, static_cast<int>(std::bit_width(static_cast<unsigned>(std::max(bins, 1)))));
+  double total = 0, largest = 0;
+  bool whole = true;
+  for (double c : costs) {
+    whole = whole && c >= 0 && c == std::floor(c) && c < 0x1p52;
+    total += c;
+    largest = std::max(largest, c);
+  }
+  const double bound = (total / std::max(bins, 1) + largest) * 1.01;  // margin for total's rounding
+  if (whole && bound < std::ldexp(1.0, std::min(52, 63 - k))) {
+    lpt_heap<std::uint64_t>(
+        order, bins, out, [](int b) { return static_cast<std::uint64_t>(b); },
+        [k](std::uint64_t key) { return static_cast<int>(key & ((std::uint64_t{1} << k) - 1)); },
+        [k](std::uint64_t key, double cost) {
+          return key + (static_cast<std::uint64_t>(cost) << k);
+        });
+    return out;
+  }
+  using Entry = std::pair<double, int>;  // (load, bin)
+  lpt_heap<Entry>(
+      order, bins, out,
+      [](int b) {
+        return Entry{0.0, b};
+      },
+      [](const Entry& e) { return e.second; },
+      [](const Entry& e, double cost) {
+        return Entry{e.first + cost, e.second};
+      });
   return out;
 }
 

@@ -158,6 +158,11 @@ TEST(LoadBalance, GreedyIsTheTextbookLpt) {
     EXPECT_EQ(balance_greedy(costs, bins), textbook(costs, bins)) << bins << " bins, spread";
     costs[7] = -1.5;
     EXPECT_EQ(balance_greedy(costs, bins), textbook(costs, bins)) << bins << " bins, negative";
+    // Whole-number costs (loads kept as integers) with ties, small and near the bound.
+    for (auto& c : costs) c = static_cast<double>(rng() % 40);
+    EXPECT_EQ(balance_greedy(costs, bins), textbook(costs, bins)) << bins << " bins, whole";
+    for (auto& c : costs) c = std::ldexp(static_cast<double>(rng() % 8), 30);
+    EXPECT_EQ(balance_greedy(costs, bins), textbook(costs, bins)) << bins << " bins, 2^30";
   }
 }
 
