@@ -92,12 +92,9 @@ AnalyticalNetwork::Timed AnalyticalNetwork::time_collective(const CollectiveSpec
   } else {
     placed_ = spec.gpus;
   }
-  std::uint64_t hash =
-      std::hash<std::int64_t>{}(spec.bytes) ^ (static_cast<std::uint64_t>(spec.op) << 56) ^
-      (static_cast<std::uint64_t>(spec.algorithm) << 48) ^
-      (static_cast<std::uint64_t>(spec.protocol) << 44) ^
-      (static_cast<std::uint64_t>(spec.root) << 24) ^ (static_cast<std::uint64_t>(spec.peer) << 8);
-  for (int v : placed_) hash = (hash ^ static_cast<std::uint64_t>(v)) * 0x100000001B3ULL;
+  const std::uint64_t hash = size_and_ranks_hash(spec, placed_) ^
+                             (static_cast<std::uint64_t>(spec.root) << 24) ^
+                             (static_cast<std::uint64_t>(spec.peer) << 8);
   if (const auto it = timed_.find(hash); it != timed_.end() && it->second.key.is(spec, placed_)) {
     add_traffic(it->second.traffic, spec.traffic_tag);
     return {it->second.time, Time::zero()};

@@ -30,11 +30,15 @@ Time Network::estimate(const Schedule& schedule, TrafficStats* traffic) {
 }
 
 std::uint64_t Network::size_and_ranks_hash(const CollectiveSpec& spec) {
+  return size_and_ranks_hash(spec, spec.gpus);
+}
+
+std::uint64_t Network::size_and_ranks_hash(const CollectiveSpec& spec, std::span<const int> ranks) {
   std::uint64_t key = std::hash<std::int64_t>{}(spec.bytes) ^
                       (static_cast<std::uint64_t>(spec.op) << 56) ^
                       (static_cast<std::uint64_t>(spec.algorithm) << 48) ^
                       (static_cast<std::uint64_t>(spec.protocol) << 44);
-  for (int g : spec.gpus) key = (key ^ static_cast<std::uint64_t>(g)) * 0x100000001B3ULL;
+  for (int g : ranks) key = (key ^ static_cast<std::uint64_t>(g)) * 0x100000001B3ULL;
   return key;
 }
 

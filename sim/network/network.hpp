@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -114,6 +115,8 @@ class Network {
   Network(engine::Simulator& sim, const topology::Cluster& cluster, NetworkOptions options);
   /// A hash of `spec`'s op, algorithm, protocol, size and GPUs (the tuner's cache key).
   static std::uint64_t size_and_ranks_hash(const CollectiveSpec& spec);
+  /// The same with `ranks` in place of the spec's GPUs (e.g. their placement).
+  static std::uint64_t size_and_ranks_hash(const CollectiveSpec& spec, std::span<const int> ranks);
   /// build_chosen(spec, resolve(spec)), reusing the tuner's build where it made one.
   Schedule chosen_schedule(const CollectiveSpec& spec);
   /// Adds `delta` to the totals and to the counters of `tag` (if >= 0).

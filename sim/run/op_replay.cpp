@@ -140,11 +140,11 @@ class Replayer {
     network::NetworkOptions net;
     net.mode = options.mode;
     net.calibration = collective_calibration(cluster, cost);
-    if (graph.merges_kernel_runs() && (options.timeline || options.mode != graph.mode()))
+    if (graph.merges_kernel_runs() && !runs_in_dataflow_order(options))
       throw Error("replay: a graph with merged kernel runs replays in dataflow order, untraced");
     net_ = network::make_network(sim_, cluster, net);
     // Analytical mode without a trace runs in dataflow order (see run()).
-    if (options.mode == network::NetworkMode::kAnalytical && !options.timeline)
+    if (runs_in_dataflow_order(options))
       dataflow_net_ = static_cast<network::AnalyticalNetwork*>(net_.get());
     compute_stream_ = kNone;
     for (std::size_t s = 0; s < graph.streams().size(); ++s) {
@@ -619,10 +619,13 @@ bool traced_rank(const ReplayOptions& options, int rank) {
          options.trace_ranks.end();
 }
 
+bool runs_in_dataflow_order(const ReplayOptions& options) {
+  return options.mode == network::NetworkMode::kAnalytical && !options.timeline;
+}
+
 ReplayGraph replay_graph(const workload::OpGraph& graph, const topology::Cluster& cluster,
                          const cost::CostModel& cost, const ReplayOptions& options) {
-  ReplayGraph out(options.mode,
-                  options.mode == network::NetworkMode::kAnalytical && !options.timeline);
+  ReplayGraph out(options.mode, runs_in_dataflow_order(options));
   for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
     const auto& ro = graph.ranks[r];
     const auto rank = static_cast<int>(r);

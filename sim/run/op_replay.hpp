@@ -134,5 +134,8 @@ ReplayGraph replay_graph(const workload::OpGraph& graph, const topology::Cluster
 /// Whether `options` trace `rank` (a timeline is set and the rank is among trace_ranks, or
 /// trace_ranks is empty).
 bool traced_rank(const ReplayOptions& options, int rank);
+/// Whether a replay with `options` runs in dataflow order (analytical mode, untraced; see
+/// Replayer::run), which takes a ReplayGraph with its kernel runs merged.
+bool runs_in_dataflow_order(const ReplayOptions& options);
 
 }  // namespace strait::sim::run

@@ -86,40 +86,35 @@ OpShape make_shape(const std::vector<Op>& ops, std::size_t hash) {
   return s;
 }
 
-// `ops` with runs of kernels merged (replay_graph.hpp): kernel i merges into the next op on
-// its stream when that is a kernel of the same step depending on nothing but i, and no
-// other op depends on i. A merged op sits at its run's last index and takes the run's first
-// dependencies (the others are inside the run); no op outside a run depends on the run's
-// inner ops, so every dependency maps to a merged op. Out: per merged op, the built ops it
-// stands for; per built kernel slot, its merged kernel slot.
-std::vector<Op> merge_kernel_runs(const std::vector<Op>& ops, std::vector<std::int32_t>& runs,
+// `ops` (of shape `built`) with runs of kernels merged (replay_graph.hpp): kernel i merges
+// into the next op on its stream when that is a kernel of the same step depending on
+// nothing but i, and no other op depends on i. A merged op sits at its run's last index and
+// takes the run's first dependencies (the others are inside the run); no op outside a run
+// depends on the run's inner ops, so every dependency maps to a merged op. Out: per merged
+// op, the built ops it stands for; per built kernel slot, its merged kernel slot.
+std::vector<Op> merge_kernel_runs(const OpShape& built, const std::vector<Op>& ops,
+                                  std::vector<std::int32_t>& runs,
                                   std::vector<std::int32_t>& merged_slot) {
   const auto n = ops.size();
   constexpr std::int32_t kNone = -1;
-  std::vector<std::int32_t> next(n, kNone), last_on_stream;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto st = static_cast<std::size_t>(ops[i].stream);
-    if (st >= last_on_stream.size()) last_on_stream.resize(st + 1, kNone);
-    if (last_on_stream[st] != kNone)
-      next[static_cast<std::size_t>(last_on_stream[st])] = static_cast<std::int32_t>(i);
-    last_on_stream[st] = static_cast<std::int32_t>(i);
-  }
-  // Whether some op other than next[d] depends on d.
-  std::vector<char> waited_on(n, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (auto d : ops[i].deps) {
-      if (next[static_cast<std::size_t>(d)] != static_cast<std::int32_t>(i))
-        waited_on[static_cast<std::size_t>(d)] = 1;
-    }
+  const auto at = [](std::int32_t i) { return static_cast<std::size_t>(i); };
+  std::vector<std::int32_t> next(n, kNone);  // the next op on op i's stream
+  for (const auto& on_stream : built.stream_ops) {
+    for (std::size_t k = 0; k + 1 < on_stream.size(); ++k)
+      next[at(on_stream[k])] = on_stream[k + 1];
   }
   std::vector<char> merges(n, 0);  // i merges into next[i]
   for (std::size_t i = 0; i < n; ++i) {
-    if (ops[i].kind != OpKind::kKernel || next[i] == kNone || waited_on[i]) continue;
-    const Op& nx = ops[static_cast<std::size_t>(next[i])];
-    if (nx.kind != OpKind::kKernel || nx.step != ops[i].step) continue;
-    bool only_i = true;
-    for (auto d : nx.deps) only_i = only_i && d == static_cast<std::int32_t>(i);
-    merges[i] = only_i ? 1 : 0;
+    const auto nx = next[i];
+    if (built.kind[i] != OpKind::kKernel || nx == kNone || built.kind[at(nx)] != OpKind::kKernel ||
+        built.step[at(nx)] != built.step[i])
+      continue;
+    bool alone = true;  // nothing but nx depends on i, and nx on nothing but i
+    for (auto k = built.succ_offsets[i]; k < built.succ_offsets[i + 1]; ++k)
+      alone = alone && built.succ[at(k)] == nx;
+    for (auto k = built.dep_offsets[at(nx)]; k < built.dep_offsets[at(nx) + 1]; ++k)
+      alone = alone && built.deps[at(k)] == static_cast<std::int32_t>(i);
+    merges[i] = alone ? 1 : 0;
   }
   // Each built op's merged index (a run's members take its last op's) and each run's first op.
   std::vector<std::int32_t> index(n, kNone), first(n, kNone);
@@ -213,12 +208,12 @@ void ReplayGraph::reserve(std::size_t ranks, std::size_t per_rank) {
   // one), whose replay ops (fewer than `per_rank` when kernel runs are merged) are counted.
   // An eighth more for ranks of larger roles: reserved pages cost no memory until used,
   // while one regrowth would copy the arrays at twice their size.
-  if (!shapes_.empty() && shapes_.front().ops() > 0) per_rank = shapes_.front().ops();
+  const OpShape* first = !shapes_.empty() && shapes_.front().ops() > 0 ? &shapes_.front() : nullptr;
+  if (first) per_rank = first->ops();
   const std::size_t ops = ranks * per_rank + ranks * per_rank / 8;
   std::size_t kernels = ops, collectives = 0;
-  if (!shapes_.empty() && shapes_.front().ops() > 0) {
-    const auto& s = shapes_.front();
-    kernels = ops * static_cast<std::size_t>(s.kernels) / s.ops();
+  if (first) {
+    kernels = ops * static_cast<std::size_t>(first->kernels) / first->ops();
     collectives = ops - kernels;
   }
   if (mode_ == network::NetworkMode::kAnalytical) {
@@ -245,7 +240,8 @@ std::int32_t ReplayGraph::shape_of(const std::vector<Op>& ops) {
     built_.push_back(make_shape(ops, h));
     std::vector<std::int32_t> runs;
     merged_slot_.emplace_back();
-    shapes_.push_back(make_shape(merge_kernel_runs(ops, runs, merged_slot_.back()), h));
+    shapes_.push_back(
+        make_shape(merge_kernel_runs(built_.back(), ops, runs, merged_slot_.back()), h));
     shapes_.back().runs = std::move(runs);
   } else {
     shapes_.push_back(make_shape(ops, h));

@@ -39,8 +39,7 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
   // Each rank's ops go into the compact replay graph as soon as they are built: the whole
   // OpGraph of 131,072 ranks would take 7 GiB (replay_graph.hpp). The dataflow replay
   // (analytical, untraced) takes runs of kernels merged.
-  ReplayGraph replay_graph(report.mode,
-                           report.mode == network::NetworkMode::kAnalytical && !options.timeline);
+  ReplayGraph replay_graph(report.mode, runs_in_dataflow_order(replay_options));
   // The batches are sampled once for the op graph and the memory model.
   auto batches = workload::sample_steps(scenario, scenario.steps);
   workload::OpGraphOptions graph_options;

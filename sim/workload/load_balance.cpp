@@ -58,11 +58,12 @@ std::vector<std::pair<double, std::int32_t>> lpt_order(const std::vector<double>
 // The bins as a binary min-heap of keys ordered as (load, bin), whose top is replaced in
 // place (one sift down per item instead of a pop and a push). Keys are distinct, so every
 // min-heap picks the same bins.
-template <class Key, class Load, class Bin, class Add>
+// `empty(b)`: bin b's key at load 0; `bin_of(key)`; `add(key, cost)`: the key with cost added.
+template <class Key, class Empty, class Bin, class Add>
 void lpt_heap(const std::vector<std::pair<double, std::int32_t>>& order, int bins,
-              std::vector<int>& out, Load load_key, Bin bin_of, Add add) {
+              std::vector<int>& out, Empty empty, Bin bin_of, Add add) {
   std::vector<Key> heap(static_cast<std::size_t>(std::max(bins, 1)));
-  for (std::size_t b = 0; b < heap.size(); ++b) heap[b] = load_key(static_cast<int>(b));
+  for (std::size_t b = 0; b < heap.size(); ++b) heap[b] = empty(static_cast<int>(b));
   const std::size_t n = heap.size();
   for (const auto& [cost, i] : order) {
     out[static_cast<std::size_t>(i)] = bin_of(heap[0]);

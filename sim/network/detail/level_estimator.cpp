@@ -425,8 +425,6 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
     std::vector<std::int32_t> cls(un);  // each member's class as a receiver
     constexpr std::size_t kNoMember = ~std::size_t{0};
     struct Class {
-      int rail, datacenter;
-      topology::NodeIndex leaf;
       std::size_t member;                  // one member of the class
       std::size_t other_host = kNoMember;  // one on another host than `member`'s
     };
@@ -437,7 +435,7 @@ Time LevelEstimator::all_to_all(const CollectiveSpec& spec, Time step_latency,
         at[i] = endpoint(spec.gpus[i]);
         const auto [it, fresh] = index.try_emplace({at[i].rail, at[i].datacenter, at[i].leaf},
                                                    static_cast<std::int32_t>(classes.size()));
-        if (fresh) classes.push_back({at[i].rail, at[i].datacenter, at[i].leaf, i});
+        if (fresh) classes.push_back({i});
         cls[i] = it->second;
       }
       for (std::size_t i = 0; i < un; ++i) {
