@@ -40,10 +40,11 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
   // OpGraph of 131,072 ranks would take 7 GiB (replay_graph.hpp). The dataflow replay
   // (analytical, untraced) takes runs of kernels merged.
   ReplayGraph replay_graph(report.mode, runs_in_dataflow_order(replay_options));
-  // The batches are sampled once for the op graph and the memory model.
+  // The batches are sampled once; the builder fills the memory report as it goes.
   auto batches = workload::sample_steps(scenario, scenario.steps);
   workload::OpGraphOptions graph_options;
   graph_options.batches = &batches;
+  graph_options.memory = &report.memory;
   const auto graph =
       workload::build_op_graph(scenario, graph_options, [&](const workload::RankOps& rank) {
         const bool first = replay_graph.ranks().empty();
@@ -55,7 +56,6 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
   replay_graph.finish(graph);
   // The job's GPUs: a plan may use only the first N of the cluster's.
   report.gpus = static_cast<int>(graph.ranks.size());
-  report.memory = workload::memory_per_rank(scenario, batches);
   std::vector<std::vector<workload::ReplicaBatch>>().swap(batches);  // not needed past here
   report.build_wall_s = seconds_since(build_start);
 

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "sim/core/rng.hpp"
 #include "sim/workload/batch.hpp"
 #include "sim/workload/detail/dense_stack.hpp"
+#include "sim/workload/detail/rank_memory.hpp"
 #include "sim/workload/detail/sparse_traffic.hpp"
 
 namespace strait::sim::workload {
@@ -549,24 +551,19 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
     ro.samples = sh.batches->front()[static_cast<std::size_t>(r / L.cp.size)].samples / L.cp.size;
   }
   RankOps scratch;  // with a sink: every rank is built here in turn
+  std::optional<detail::RankMemoryModel> memory;
+  if (options.memory) {
+    memory.emplace(sc, sh.stack, sh.map, sh.steps);
+    options.memory->ranks.assign(static_cast<std::size_t>(L.world), {});
+    for (int r = 0; r < L.world; ++r) options.memory->ranks[static_cast<std::size_t>(r)].rank = r;
+  }
   for (int block : representative_blocks(sc, sh.batches->front(), options.representative_ranks)) {
     // Embedding traffic of this model-parallel group, per step.
-    std::vector<std::unique_ptr<SparseTraffic>> owned;
+    const auto owned = detail::group_traffic(sc, sh.map, *sh.batches, sh.steps, block);
     std::vector<const SparseTraffic*> traffic;
-    for (int s = 0; s < sh.steps; ++s) {
-      std::vector<std::vector<double>> ids(static_cast<std::size_t>(M));
-      std::vector<double> samples(static_cast<std::size_t>(M));
-      for (int i = 0; i < M; ++i) {
-        const int rank = block * M + i;
-        const auto& b =
-            (*sh.batches)[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank / L.cp.size)];
-        for (double x : b.ids) ids[static_cast<std::size_t>(i)].push_back(x / L.cp.size);
-        samples[static_cast<std::size_t>(i)] = static_cast<double>(b.samples) / L.cp.size;
-      }
-      owned.push_back(std::make_unique<SparseTraffic>(sc.model, sc.data, sh.map, std::move(ids),
-                                                      std::move(samples), sc.plan.comm_precision));
-      traffic.push_back(owned.back().get());
-    }
+    for (const auto& t : owned) traffic.push_back(t.get());
+    std::vector<double> buffers;
+    if (memory) buffers = memory->output_buffers(traffic);
     for (int i = 0; i < M; ++i) {
       const int rank = block * M + i;
       RankOps& whole = g.ranks[static_cast<std::size_t>(rank)];
@@ -580,6 +577,11 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
       ro.ops.reserve(reserve);
       RankBuilder(sh, ro, traffic, i).build();
       reserve = std::max(reserve, ro.ops.size());
+      if (memory) {
+        // Right after the rank's ops: its layers' work is still in sh.layer_work.
+        options.memory->ranks[static_cast<std::size_t>(rank)] =
+            memory->rank(rank, i, buffers[static_cast<std::size_t>(i)], *sh.batches, sh.layer_work);
+      }
       if (sink) sink(ro);
     }
   }

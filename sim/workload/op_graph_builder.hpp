@@ -31,6 +31,7 @@
 #include <functional>
 
 #include "sim/workload/batch.hpp"
+#include "sim/workload/memory_model.hpp"
 #include "sim/workload/op_graph.hpp"
 #include "sim/workload/scenario.hpp"
 
@@ -45,6 +46,10 @@ struct OpGraphOptions {
   /// sampled them already (run_training shares them with memory_per_rank); null: sampled
   /// here.
   const std::vector<std::vector<ReplicaBatch>>* batches = nullptr;
+  /// Set: filled with the memory of the ranks built over the steps built, as
+  /// memory_per_rank gives it for the same batches and steps, from the embedding traffic
+  /// and layer work the builder derives anyway (not twice per run).
+  MemoryReport* memory = nullptr;
 };
 
 /// Builds every rank's ops for the scenario's steps. Deterministic for a seed.

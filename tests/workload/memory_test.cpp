@@ -180,5 +180,61 @@ TEST(MemoryModel, BatchesSampledOnceAndRememberedLayerWorkChangeNothing) {
   }
 }
 
+// The memory report build_op_graph fills as it builds (OpGraphOptions::memory) is
+// memory_per_rank's, term by term, on two steps of lognormal lengths with context parallel
+// pairs and row-wise embedding groups of 4 members (so output-dist buffers differ by member
+// and step), with and without a sink, and for representative ranks only.
+TEST(MemoryModel, TheBuilderFillsTheSameReportAsMemoryPerRank) {
+  const auto sc =
+      scenario_of("hgx-h100-8.json", kSmallHstu,
+                  data_with(R"({"distribution": "lognormal", "mean": 600, "sigma": 1.2})"),
+                  R"({"context_parallel": {"degree": 2, "placement": "host"},
+          "sparse": {"group_size": 4, "default": "row_wise"}})",
+                  2);
+  const auto batches = sample_steps(sc, sc.steps);
+  const auto expected = memory_per_rank(sc, batches);
+  ASSERT_EQ(expected.ranks.size(), 8u);
+  ASSERT_NE(expected.ranks[0].term("comm_buffers"), expected.ranks[2].term("comm_buffers"));
+  for (const bool sink : {false, true}) {
+    MemoryReport built;
+    OpGraphOptions options;
+    options.batches = &batches;
+    options.memory = &built;
+    if (sink) {
+      build_op_graph(sc, options, [](const RankOps&) {});
+    } else {
+      build_op_graph(sc, options);
+    }
+    ASSERT_EQ(built.ranks.size(), expected.ranks.size());
+    for (std::size_t r = 0; r < expected.ranks.size(); ++r) {
+      const auto &a = expected.ranks[r], &b = built.ranks[r];
+      EXPECT_EQ(b.rank, a.rank);
+      ASSERT_EQ(b.terms.size(), a.terms.size());
+      for (std::size_t t = 0; t < a.terms.size(); ++t) {
+        EXPECT_EQ(b.terms[t].name, a.terms[t].name);
+        EXPECT_EQ(b.terms[t].bytes, a.terms[t].bytes) << r << " " << a.terms[t].name;
+      }
+      ASSERT_EQ(b.layer_activations.size(), a.layer_activations.size());
+      for (std::size_t l = 0; l < a.layer_activations.size(); ++l) {
+        EXPECT_EQ(b.layer_activations[l].name, a.layer_activations[l].name);
+        EXPECT_EQ(b.layer_activations[l].bytes, a.layer_activations[l].bytes);
+      }
+      EXPECT_EQ(b.attention_jagged_bytes, a.attention_jagged_bytes);
+    }
+  }
+  // Representative ranks: the first group of 4 only, the others without terms.
+  const auto few = memory_per_rank(sc, batches, 4);
+  MemoryReport built;
+  OpGraphOptions options;
+  options.batches = &batches;
+  options.memory = &built;
+  options.representative_ranks = 4;
+  build_op_graph(sc, options);
+  for (std::size_t r = 0; r < few.ranks.size(); ++r) {
+    ASSERT_EQ(built.ranks[r].terms.size(), few.ranks[r].terms.size()) << r;
+    EXPECT_EQ(built.ranks[r].total(), few.ranks[r].total()) << r;
+  }
+}
+
 }  // namespace
 }  // namespace strait::sim::workload

@@ -23,6 +23,7 @@ SparseTraffic::SparseTraffic(const ModelConfig& model, const DataConfig& data, c
   forward_element_ = bytes_per_element(comm.forward.value_or(model.embedding_dtype));
   backward_element_ = bytes_per_element(comm.backward.value_or(model.embedding_dtype));
   unique_fraction_.assign(model.tables.size(), 1.0);
+  arriving_.assign(model.tables.size(), {});
   hot_share_.assign(model.tables.size(), 0.0);
   host_reduced_.assign(model.tables.size(), 0);
   for (std::size_t t = 0; t < model.tables.size(); ++t) {
@@ -48,6 +49,29 @@ double SparseTraffic::cold_samples(std::size_t i, std::size_t t) const {
   const double h = hot_share_[t];
   if (h == 0 || samples_[i] <= 0) return samples_[i];
   return samples_[i] * (1 - std::pow(h, ids_[i][t] / samples_[i]));
+}
+
+double SparseTraffic::arriving_ids(int table, double row_fraction) const {
+  auto& memo = arriving_[static_cast<std::size_t>(table)];
+  if (memo.row_fraction != row_fraction) {
+    double ids = 0;
+    for (std::size_t i = 0; i < ids_.size(); ++i)
+      ids += cold_ids(i, static_cast<std::size_t>(table)) * row_fraction;
+    memo.row_fraction = row_fraction;
+    memo.ids = ids;
+  }
+  return memo.ids;
+}
+
+double SparseTraffic::pooled_rows(int table) const {
+  auto& memo = arriving_[static_cast<std::size_t>(table)];
+  if (memo.pooled_rows < 0) {
+    double rows = 0;
+    for (std::size_t i = 0; i < ids_.size(); ++i)
+      rows += cold_samples(i, static_cast<std::size_t>(table));
+    memo.pooled_rows = rows;
+  }
+  return memo.pooled_rows;
 }
 
 bool SparseTraffic::same_shards() const {
@@ -212,13 +236,9 @@ Kernel SparseTraffic::lookup(int j) const {
   };
   for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
     const auto& t = model_.tables[static_cast<std::size_t>(s.table)];
-    double arriving = 0, pooled_rows = 0;
-    for (std::size_t i = 0; i < ids_.size(); ++i) {
-      arriving += cold_ids(i, static_cast<std::size_t>(s.table)) * s.row_fraction;
-      pooled_rows += cold_samples(i, static_cast<std::size_t>(s.table));
-    }
+    const double arriving = arriving_ids(s.table, s.row_fraction);
     add(s.table, arriving, t.dim * s.col_fraction,
-        t.pooling == Pooling::kSequence ? arriving : pooled_rows);
+        t.pooling == Pooling::kSequence ? arriving : pooled_rows(s.table));
   }
   for (int table : map_.data_parallel_tables) {
     const auto& t = model_.tables[static_cast<std::size_t>(table)];
@@ -250,10 +270,8 @@ Kernel SparseTraffic::update(int j) const {
                2 * optimizer_state_bytes(model_.embedding_optimizer, unique, dim, es);
   };
   for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
-    double arriving = 0;
-    for (std::size_t i = 0; i < ids_.size(); ++i)
-      arriving += cold_ids(i, static_cast<std::size_t>(s.table)) * s.row_fraction;
-    add(s.table, arriving, model_.tables[static_cast<std::size_t>(s.table)].dim * s.col_fraction);
+    add(s.table, arriving_ids(s.table, s.row_fraction),
+        model_.tables[static_cast<std::size_t>(s.table)].dim * s.col_fraction);
   }
   for (int table : map_.data_parallel_tables) {
     add(table, ids_[static_cast<std::size_t>(j)][static_cast<std::size_t>(table)],

@@ -77,6 +77,19 @@ class SparseTraffic {
   double cold_ids(std::size_t i, std::size_t t) const { return ids_[i][t] * (1 - hot_share_[t]); }
   /// Samples of member i whose pooled row of table t needs the shards.
   double cold_samples(std::size_t i, std::size_t t) const;
+  /// Ids of table t arriving at a shard of `row_fraction` from every member (sum over i of
+  /// cold_ids(i, t) row_fraction, in member order), and pooled rows of table t from every
+  /// member (sum of cold_samples(i, t)). Both are O(M) sums, memoized per table: every
+  /// member of a row-wise group holds shards of equal fraction, so a group's lookups and
+  /// updates take O(M) instead of O(M^2) (a tenth of the build at 131,072 ranks).
+  double arriving_ids(int table, double row_fraction) const;
+  double pooled_rows(int table) const;
+  struct ArrivingMemo {
+    double row_fraction = -1;  // the fraction `ids` is for (-1: none yet)
+    double ids = 0;
+    double pooled_rows = -1;  // -1: not yet summed
+  };
+  mutable std::vector<ArrivingMemo> arriving_;         // per table
   double forward_element_ = 4, backward_element_ = 4;  // output / grad dist bytes per value
   bool same_shards_ = false;
   mutable SendRow first_output_row_;                // the row every member sends, when same_shards_
