@@ -111,7 +111,9 @@ struct RankState {
   struct Membership {
     std::int32_t group, position, calls;  // calls: collectives issued on the group so far
   };
-  std::vector<Membership> groups;  // a rank is in a handful: searched linearly
+  // A rank is in a handful of groups: kept inline and searched linearly (a heap vector per
+  // rank was a cache miss on every collective a rank issued).
+  boost::container::small_vector<Membership, 8> groups;
   engine::ResourceId sm, hbm;
   const std::string* gpu_type = nullptr;
   bool traced = false;
@@ -130,6 +132,9 @@ struct Instance {
 struct PendingCalls {
   std::int32_t first = 0;
   std::vector<Instance> calls;
+  // The members of the last call launched in dataflow order, kept for the next call's
+  // (no allocation per collective).
+  std::vector<std::pair<std::int32_t, std::int32_t>> spare;
 };
 
 class Replayer {
@@ -413,7 +418,10 @@ class Replayer {
     const auto at = u(k - pending.first);
     if (at >= pending.calls.size()) pending.calls.resize(at + 1);
     auto& inst = pending.calls[at];
-    if (inst.members.empty()) inst.members.assign(members.size(), {kNone, kNone});
+    if (inst.members.empty()) {
+      inst.members.swap(pending.spare);
+      inst.members.assign(members.size(), {kNone, kNone});
+    }
     inst.members[u(member->position)] = {r, index};
     inst.latest = std::max(inst.latest, now);
     if (++inst.arrived < static_cast<int>(members.size())) return;
@@ -434,33 +442,41 @@ class Replayer {
   void launch_collective(std::int32_t g, std::int32_t k, std::int32_t last, Time now) {
     auto& pending = instances_[u(g)];
     if (k != pending.first) throw Error("replay: collectives of a group launched out of order");
-    auto inst = std::make_shared<Instance>(std::move(pending.calls.front()));
+    Instance launched = std::move(pending.calls.front());
     pending.calls.erase(pending.calls.begin());
     ++pending.first;
-    const auto [first_rank, first_op] = inst->members[0];
+    const auto& members = launched.members;
+    const auto [first_rank, first_op] = members[0];
     const CollectiveShape& call = call_of(first_rank, first_op);
     const Bytes bytes = bytes_of(first_rank, first_op);
-    network::CollectiveSpec spec;
+    // In dataflow order one spec, its buffers kept from call to call (an all_to_allv's
+    // matrix at 512 ranks is 2 MiB); in time order the network may call back before
+    // start_collective returns, so a spec of its own.
+    network::CollectiveSpec own;
+    network::CollectiveSpec& spec = dataflow_net_ ? spec_ : own;
+    spec.gpus.clear();
+    spec.send_bytes.clear();
+    spec.send_matrix.clear();
     spec.op = call.op;
     spec.algorithm = call.algorithm;
     spec.bytes = bytes;
     spec.priority = call.priority;
     spec.traffic_tag = static_cast<int>(call.comm_class);
-    const auto n = inst->members.size();
+    const auto n = members.size();
     spec.gpus.reserve(n);
-    for (const auto& [rank, op] : inst->members) spec.gpus.push_back(ranks_[u(rank)].info->gpu);
+    for (const auto& [rank, op] : members) spec.gpus.push_back(ranks_[u(rank)].info->gpu);
     if (call.op == network::CollectiveOp::kAllToAll) {
       // Compact all-to-all: members may each send a different (uniform) buffer.
       bool differ = false;
-      for (const auto& [rank, op] : inst->members) differ = differ || bytes_of(rank, op) != bytes;
+      for (const auto& [rank, op] : members) differ = differ || bytes_of(rank, op) != bytes;
       if (differ) {
         spec.send_bytes.reserve(n);
-        for (const auto& [rank, op] : inst->members) spec.send_bytes.push_back(bytes_of(rank, op));
+        for (const auto& [rank, op] : members) spec.send_bytes.push_back(bytes_of(rank, op));
       }
     }
     if (call.op == network::CollectiveOp::kAllToAllV) {
       spec.send_matrix.reserve(n * n);
-      for (const auto& [rank, op] : inst->members) {
+      for (const auto& [rank, op] : members) {
         const auto& st = ranks_[u(rank)];
         const auto& row = graph_.send_row(*st.info, call_of(rank, op).row);
         if (row.size() != n) {
@@ -473,7 +489,7 @@ class Replayer {
     }
     std::vector<engine::ActivityId> holds;
     if (options_.mode == network::NetworkMode::kFlow && !call.sm_free) {
-      for (const auto& [rank, op] : inst->members) {
+      for (const auto& [rank, op] : members) {
         const auto& st = ranks_[u(rank)];
         const double fraction = cost_.comm_sm_fraction(*st.gpu_type);
         if (fraction <= 0) continue;
@@ -485,16 +501,16 @@ class Replayer {
         holds.push_back(sim_.fluid().start(std::move(hold), use));
       }
     }
-    for (const auto& [rank, op] : inst->members) started_of(ranks_[u(rank)], op) = now;
+    for (const auto& [rank, op] : members) started_of(ranks_[u(rank)], op) = now;
     if (options_.timeline && ranks_[u(last)].traced) {
       auto& tl = *options_.timeline;
       const auto& last_state = ranks_[u(last)];
       std::int32_t last_op = kNone;
-      for (const auto& [rank, op] : inst->members) {
+      for (const auto& [rank, op] : members) {
         if (rank == last) last_op = op;
       }
       const auto from_track = tl.track(graph_.streams()[u(last_state.shape->stream[u(last_op)])]);
-      for (const auto& [rank, op] : inst->members) {
+      for (const auto& [rank, op] : members) {
         const auto& st = ranks_[u(rank)];
         if (rank == last || !st.traced) continue;
         const auto to_track = tl.track(graph_.streams()[u(st.shape->stream[u(op)])]);
@@ -506,10 +522,12 @@ class Replayer {
     if (dataflow_net_) {
       const auto timed = dataflow_net_->time_collective(spec);
       collective_events_ += timed.delay > Time::zero() ? 2 : 1;
-      for (auto m = inst->members.rbegin(); m != inst->members.rend(); ++m)
+      for (auto m = members.rbegin(); m != members.rend(); ++m)
         finished_.push_back({m->first, m->second, now + timed.time});
+      pending.spare = std::move(launched.members);
       return;
     }
+    auto inst = std::make_shared<Instance>(std::move(launched));
     net_->start_collective(spec, [this, inst, holds = std::move(holds)] {
       for (auto h : holds) sim_.fluid().cancel(h);
       for (const auto& [rank, op] : inst->members) finish_op(rank, op, sim_.now());
@@ -594,6 +612,7 @@ class Replayer {
   HugeVector<Time> op_ends_;
   HugeVector<Time> collective_starts_;
   std::vector<PendingCalls> instances_;  // by group
+  network::CollectiveSpec spec_;         // the collective being launched
   ReplayResult result_;
   static constexpr std::uint64_t kProgressOps = 1u << 16;  // ops between progress calls
   std::uint64_t finished_ops_ = 0, next_progress_ = kProgressOps;

@@ -24,7 +24,7 @@ const MemoryTerm& RankMemory::dominant() const {
       [](const MemoryTerm& a, const MemoryTerm& b) { return a.bytes < b.bytes; });
 }
 
-double RankMemory::term(const std::string& name) const {
+double RankMemory::term(std::string_view name) const {
   for (const auto& x : terms) {
     if (x.name == name) return x.bytes;
   }

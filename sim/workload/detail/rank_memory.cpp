@@ -74,7 +74,6 @@ RankMemory RankMemoryModel::rank(int rank, int member, double output_buffer,
   const double elems = map_.weight_elements(model, member) + dp_elems_;
   const double rows = std::max(1.0, map_.rows(model, member) + dp_rows_);
   double act = 0, scores = 0, jagged = 0, padded = 0, emb_act = 0, layer_buffer = 0, ids_bytes = 0;
-  std::vector<MemoryTerm> layers(static_cast<std::size_t>(stack_.layers()));
   for (int s = 0; s < steps_; ++s) {
     const auto& b =
         batches[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank / L.cp.size)];
@@ -88,9 +87,6 @@ RankMemory RankMemoryModel::rank(int rank, int member, double output_buffer,
       sc_j += w.attention_unfused_bytes;
       sc_p += w.attention_padded_bytes;
       buf = std::max(buf, w.comm_buffer_bytes);
-      auto& lt = layers[static_cast<std::size_t>(l)];
-      if (s == 0) lt.name = stack_.layer_name(l);
-      lt.bytes = std::max(lt.bytes, w.activation_bytes + w.attention_bytes);
     }
     double e = 0, idb = 0;
     for (std::size_t t = 0; t < model.tables.size(); ++t) {
@@ -122,7 +118,6 @@ RankMemory RankMemoryModel::rank(int rank, int member, double output_buffer,
       {"comm_buffers", output_buffer + ddp_buffers + layer_buffer},
       {"pipeline_buffers", (plan.schedule.pipeline_depth - 1) * (ids_bytes + emb_act)},
   };
-  rm.layer_activations = std::move(layers);
   rm.attention_jagged_bytes = jagged;
   rm.attention_padded_bytes = padded;
   return rm;
