@@ -202,6 +202,35 @@ TEST(AllToAllClosedForm, OneDatacenterOfRailsMatchesTheHandComputation) {
   EXPECT_EQ(r.time, expected);
 }
 
+// One network times two groups' all-to-alls in turn (all 32 GPUs of 2 datacenters under
+// PXN; the first 16, one datacenter), three rounds with other sizes each: each call takes
+// the time and traffic a fresh network gives it. The closed form keeps what depends on a
+// group's GPUs alone from one call of the group to the next (uniform_group), never sizes.
+TEST(AllToAllClosedForm, AGroupTimedAgainWithOtherSizesTakesWhatAFreshNetworkGives) {
+  const auto cluster = make(Shape{"pxn_repeats", 2, true, 1.0, true, true});
+  NetworkOptions options;
+  options.mode = NetworkMode::kAnalytical;
+  engine::Simulator sim;
+  const auto net = make_network(sim, cluster, options);
+  auto& analytical = dynamic_cast<AnalyticalNetwork&>(*net);
+  CollectiveSpec whole = spec_on(cluster, true);
+  CollectiveSpec half = whole;
+  half.gpus.resize(16);
+  half.send_bytes.resize(16);
+  for (int round = 0; round < 3; ++round) {
+    for (CollectiveSpec* spec : {&whole, &half}) {
+      for (auto& b : spec->send_bytes) b = b * (round + 3) / (round + 2) + round * 4099;
+      const auto fresh = simulate_collective(cluster, *spec, options);
+      const TrafficStats before = net->traffic();
+      EXPECT_EQ(analytical.time_collective(*spec).time, fresh.time) << round;
+      for (std::size_t c = 0; c < topology::kLinkClassCount; ++c) {
+        const double b = fresh.traffic.link_bytes[c];
+        EXPECT_NEAR(net->traffic().link_bytes[c] - before.link_bytes[c], b, 1e-9 * b) << c;
+      }
+    }
+  }
+}
+
 // PXN by hand on 4 hosts x 4 GPUs, rails, 2 hosts per leaf, every library cost 0: 8 MiB
 // from GPU 0 (host 0, rail 0) to GPU 5 (host 1, rail 1), hosts under one leaf group.
 //   PXN: NVLink to GPU 1 (2 x 0.1 us), its PCIe 0.5, NIC-leaf 1 (rail 1's leaf), leaf-NIC 1,

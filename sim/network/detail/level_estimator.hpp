@@ -22,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/core/huge_pages.hpp"
@@ -71,6 +72,35 @@ class LevelEstimator {
     int gpu, host, datacenter, rail;
     topology::NodeIndex leaf;
   };
+  using LinkClassBytes = std::array<double, topology::kLinkClassCount>;
+  // all_to_all's two forms: they add their bytes per link class and load phase_; they
+  // return the latency.
+  Time matrix_all_to_all(const CollectiveSpec& spec, LinkClassBytes& link_bytes);
+  Time uniform_all_to_all(const CollectiveSpec& spec, LinkClassBytes& link_bytes);
+  // A uniform all-to-all group as its closed form reads it: what depends on the members'
+  // GPUs alone, worked out once per group (its calls differ only in their sizes; at 131,072
+  // GPUs, 256 embedding groups of 512 make 1,536 calls). Counts are whole numbers.
+  struct UniformGroup {
+    std::vector<int> gpus;                   // the key
+    std::size_t hosts = 0;                   // hosts among the members
+    std::vector<std::int32_t> host;          // per member: its host, numbered as met
+    std::vector<std::int32_t> datacenter;    // per member
+    std::vector<std::int32_t> host_members;  // per member: members on its host
+    std::vector<std::int64_t> dc_members;    // per datacenter
+    std::vector<std::int32_t> same_leaf;     // per member: members under its leaf, off its host
+    struct Rail {                            // PXN: one rail with members, as member i reaches it
+      std::int32_t relay;                    // i's relay toward the rail (-1: none)
+      std::int32_t off_host;                 // members on the rail off i's host
+      std::int32_t same_leaf;                // of them, under the leaf i's message leaves by
+    };
+    std::vector<Rail> rails;                 // per member, in rail_offsets' ranges
+    std::vector<std::int32_t> rail_offsets;  // member i: [rail_offsets[i], rail_offsets[i + 1])
+    std::vector<std::size_t> first_of_dc;    // per datacenter (n: none)
+    // Member pairs whose levels stand for the group's (n: none): another member of member
+    // 0's host; the first pair across hosts under one leaf, and through a spine.
+    std::size_t same_host = 0, leaf_from = 0, leaf_pair = 0, spine_from = 0, spine_pair = 0;
+  };
+  const UniformGroup& uniform_group(const std::vector<int>& gpus);
   Loads make_loads() const;
   int pair_index(int src, int dst) const;  // -1 inside one datacenter
   int dc_pair(int a, int b) const;         // the same from datacenters a and b
@@ -99,6 +129,9 @@ class LevelEstimator {
   std::vector<std::optional<LevelPath>> host_paths_, datacenter_paths_, cross_paths_;
   std::vector<topology::LinkIndex> path_;
   Loads phase_, lane_;
+  std::unordered_map<std::uint64_t, UniformGroup> uniform_groups_;  // by a hash of the GPUs
+  UniformGroup uniform_scratch_;           // a group whose hash another group holds
+  std::vector<double> share_, host_send_;  // uniform_all_to_all's per member and per host sums
   // placement(): each host's class (-1 not yet known), the classes by fingerprint, and
   // scratch numbering of the hosts and leaves met (-1 between calls).
   std::vector<int> host_class_;
