@@ -91,14 +91,27 @@ Time LevelEstimator::matrix_all_to_all(const CollectiveSpec& spec, LinkClassByte
   };
   const auto ud = static_cast<std::size_t>(datacenters_);
   std::vector<Relation> relations(ud * 2);
+  // A row equal to the one before (an embedding output dist: every member holding the same
+  // shards sends the same row) keeps its class sums, and its receivers' sums are added once
+  // for the run of equal rows (whole bytes: exact in any order).
+  std::vector<std::int64_t> row_class(classes.size());
+  const Bytes* run_row = nullptr;
+  std::int64_t run_length = 0;
+  const auto end_run = [&] {
+    for (std::size_t j = 0; run_row && j < un; ++j) received[j] += run_length * run_row[j];
+    run_length = 0;
+  };
   for (std::size_t i = 0; i < un; ++i) {
     const Endpoint& a = at[i];
     const Bytes* row = spec.send_matrix.data() + i * un;
-    std::fill(class_bytes.begin(), class_bytes.end(), 0);
-    for (std::size_t j = 0; j < un; ++j) {
-      class_bytes[static_cast<std::size_t>(cls[j])] += row[j];
-      received[j] += row[j];
+    if (!run_row || !std::equal(row, row + un, run_row)) {
+      end_run();
+      run_row = row;
+      std::fill(row_class.begin(), row_class.end(), 0);
+      for (std::size_t j = 0; j < un; ++j) row_class[static_cast<std::size_t>(cls[j])] += row[j];
     }
+    ++run_length;
+    class_bytes = row_class;
     // The sender's own host: over NVLink (itself: nowhere).
     std::int64_t host_sent = 0;
     for (const std::size_t j : on_host[a.host]) {
@@ -185,6 +198,7 @@ Time LevelEstimator::matrix_all_to_all(const CollectiveSpec& spec, LinkClassByte
       latency = std::max(latency, level.latency + (relayed ? host_path->latency : Time::zero()));
     }
   }
+  end_run();
   for (std::size_t j = 0; j < un; ++j) {
     const double nv = static_cast<double>(host_received[j]);
     const double nic = static_cast<double>(received[j] - host_received[j]);
