@@ -87,20 +87,33 @@ bool SparseTraffic::same_shards() const {
   return true;
 }
 
+Bytes SparseTraffic::input_bytes(int i, int j) const {
+  double b = 0;
+  for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
+    b += cold_ids(static_cast<std::size_t>(i), static_cast<std::size_t>(s.table)) * s.row_fraction *
+             kIdBytes +
+         samples_[static_cast<std::size_t>(i)] * kLengthBytes;
+  }
+  return static_cast<Bytes>(std::llround(b));
+}
+
 SendRow SparseTraffic::input_row(int i) const {
   std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
   // Members holding the same shards receive the same bytes: one entry, copied.
-  for (int j = 0; j < (same_shards_ ? std::min(1, map_.group_size) : map_.group_size); ++j) {
-    double b = 0;
-    for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
-      b += cold_ids(static_cast<std::size_t>(i), static_cast<std::size_t>(s.table)) *
-               s.row_fraction * kIdBytes +
-           samples_[static_cast<std::size_t>(i)] * kLengthBytes;
-    }
-    row[static_cast<std::size_t>(j)] = static_cast<Bytes>(std::llround(b));
-  }
+  for (int j = 0; j < (same_shards_ ? std::min(1, map_.group_size) : map_.group_size); ++j)
+    row[static_cast<std::size_t>(j)] = input_bytes(i, j);
   if (same_shards_ && !row.empty()) std::fill(row.begin() + 1, row.end(), row.front());
   return SendRow(std::move(row));
+}
+
+std::optional<Bytes> SparseTraffic::uniform_input(int i) const {
+  if (!same_shards_ || map_.group_size < 1) return std::nullopt;
+  return input_bytes(i, 0);
+}
+
+std::optional<Bytes> SparseTraffic::uniform_grad(int i) const {
+  if (!same_shards_ || map_.group_size < 1) return std::nullopt;
+  return static_cast<Bytes>(std::llround(output_bytes(0, i, backward_element_)));
 }
 
 double SparseTraffic::output_bytes(int j, int i, double e) const {

@@ -47,6 +47,11 @@ class SparseTraffic {
   SendRow input_row(int i) const;
   SendRow output_row(int j) const;  // shared by members holding the same shards
   SendRow grad_row(int i) const;
+  /// What member i sends each member in the input (grad) dist when that is the same for
+  /// every member (all hold the same shards): its row without building it (at 131,072
+  /// ranks, 4 KiB per rank, step and dist, built and then found uniform); else nothing.
+  std::optional<Bytes> uniform_input(int i) const;
+  std::optional<Bytes> uniform_grad(int i) const;
   Kernel lookup(int j) const;
   Kernel update(int j) const;
   /// Bytes of member j's output-dist send and receive buffers (memory model).
@@ -64,7 +69,8 @@ class SparseTraffic {
   double output_bytes(int j, int i, double element) const;
   /// Bytes of member i's pooled rows of the host-reduced tables member j holds.
   double pooled_bytes(int j, int i, double element) const;
-  bool same_shards() const;  // every member holds the same shards (tables, fractions)
+  bool same_shards() const;               // every member holds the same shards (tables, fractions)
+  Bytes input_bytes(int i, int j) const;  // what member i sends member j in the input dist
   const ModelConfig& model_;
   const ShardMap& map_;
   std::vector<std::vector<double>> ids_;
