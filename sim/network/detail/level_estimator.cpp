@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
-#include <map>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 
