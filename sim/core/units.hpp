@@ -22,6 +22,9 @@ inline constexpr Bytes kKiB = 1024;
 inline constexpr Bytes kMiB = 1024 * kKiB;
 inline constexpr Bytes kGiB = 1024 * kMiB;
 
+/// One of `parts` equal shares of `bytes`, rounded up (parts > 0).
+constexpr Bytes divide_up(Bytes bytes, std::int64_t parts) { return (bytes + parts - 1) / parts; }
+
 /// Gigabits per second -> bytes per second (networking habit: a 400 Gb/s NIC).
 constexpr BytesPerSec gbit_per_s(double gbps) { return gbps * 1e9 / 8.0; }
 /// Gigabytes per second (10^9 bytes) -> bytes per second (NVLink, HBM habit).

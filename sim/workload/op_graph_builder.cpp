@@ -160,14 +160,16 @@ class RankBuilder {
     const SparseTraffic& t = *traffic_[static_cast<std::size_t>(step)];
     const auto& nm = sh_.nm;
     std::int32_t in = -1;
-    if (const auto each = sparse_comm() ? t.uniform_input(member_) : std::nullopt) {
-      in = collective(CollectiveOp::kAllToAll, sparse_group(), *each * sh_.layout.sparse.size,
-                      CommClass::kInputDist, nm.input_dist, sh_.st.embedding_comm, step,
-                      StepPhase::kInput, {after});
-    } else if (sparse_comm()) {
-      in = collective(CollectiveOp::kAllToAllV, sparse_group(), 0, CommClass::kInputDist,
-                      nm.input_dist, sh_.st.embedding_comm, step, StepPhase::kInput, {after},
-                      Algorithm::kAuto, t.input_row(member_));
+    if (sparse_comm()) {
+      if (const auto each = t.uniform_input(member_)) {
+        in = collective(CollectiveOp::kAllToAll, sparse_group(), *each * sh_.layout.sparse.size,
+                        CommClass::kInputDist, nm.input_dist, sh_.st.embedding_comm, step,
+                        StepPhase::kInput, {after});
+      } else {
+        in = collective(CollectiveOp::kAllToAllV, sparse_group(), 0, CommClass::kInputDist,
+                        nm.input_dist, sh_.st.embedding_comm, step, StepPhase::kInput, {after},
+                        Algorithm::kAuto, t.input_row(member_));
+      }
     }
     const std::int32_t stream = sh_.lookahead > 0 ? sh_.st.sparse_compute : sh_.st.compute;
     const std::int32_t look =
@@ -204,14 +206,16 @@ class RankBuilder {
     const SparseTraffic& t = *traffic_[static_cast<std::size_t>(step)];
     if (!sparse_comm()) return {-1, -1};
     std::int32_t flat = -1, host = last;
-    if (const auto each = sh_.flat_output ? t.uniform_grad(member_) : std::nullopt) {
-      flat = collective(CollectiveOp::kAllToAll, sparse_group(), *each * sh_.layout.sparse.size,
-                        CommClass::kGradDist, sh_.nm.grad_dist, sh_.st.embedding_comm, step,
-                        StepPhase::kBackward, {last});
-    } else if (sh_.flat_output) {
-      flat = collective(CollectiveOp::kAllToAllV, sparse_group(), 0, CommClass::kGradDist,
-                        sh_.nm.grad_dist, sh_.st.embedding_comm, step, StepPhase::kBackward, {last},
-                        Algorithm::kAuto, t.grad_row(member_));
+    if (sh_.flat_output) {
+      if (const auto each = t.uniform_grad(member_)) {
+        flat = collective(CollectiveOp::kAllToAll, sparse_group(), *each * sh_.layout.sparse.size,
+                          CommClass::kGradDist, sh_.nm.grad_dist, sh_.st.embedding_comm, step,
+                          StepPhase::kBackward, {last});
+      } else {
+        flat = collective(CollectiveOp::kAllToAllV, sparse_group(), 0, CommClass::kGradDist,
+                          sh_.nm.grad_dist, sh_.st.embedding_comm, step, StepPhase::kBackward,
+                          {last}, Algorithm::kAuto, t.grad_row(member_));
+      }
     }
     if (!sh_.host_reduced) return {flat, -1};
     const auto r = static_cast<std::size_t>(rank_);

@@ -14,8 +14,6 @@
 namespace strait::sim::network::detail {
 namespace {
 
-Bytes divide_up(Bytes bytes, std::int64_t parts) { return (bytes + parts - 1) / parts; }
-
 struct PairHash {
   std::size_t operator()(const std::pair<std::uint64_t, std::int64_t>& p) const {
     return std::hash<std::uint64_t>{}(p.first * 0x9E3779B97F4A7C15ULL ^

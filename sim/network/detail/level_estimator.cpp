@@ -14,12 +14,6 @@
 #include "sim/network/detail/pxn.hpp"
 
 namespace strait::sim::network::detail {
-namespace {
-
-Bytes divide_up(Bytes bytes, std::int64_t parts) { return (bytes + parts - 1) / parts; }
-
-}  // namespace
-
 LevelEstimator::LevelEstimator(const topology::Cluster& cluster, topology::Router& router)
     : cluster_(cluster), router_(router) {
   applicable_ = !cluster.hosts().empty();

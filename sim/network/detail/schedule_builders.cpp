@@ -9,8 +9,6 @@
 namespace strait::sim::network::detail {
 namespace {
 
-Bytes divide_up(Bytes bytes, std::int64_t parts) { return (bytes + parts - 1) / parts; }
-
 [[noreturn]] void unsupported(const BuildContext& ctx) {
   throw Error(fmt::format("collective: algorithm '{}' is not available for {}",
                           to_string(ctx.schedule.algorithm), to_string(ctx.spec.op)));

@@ -99,10 +99,7 @@ Bytes SparseTraffic::input_bytes(int i, int j) const {
 
 SendRow SparseTraffic::input_row(int i) const {
   std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
-  // Members holding the same shards receive the same bytes: one entry, copied.
-  for (int j = 0; j < (same_shards_ ? std::min(1, map_.group_size) : map_.group_size); ++j)
-    row[static_cast<std::size_t>(j)] = input_bytes(i, j);
-  if (same_shards_ && !row.empty()) std::fill(row.begin() + 1, row.end(), row.front());
+  for (int j = 0; j < map_.group_size; ++j) row[static_cast<std::size_t>(j)] = input_bytes(i, j);
   return SendRow(std::move(row));
 }
 
@@ -113,7 +110,11 @@ std::optional<Bytes> SparseTraffic::uniform_input(int i) const {
 
 std::optional<Bytes> SparseTraffic::uniform_grad(int i) const {
   if (!same_shards_ || map_.group_size < 1) return std::nullopt;
-  return static_cast<Bytes>(std::llround(output_bytes(0, i, backward_element_)));
+  return grad_bytes(0, i);
+}
+
+Bytes SparseTraffic::grad_bytes(int j, int i) const {
+  return static_cast<Bytes>(std::llround(output_bytes(j, i, backward_element_)));
 }
 
 double SparseTraffic::output_bytes(int j, int i, double e) const {
@@ -182,10 +183,7 @@ SendRow SparseTraffic::output_row(int j) const {
 
 SendRow SparseTraffic::grad_row(int i) const {
   std::vector<Bytes> row(static_cast<std::size_t>(map_.group_size), 0);
-  for (int j = 0; j < (same_shards_ ? std::min(1, map_.group_size) : map_.group_size); ++j)
-    row[static_cast<std::size_t>(j)] =
-        static_cast<Bytes>(std::llround(output_bytes(j, i, backward_element_)));
-  if (same_shards_ && !row.empty()) std::fill(row.begin() + 1, row.end(), row.front());
+  for (int j = 0; j < map_.group_size; ++j) row[static_cast<std::size_t>(j)] = grad_bytes(j, i);
   return SendRow(std::move(row));
 }
 

@@ -71,6 +71,7 @@ class SparseTraffic {
   double pooled_bytes(int j, int i, double element) const;
   bool same_shards() const;               // every member holds the same shards (tables, fractions)
   Bytes input_bytes(int i, int j) const;  // what member i sends member j in the input dist
+  Bytes grad_bytes(int j, int i) const;   // what member i sends member j in the grad dist
   const ModelConfig& model_;
   const ShardMap& map_;
   std::vector<std::vector<double>> ids_;
