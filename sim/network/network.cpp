@@ -135,7 +135,7 @@ Network::Choice Network::resolve(const CollectiveSpec& spec, std::optional<Sched
       for (int depth : depths) {
         Schedule schedule = built;
         if (depth > 0) schedule.chunks = depth;
-        apply_protocol(schedule, cluster_, protocol);
+        apply_protocol(schedule, cluster_, protocol, ProtocolView::kTuner);
         const Time t = estimate(schedule, nullptr);
         if (prefer_nvls_tree && algorithm == Algorithm::kNvlsTree && t < nvls_tree_time) {
           nvls_tree_time = t;
@@ -158,6 +158,8 @@ Network::Choice Network::resolve(const CollectiveSpec& spec, std::optional<Sched
     best = nvls_tree_best;
     chosen = std::move(nvls_tree_schedule);
   }
+  // The tuner's view left out what a size pays at run time; build_chosen adds it.
+  if (size_effects(cluster_.comm())) chosen.reset();
   auto_choice_.emplace(key, best);
   return best;
 }

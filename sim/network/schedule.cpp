@@ -83,6 +83,26 @@ double protocol_bandwidth_fraction(const topology::Cluster& cluster, Protocol pr
              : comm.protocols[protocol_index(protocol)].bandwidth_fraction;
 }
 
+double protocol_channel_share(const topology::Cluster& cluster, Protocol protocol,
+                              Algorithm algorithm, Bytes bytes, int ranks) {
+  const auto& comm = cluster.comm();
+  const auto& p = comm.protocols[protocol_index(protocol)];
+  if (comm.channels <= 1 || p.channel_bytes <= 0 ||
+      (algorithm != Algorithm::kRing && algorithm != Algorithm::kTree))
+    return 1.0;
+  const Bytes per_channel =
+      p.channel_bytes *
+      (algorithm == Algorithm::kRing && protocol == Protocol::kLL ? std::max(1, ranks) : 1);
+  const Bytes active = std::clamp<Bytes>(bytes / per_channel, 1, comm.channels);
+  return static_cast<double>(active) / comm.channels;
+}
+
+double nvls_lane_stretch(const topology::Cluster& cluster, Algorithm algorithm, Bytes bytes) {
+  const Bytes lane = cluster.comm().nvls_lane_bytes;
+  if (algorithm != Algorithm::kNvls || lane <= 0 || bytes <= 0) return 1.0;
+  return static_cast<double>(bytes + std::min(bytes, lane)) / static_cast<double>(bytes);
+}
+
 Time protocol_base_latency(const topology::Cluster& cluster, Protocol protocol,
                            Algorithm algorithm) {
   // NCCL's tuner gives its NVLS and CollNet algorithms no base latency (baseLat 0).
@@ -93,11 +113,21 @@ Time protocol_base_latency(const topology::Cluster& cluster, Protocol protocol,
   return (algorithm == Algorithm::kTree ? p.tree : p.ring).base_latency;
 }
 
-void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protocol protocol) {
+void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protocol protocol,
+                    ProtocolView view) {
   if (protocol == Protocol::kAuto) protocol = Protocol::kSimple;
   schedule.protocol = protocol;
   schedule.start_latency = protocol_base_latency(cluster, protocol, schedule.algorithm);
-  const double fraction = protocol_bandwidth_fraction(cluster, protocol, schedule.algorithm);
+  // The protocol's share of the links, of it the share of NCCL's channels the size
+  // launches (rings and trees), and single-host NVLS's unoverlapped lane (a longer time at
+  // the same payload).
+  const bool run = view == ProtocolView::kRun;
+  const double share = run ? protocol_channel_share(cluster, protocol, schedule.algorithm,
+                                                    schedule.bytes, schedule.ranks())
+                           : 1.0;
+  const double stretch = run ? nvls_lane_stretch(cluster, schedule.algorithm, schedule.bytes) : 1.0;
+  const double fraction =
+      protocol_bandwidth_fraction(cluster, protocol, schedule.algorithm) * share / stretch;
   // Bytes moved at a share f of the links' bandwidth take as long as bytes / f at full rate.
   const auto scaled_by = [](Bytes b, double f) {
     return f == 1.0 ? b : static_cast<Bytes>(std::llround(static_cast<double>(b) / f));
@@ -162,7 +192,8 @@ void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protoc
                 : comm.protocols[protocol_index(protocol)].max_busbw.at(hosts);
   if (!(ceiling < std::numeric_limits<double>::infinity())) return;
   schedule.min_data_time = Time::for_work(
-      static_cast<double>(schedule.bytes) * busbw_factor(schedule.op, schedule.ranks()), ceiling);
+      static_cast<double>(schedule.bytes) * busbw_factor(schedule.op, schedule.ranks()),
+      ceiling * share);
 }
 
 Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& cluster) {

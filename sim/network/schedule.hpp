@@ -149,6 +149,8 @@ void expand_all_pairs(Schedule& schedule);
 /// posts every peer's send and receive in one group); send/recv: direct.
 Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& cluster);
 
+enum class ProtocolView { kRun, kTuner };
+
 /// Applies `protocol`'s costs from cluster.comm() to `schedule`: its transfers carry
 /// bytes / bandwidth_fraction (payload_fraction keeps traffic at the payload), it starts
 /// base_latency late, and every phase pays, per repeat, the protocol's step latency
@@ -156,10 +158,21 @@ Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& 
 /// pipelined phase pays the mean over its transfers, see Phase::pipelined),
 /// and for all-to-all(v) and send/recv per_peer_latency times the most messages one rank
 /// sends in the phase. NVLS pays nvls_step_latency (nvls_tree's two in-host phases half of
-/// it each) and no base latency; nvls moves at nvls_bandwidth_fraction, nvls_tree at the
-/// protocol's. Trees pay the tree column of the latencies. The busbw ceiling (protocol's
-/// max_busbw; NVLS tree's per-channel ceiling x NICs per host) sets min_data_time.
-void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protocol protocol);
+/// it each) and no base latency; nvls moves at nvls_bandwidth_fraction (its lanes' fill
+/// included, nvls_lane_stretch), nvls_tree at the protocol's. Rings and trees move at the
+/// share of the protocol's bandwidth that their size's channels give
+/// (protocol_channel_share). Trees pay the tree column of the latencies. The busbw ceiling
+/// (protocol's max_busbw at the channels' share; NVLS tree's per-channel ceiling x NICs per
+/// host) sets min_data_time.
+/// With ProtocolView::kTuner it leaves out what a collective's size costs at run time
+/// (the channels' share and NVLS's lane): NCCL's tuner picks an algorithm and protocol at
+/// full channels with NVLS's stages overlapped, and `auto` picks as it does.
+void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protocol protocol,
+                    ProtocolView view = ProtocolView::kRun);
+/// Whether `comm` makes a collective's size cost more at run time than NCCL's tuner sees.
+inline bool size_effects(const topology::CommParameters& comm) {
+  return comm.channels > 1 || comm.nvls_lane_bytes > 0;
+}
 /// The latency of a phase's repeat from its transfers' latencies: the largest, or for a
 /// pipelined phase their mean (`sum` over `count` transfers, rounded down to the ps).
 inline Time phase_latency(const Phase& phase, Time largest, Time sum, std::uint64_t count) {
@@ -172,6 +185,15 @@ Time protocol_step_latency(const topology::Cluster& cluster, Protocol protocol, 
 /// The share of link bandwidth `protocol` achieves for `algorithm`.
 double protocol_bandwidth_fraction(const topology::Cluster& cluster, Protocol protocol,
                                    Algorithm algorithm);
+/// The share of its protocol's bandwidth a ring or tree of `bytes` on `ranks` ranks gets
+/// from the channels NCCL launches for its size (CommParameters::channels): 1 for other
+/// algorithms and where the cluster sets no channels.
+double protocol_channel_share(const topology::Cluster& cluster, Protocol protocol,
+                              Algorithm algorithm, Bytes bytes, int ranks);
+/// How much longer single-host NVLS's data takes for one lane that its reduce and multicast
+/// stages do not overlap (CommParameters::nvls_lane_bytes): (S + min(S, lane)) / S, 1 for
+/// other algorithms.
+double nvls_lane_stretch(const topology::Cluster& cluster, Algorithm algorithm, Bytes bytes);
 /// The latency a collective pays once before its first phase under `protocol`.
 Time protocol_base_latency(const topology::Cluster& cluster, Protocol protocol,
                            Algorithm algorithm);

@@ -45,6 +45,19 @@ CommParameters CommParameters::published_defaults() {
   c.net_efficiency = 47.0 / 50.0;
   // NCCL_PXN_DISABLE defaults to 0 (NCCL 2.12 and later).
   c.pxn = true;
+  // Channels (enqueue.cc: a ring or tree drops a channel, then halves its threads, while
+  // nBytes < nChannels x nThreads x threadThreshold): thresholds LL 8, LL128 8, Simple 64
+  // bytes per thread (LL x ranks on a ring) at most 512, 640 and 512 threads. 16 channels:
+  // NVIDIA's 8 x H100 all_reduce_perf (dgxc-benchmarking, nccl/README.md) sits at 19.3 -
+  // 20.7 us from 32 KiB to 512 KiB, where ring LL runs on 1 .. 16 channels of 32 KiB and
+  // strait's LL rate gives 20.0 us at 16 (it gave 15.2 - 20.0 us rising with S on all).
+  c.channels = 16;
+  c.protocols[0].channel_bytes = 512 * 8;
+  c.protocols[1].channel_bytes = 640 * 8;
+  c.protocols[2].channel_bytes = 512 * 64;
+  // NVLS lanes: fitted to the same curve (NVLS from 2 MiB: 42.2, 54.2, 83.0, 123.8, 199.3,
+  // 324.7 us at 2 - 64 MiB, 8 GiB at 480 GB/s busbw): the stages overlap but for 8 MiB.
+  c.nvls_lane_bytes = 8 * kMiB;
   return c;
 }
 
@@ -58,7 +71,7 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
   section.allow_only({"protocols", "proxy_latency", "rdma_round_trip", "per_peer_latency", "nvls",
                       "nvls_bandwidth_fraction", "nvls_step_latency", "nvlink_efficiency", "pxn",
                       "collnet", "hierarchical_in_datacenter", "nvls_tree_channel_busbw",
-                      "net_efficiency", "nvls_tree_first"});
+                      "net_efficiency", "nvls_tree_first", "channels", "nvls_lane_bytes"});
   const auto fraction = [](const ConfigNode& node, std::string_view key, double fallback) {
     const double f = node.number_or(key, fallback);
     if (!(f > 0 && f <= 1)) node.at(key).fail("expected a number in (0, 1]");
@@ -68,6 +81,13 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
     const Time t = node.duration_or(key, fallback);
     if (t < Time::zero()) node.at(key).fail("expected a duration >= 0");
     return t;
+  };
+  const auto size = [](const ConfigNode& node, std::string_view key, Bytes fallback) {
+    auto v = node.find(key);
+    if (!v) return fallback;
+    const Bytes b = v->as_bytes();
+    if (b < 0) v->fail("expected a size >= 0");
+    return b;
   };
   // A ceiling per host count; "none" lifts one.
   const auto ceiling = [](const ConfigNode& node, HostCountCeiling cap) {
@@ -96,8 +116,9 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
       auto node = protocols->find(kNames[p]);
       if (!node) continue;
       node->allow_only({"bandwidth_fraction", "base_latency", "nvlink_step_latency",
-                        "net_step_latency", "tree", "max_busbw"});
+                        "net_step_latency", "tree", "max_busbw", "channel_bytes"});
       auto& out = c.protocols[p];
+      out.channel_bytes = size(*node, "channel_bytes", out.channel_bytes);
       out.bandwidth_fraction = fraction(*node, "bandwidth_fraction", out.bandwidth_fraction);
       out.ring = latencies(*node, out.ring);
       if (auto cap = node->find("max_busbw")) out.max_busbw = ceiling(*cap, out.max_busbw);
@@ -121,6 +142,11 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
   if (auto cap = section.find("nvls_tree_channel_busbw"))
     c.nvls_tree_channel_busbw = ceiling(*cap, c.nvls_tree_channel_busbw);
   c.nvls_step_latency = duration(section, "nvls_step_latency", c.nvls_step_latency);
+  c.nvls_lane_bytes = size(section, "nvls_lane_bytes", c.nvls_lane_bytes);
+  const auto channels = section.integer_or("channels", c.channels);
+  if (channels < 0 || channels > 1024)
+    section.at("channels").fail("expected an integer in [0, 1024]");
+  c.channels = static_cast<int>(channels);
   c.nvlink_efficiency = fraction(section, "nvlink_efficiency", c.nvlink_efficiency);
   c.net_efficiency = fraction(section, "net_efficiency", c.net_efficiency);
   return c;

@@ -62,10 +62,20 @@ struct ProtocolParameters {
   /// whatever the links allow: NCCL's llMaxBws for LL (flag polling, and across hosts the
   /// proxy's host-memory path, cap it).
   HostCountCeiling max_busbw;
+  /// Bytes one channel of a ring or tree takes before NCCL launches another: its most
+  /// threads x its per-thread threshold (NCCL_{LL,LL128,SIMPLE}_THREAD_THRESHOLD; a ring's
+  /// LL threshold is also x ranks). 0: every collective runs on all channels.
+  Bytes channel_bytes = 0;
 };
 
 struct CommParameters {
   std::array<ProtocolParameters, kProtocolCount> protocols{};  // LL, LL128, Simple
+  /// NCCL's channels for rings and trees (nChannels, one thread block each). NCCL drops
+  /// channels while a collective has fewer than channels x channel_bytes bytes, so a ring
+  /// or tree of S bytes runs at clamp(S / channel_bytes, 1, channels) / channels of its
+  /// protocol's bandwidth (and of its busbw ceiling): below that size its data time stops
+  /// shrinking with S. 0: no such ramp (the bare link model).
+  int channels = 0;
   /// Per step that crosses hosts: the network proxy thread posting the message and the
   /// RDMA write plus its completion (a round trip), on top of the link latencies.
   Time proxy_latency;
@@ -98,6 +108,11 @@ struct CommParameters {
   HostCountCeiling nvls_tree_channel_busbw;
   double nvls_bandwidth_fraction = 1.0;  // NVLS achievable share of NVLink bandwidth
   Time nvls_step_latency;                // per NVLS step inside a host
+  /// Single-host NVLS moves a message in lanes of this many bytes: the switch reduces a
+  /// lane (multimem ld_reduce, each GPU's egress) and then multicasts it (multimem st, each
+  /// GPU's ingress) while it reduces the next, so the two stages overlap but for one lane:
+  /// S / bw becomes (S + min(S, lane)) / bw. 0: no fill (the stages overlap entirely).
+  Bytes nvls_lane_bytes = 0;
   /// Achievable share of NVLink line rate for the library's copies (all protocols).
   double nvlink_efficiency = 1.0;
   /// Achievable share of scale-out line rate (NICs, leaf and spine links) for the library's

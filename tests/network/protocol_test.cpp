@@ -112,6 +112,45 @@ TEST(Protocols, RingAllReduceTakesBasePlusStepsAtTheProtocolsBandwidth) {
   }
 }
 
+// NCCL launches a channel per channel_bytes of a ring or tree (LL on a ring: per
+// channel_bytes x ranks), up to `channels`, and a collective moves at that share of its
+// protocol's bandwidth. 8 GPUs, NVLink 1 GB/s, 4 channels, LL's 64 bytes x 8 ranks = 512 B
+// per channel: T = 5 + 14 (1 + S / (8 x 1 GB/s x 0.5 x share)).
+//   S = 256 B: one channel, share 1/4: x = 32 B / 0.125 GB/s = 0.256 us -> 22.584 us;
+//   S = 1 KiB: two, share 1/2: x = 128 B / 0.25 GB/s = 0.512 us -> 26.168 us (the same as
+//     at 512 B: the data time stops shrinking with S below all channels);
+//   S = 4 KiB: all four: x = 512 B / 0.5 GB/s = 1.024 us -> 33.336 us.
+TEST(Protocols, ASmallRingRunsOnTheChannelsNcclLaunchesForItsSize) {
+  Fabric f;
+  f.nvlink = 1e9;
+  auto c = make_cluster(1, 1, 8, f);
+  CommParameters comm = two_protocols();
+  comm.channels = 4;
+  comm.protocols[0].channel_bytes = 64;
+  c.set_comm(comm);
+  for (auto [bytes, expected] :
+       {std::pair<Bytes, double>{256, 22.584}, {512, 26.168}, {1024, 26.168}, {4096, 33.336}}) {
+    for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+      NetworkOptions o;
+      o.mode = mode;
+      const auto ll = simulate_collective(
+          c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, bytes, Protocol::kLL), o);
+      EXPECT_NEAR(ll.time.to_us(), expected, 1e-3) << bytes << " " << to_string(mode);
+      // The wire carries the payload whatever the channels: 2 (7/8) S over the 8 NVLinks
+      // out of the GPUs and the 8 into them.
+      EXPECT_NEAR(ll.traffic.bytes(topology::LinkClass::kNvlink),
+                  2.0 * 7 / 8 * static_cast<double>(bytes) * 8 * 2, 16.0);
+    }
+  }
+  // A tree's LL threshold is not x ranks (1 KiB: 16 channels' worth, all 4); Simple has no
+  // channel_bytes here, NVLS and direct all-to-all keep NCCL's other channel rules.
+  EXPECT_DOUBLE_EQ(protocol_channel_share(c, Protocol::kLL, Algorithm::kRing, 1024, 8), 0.5);
+  EXPECT_DOUBLE_EQ(protocol_channel_share(c, Protocol::kLL, Algorithm::kTree, 1024, 8), 1.0);
+  EXPECT_DOUBLE_EQ(protocol_channel_share(c, Protocol::kLL, Algorithm::kTree, 64, 8), 0.25);
+  EXPECT_DOUBLE_EQ(protocol_channel_share(c, Protocol::kSimple, Algorithm::kRing, 256, 8), 1.0);
+  EXPECT_DOUBLE_EQ(protocol_channel_share(c, Protocol::kLL, Algorithm::kDirect, 256, 8), 1.0);
+}
+
 // A protocol's busbw ceiling (NCCL's llMaxBws): the ring above with LL capped at 10 GB/s
 // of busbw on one host. Its phases alone take 14 (1 + 20.97) = 307.6 us; the ceiling says
 // at least 8 MiB x 2 (7/8) / 10 GB/s = 1468.0 us, so T = 5 + 1468.0064 us. A ceiling above
@@ -484,6 +523,58 @@ TEST(Protocols, NvlsAllReduceSendsEachSliceOnceAndWinsForLargeMessages) {
   EXPECT_THROW(
       simulate_collective(c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvls, s), {}),
       strait::Error);
+}
+
+// NVLS moves its message in lanes: the switch reduces a lane, then multicasts it while it
+// reduces the next, so the stages overlap but for one lane. The cluster above with 8 MiB
+// lanes: T = 25 + (7/8) (S + min(S, 8 MiB)) / 80 GB/s.
+//   S = 64 MiB: 25 + 0.875 x 72 MiB / 80 GB/s = 25 + 825.7536 us = 850.7536 us;
+//   S = 4 MiB (one lane, the stages in turn): 25 + 0.875 x 8 MiB / 80 GB/s = 116.7504 us.
+// Traffic stays the payload: (7/8) S out of each GPU and into each.
+TEST(Protocols, NvlsStagesOverlapButForOneLane) {
+  Fabric f;
+  f.nvlink = 100e9;
+  auto c = make_cluster(1, 1, 8, f);
+  CommParameters comm = two_protocols();
+  comm.nvls = true;
+  comm.nvls_bandwidth_fraction = 0.8;
+  comm.nvls_step_latency = Time::from_us(25);
+  comm.nvls_lane_bytes = 8 * kMiB;
+  c.set_comm(comm);
+  for (auto [bytes, expected] :
+       {std::pair<Bytes, double>{64 * kMiB, 850.7536}, {4 * kMiB, 116.7504}}) {
+    for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
+      NetworkOptions o;
+      o.mode = mode;
+      const auto r =
+          simulate_collective(c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvls, bytes), o);
+      EXPECT_NEAR(r.time.to_us(), expected, 1e-3) << bytes << " " << to_string(mode);
+      EXPECT_NEAR(r.traffic.bytes(topology::LinkClass::kNvlink),
+                  7.0 / 8 * static_cast<double>(bytes) * 8 * 2, 64.0);
+    }
+  }
+}
+
+// `auto` picks as NCCL's tuner does, at full channels and with NVLS's stages overlapped,
+// and then pays both: the published defaults on an 8 x H100 host (NVLink 450 GB/s) at
+// 8 MiB run NVLS (as NCCL does from 2 MiB on one host, nccl-tests issue 309), taking
+// 25 + (7/8) x 16 MiB / (370 GB/s x 480/740) = 86.166 us, though a ring under LL128 at its
+// size's channels would be faster (NCCL's tuner does not see that either).
+TEST(Protocols, AutoPicksAsNcclsTunerAtFullChannels) {
+  Fabric f;
+  f.nvlink = 450e9;
+  auto c = make_cluster(1, 1, 8, f);
+  CommParameters comm = CommParameters::published_defaults();
+  comm.nvls = true;
+  c.set_comm(comm);
+  const Bytes s = 8 * kMiB;
+  const auto picked =
+      simulate_collective(c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kAuto, s), {});
+  EXPECT_EQ(picked.algorithm, Algorithm::kNvls);
+  EXPECT_NEAR(picked.time.to_us(), 25 + 7.0 / 8 * 16 * kMiB / (370e9 * 480 / 740) * 1e6, 1e-3);
+  const auto ring = simulate_collective(
+      c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, s, Protocol::kLL128), {});
+  EXPECT_LT(ring.time, picked.time);
 }
 
 // NVLS tree's ceiling is per channel, one channel per NIC (NCCL's perChMaxNVLSTreeBws x

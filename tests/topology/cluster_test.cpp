@@ -1,9 +1,11 @@
 #include "sim/topology/cluster.hpp"
 
 #include <set>
+#include <string>
 
 #include <gtest/gtest.h>
 
+#include "sim/core/error.hpp"
 #include "test_support.hpp"
 
 namespace strait::sim::topology {
@@ -195,6 +197,13 @@ TEST(Cluster, NcclSectionOverridesThePublishedDefaultsKeyByKey) {
   EXPECT_DOUBLE_EQ(plain.comm().nvls_tree_channel_busbw.at(2), 57.7e9);
   EXPECT_DOUBLE_EQ(plain.comm().nvls_tree_channel_busbw.at(3), 45.5e9);
   EXPECT_DOUBLE_EQ(plain.comm().net_efficiency, 0.94);
+  // Channels: 16, each taking maxThreads x NCCL's per-thread threshold before another is
+  // launched (LL 512 x 8, LL128 640 x 8, Simple 512 x 64 bytes); NVLS lanes of 8 MiB.
+  EXPECT_EQ(plain.comm().channels, 16);
+  EXPECT_EQ(ll.channel_bytes, 4096);
+  EXPECT_EQ(plain.comm().protocols[1].channel_bytes, 5120);
+  EXPECT_EQ(plain.comm().protocols[2].channel_bytes, 32768);
+  EXPECT_EQ(plain.comm().nvls_lane_bytes, 8 * kMiB);
   const Cluster none = testing_support::inline_cluster(
       R"({"name": "t", "nccl": "none", "datacenters": [{"name": "a", "hosts": 2, )" + host + "}]}");
   EXPECT_EQ(none.comm().protocols[0].ring.base_latency, Time::zero());
@@ -203,11 +212,14 @@ TEST(Cluster, NcclSectionOverridesThePublishedDefaultsKeyByKey) {
   EXPECT_FALSE(none.comm().protocols[0].max_busbw.any());
   EXPECT_DOUBLE_EQ(none.comm().nvlink_efficiency, 1.0);
   EXPECT_DOUBLE_EQ(none.comm().net_efficiency, 1.0);
+  EXPECT_EQ(none.comm().channels, 0);
+  EXPECT_EQ(none.comm().nvls_lane_bytes, 0);
   const Cluster tuned = testing_support::inline_cluster(
       R"({"name": "t", "nccl": {"nvls": true, "hierarchical_in_datacenter": true,
+          "channels": 32, "nvls_lane_bytes": "2 MiB",
           "nvls_tree_channel_busbw": {"two_hosts": "none"},
           "protocols": {"simple": {"base_latency": "5 us", "tree": {"net_step_latency": "9 us"}},
-                        "ll": {"max_busbw": {"two_hosts": "400 Gb/s"}}}},
+                        "ll": {"max_busbw": {"two_hosts": "400 Gb/s"}, "channel_bytes": 0}}},
           "datacenters": [{"name": "a", "hosts": 2, )" +
       host + "}]}");
   EXPECT_TRUE(tuned.comm().nvls);
@@ -220,6 +232,19 @@ TEST(Cluster, NcclSectionOverridesThePublishedDefaultsKeyByKey) {
   EXPECT_DOUBLE_EQ(tuned.comm().nvls_tree_channel_busbw.more_hosts, 45.5e9);
   EXPECT_DOUBLE_EQ(tuned.comm().protocols[0].max_busbw.two_hosts, 50e9);
   EXPECT_DOUBLE_EQ(tuned.comm().protocols[0].max_busbw.one_host, 141e9);
+  EXPECT_EQ(tuned.comm().channels, 32);
+  EXPECT_EQ(tuned.comm().nvls_lane_bytes, 2 * kMiB);
+  EXPECT_EQ(tuned.comm().protocols[0].channel_bytes, 0);
+  EXPECT_EQ(tuned.comm().protocols[2].channel_bytes, 32768);
+  // A channel count that is not a count names its key.
+  try {
+    testing_support::inline_cluster(
+        R"({"name": "t", "nccl": {"channels": -2}, "datacenters": [{"name": "a", "hosts": 2, )" +
+        host + "}]}");
+    ADD_FAILURE() << "expected an error";
+  } catch (const strait::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("channels"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Cluster, OversubscribedLeafGetsFewerSpines) {
