@@ -73,7 +73,7 @@ Network::Choice Network::resolve(const CollectiveSpec& spec, std::optional<Sched
   }
   // NVLS tree and CollNet pipeline their in-host and cross-host stages chunk by chunk; a
   // lane pays every step's latency, so deep pipelines only pay off for large messages: the
-  // tuner picks the depth (at most NCCL_STEPS = 8 chunks in flight, the builder's default).
+  // tuner picks the depth (1, 2, 4 .. the builder's lanes, a chunk each).
   const auto tuned_depth = [](Algorithm a) {
     return a == Algorithm::kNvlsTree || a == Algorithm::kCollNet;
   };

@@ -577,6 +577,29 @@ TEST(Protocols, AutoPicksAsNcclsTunerAtFullChannels) {
   EXPECT_LT(ring.time, picked.time);
 }
 
+// NVLS tree pipelines a lane per chunk (512 KiB, at most 64 lanes), not 8. With k lanes
+// a schedule takes T_k = C + (U - C) / k: U its time in one lane (every stage in turn), C
+// the steady-state cycle of the links its stages share, so the pipeline's fill is
+// (U - C) / k. On 8 hosts the 8 stages (NVLS reduce, 3 tree levels up, 3 down, NVLS
+// multicast) make U about 3.2 C: 8 lanes left 28% of a 1 GiB all-reduce to the fill
+// (T_8 = 1.28 C), 64 lanes leave 3.5%. The test takes U unpipelined, C from T_8, and
+// checks that the tuner takes all 64 lanes (16 MiB each, far above a step's latency) and
+// T_64 = C + (U - C) / 64.
+TEST(Protocols, NvlsTreePipelinesAChunkPerLane) {
+  auto c = nvls_cluster(8, 100e9, false);
+  const auto spec = spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvlsTree, kGiB);
+  NetworkOptions eight = analytical();
+  eight.schedule.max_chunks = 8;
+  const double u = simulate_collective(c, spec, unpipelined(NetworkMode::kAnalytical)).time.to_us();
+  const auto capped = simulate_collective(c, spec, eight);
+  const auto lanes = simulate_collective(c, spec, analytical());
+  EXPECT_EQ(capped.chunks, 8);
+  EXPECT_EQ(lanes.chunks, 64);
+  const double cycle = (8 * capped.time.to_us() - u) / 7;
+  EXPECT_GT(u, 3 * cycle);
+  EXPECT_NEAR(lanes.time.to_us(), cycle + (u - cycle) / 64, 1e-3 * cycle);
+}
+
 // NVLS tree's ceiling is per channel, one channel per NIC (NCCL's perChMaxNVLSTreeBws x
 // NVLS heads): 2 hosts x 4 GPUs with 4 NICs each and 20 GB/s per channel cap its busbw at
 // 80 GB/s: 64 MiB x 2 (7/8) / 80 GB/s = 1468.0064 us (NVLS tree has no base latency), far
