@@ -80,11 +80,13 @@ CollectiveSpec spec_for(const topology::Cluster& c, CollectiveOp op, Algorithm a
   return s;
 }
 
-NetworkOptions analytical() {
+NetworkOptions in_mode(NetworkMode mode) {
   NetworkOptions o;
-  o.mode = NetworkMode::kAnalytical;
+  o.mode = mode;
   return o;
 }
+
+NetworkOptions analytical() { return in_mode(NetworkMode::kAnalytical); }
 
 // Ring all-reduce of S on n = 8 GPUs of one host (NVLink 100 GB/s, no link latency), one
 // channel: T_p = base_p + 2(n-1)(step_p + S / (n bw f_p)).
@@ -97,12 +99,12 @@ TEST(Protocols, RingAllReduceTakesBasePlusStepsAtTheProtocolsBandwidth) {
   const Bytes s = 8 * kMiB;
   const double x_us = static_cast<double>(s) / 8 / 100e9 * 1e6;
   for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
-    NetworkOptions o;
-    o.mode = mode;
     const auto ll = simulate_collective(
-        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, s, Protocol::kLL), o);
+        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, s, Protocol::kLL),
+        in_mode(mode));
     const auto simple = simulate_collective(
-        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, s, Protocol::kSimple), o);
+        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, s, Protocol::kSimple),
+        in_mode(mode));
     EXPECT_NEAR(ll.time.to_us(), 5 + 14 * (1 + x_us / 0.5), 1e-3);
     EXPECT_NEAR(simple.time.to_us(), 10 + 14 * (4 + x_us), 1e-3);
     EXPECT_EQ(ll.protocol, Protocol::kLL);
@@ -131,10 +133,9 @@ TEST(Protocols, ASmallRingRunsOnTheChannelsNcclLaunchesForItsSize) {
   for (auto [bytes, expected] :
        {std::pair<Bytes, double>{256, 22.584}, {512, 26.168}, {1024, 26.168}, {4096, 33.336}}) {
     for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
-      NetworkOptions o;
-      o.mode = mode;
       const auto ll = simulate_collective(
-          c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, bytes, Protocol::kLL), o);
+          c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, bytes, Protocol::kLL),
+          in_mode(mode));
       EXPECT_NEAR(ll.time.to_us(), expected, 1e-3) << bytes << " " << to_string(mode);
       // The wire carries the payload whatever the channels: 2 (7/8) S over the 8 NVLinks
       // out of the GPUs and the 8 into them.
@@ -171,10 +172,9 @@ TEST(Protocols, AProtocolsBusbwCeilingBoundsItsDataTime) {
     comm.protocols[0].max_busbw.two_hosts = two_hosts;
     c.set_comm(comm);
     for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
-      NetworkOptions o;
-      o.mode = mode;
       const auto ll = simulate_collective(
-          c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, s, Protocol::kLL), o);
+          c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, s, Protocol::kLL),
+          in_mode(mode));
       EXPECT_NEAR(ll.time.to_us(), expected, 1e-3) << one_host << " " << to_string(mode);
     }
   }
@@ -208,10 +208,9 @@ TEST(Protocols, StepsAcrossHostsPayTheProxyAndTheRdmaRoundTrip) {
   auto c = make_cluster(1, 2, 1);
   c.set_comm(two_protocols());
   for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
-    NetworkOptions o;
-    o.mode = mode;
     const auto r = simulate_collective(
-        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, kMiB, Protocol::kSimple), o);
+        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, kMiB, Protocol::kSimple),
+        in_mode(mode));
     EXPECT_NEAR(r.time.to_us(), 10 + 2 * (9 + 524288 / 50e9 * 1e6), 1e-3);
   }
 }
@@ -235,12 +234,12 @@ TEST(Protocols, RingStepsPayTheMeanHopLatencyNotTheSlowest) {
   c.set_comm(two_protocols());
   const Bytes s = kMiB;
   for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
-    NetworkOptions o;
-    o.mode = mode;
     const auto ar = simulate_collective(
-        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, s, Protocol::kSimple), o);
+        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, s, Protocol::kSimple),
+        in_mode(mode));
     const auto ag = simulate_collective(
-        c, spec_for(c, CollectiveOp::kAllGather, Algorithm::kRing, s, Protocol::kSimple), o);
+        c, spec_for(c, CollectiveOp::kAllGather, Algorithm::kRing, s, Protocol::kSimple),
+        in_mode(mode));
     // Bytes: the busiest link of a step carries at most the step's slices of every
     // channel, under 1 MiB / 10^15 B/s = 1 ns a step.
     EXPECT_NEAR(ar.time.to_us(), 10 + 14 * 6, 14e-3);
@@ -265,11 +264,10 @@ std::vector<double> tree_times_us(int hosts, int gpus, const CommParameters& com
   c.set_comm(comm);
   std::vector<double> out;
   for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
-    NetworkOptions o;
-    o.mode = mode;
     out.push_back(
         simulate_collective(
-            c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kTree, 8 * kKiB, Protocol::kLL), o)
+            c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kTree, 8 * kKiB, Protocol::kLL),
+            in_mode(mode))
             .time.to_us());
   }
   return out;
@@ -393,9 +391,7 @@ TEST(Protocols, LinksRunAtTheLibrarysShareOfTheirLineRate) {
       s.gpus = {0, peer};
       s.root = 0;
       s.peer = 1;
-      NetworkOptions o;
-      o.mode = mode;
-      const auto r = simulate_collective(c, s, o);
+      const auto r = simulate_collective(c, s, in_mode(mode));
       EXPECT_NEAR(r.time.to_us(), expected, 1e-3) << peer << " " << to_string(mode);
       EXPECT_DOUBLE_EQ(r.traffic.bytes(peer == 2 ? topology::LinkClass::kScaleOut
                                                  : topology::LinkClass::kNvlink),
@@ -482,10 +478,8 @@ TEST(Protocols, DirectAllToAllPaysAPerPeerOverheadPerMessage) {
     const Bytes s = 4 * kMiB;
     const double expected = (n - 1) * static_cast<double>(s / n) / 100e9 * 1e6 + (n - 1) * 0.5;
     for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
-      NetworkOptions o;
-      o.mode = mode;
-      const auto r =
-          simulate_collective(c, spec_for(c, CollectiveOp::kAllToAll, Algorithm::kDirect, s), o);
+      const auto r = simulate_collective(
+          c, spec_for(c, CollectiveOp::kAllToAll, Algorithm::kDirect, s), in_mode(mode));
       EXPECT_NEAR(r.time.to_us(), expected, 1e-3) << n;
     }
   }
@@ -495,7 +489,9 @@ TEST(Protocols, DirectAllToAllPaysAPerPeerOverheadPerMessage) {
 // S/8 to every other GPU, T = 25 + (7/8) S / 80 GB/s; busbw = 2 (7/8) S / T -> 160 GB/s,
 // against ring's 100 GB/s. The tuner keeps the ring for 8 B (LL: 5 + 14 x 1 = 19 us < 25),
 // NVLS for 64 MiB.
-TEST(Protocols, NvlsAllReduceSendsEachSliceOnceAndWinsForLargeMessages) {
+// One host of 8 GPUs (NVLink 100 GB/s) whose NVLS runs at 0.8 of it, 25 us per step, in
+// lanes of `lane` bytes (0: its stages overlap entirely).
+topology::Cluster nvls_host(Bytes lane) {
   Fabric f;
   f.nvlink = 100e9;
   auto c = make_cluster(1, 1, 8, f);
@@ -503,13 +499,17 @@ TEST(Protocols, NvlsAllReduceSendsEachSliceOnceAndWinsForLargeMessages) {
   comm.nvls = true;
   comm.nvls_bandwidth_fraction = 0.8;
   comm.nvls_step_latency = Time::from_us(25);
+  comm.nvls_lane_bytes = lane;
   c.set_comm(comm);
+  return c;
+}
+
+TEST(Protocols, NvlsAllReduceSendsEachSliceOnceAndWinsForLargeMessages) {
+  auto c = nvls_host(0);
   const Bytes s = 64 * kMiB;
   for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
-    NetworkOptions o;
-    o.mode = mode;
-    const auto r =
-        simulate_collective(c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvls, s), o);
+    const auto r = simulate_collective(
+        c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvls, s), in_mode(mode));
     EXPECT_NEAR(r.time.to_us(), 25 + 7.0 / 8 * static_cast<double>(s) / 80e9 * 1e6, 1e-3);
   }
   engine::Simulator sim;
@@ -532,22 +532,12 @@ TEST(Protocols, NvlsAllReduceSendsEachSliceOnceAndWinsForLargeMessages) {
 //   S = 4 MiB (one lane, the stages in turn): 25 + 0.875 x 8 MiB / 80 GB/s = 116.7504 us.
 // Traffic stays the payload: (7/8) S out of each GPU and into each.
 TEST(Protocols, NvlsStagesOverlapButForOneLane) {
-  Fabric f;
-  f.nvlink = 100e9;
-  auto c = make_cluster(1, 1, 8, f);
-  CommParameters comm = two_protocols();
-  comm.nvls = true;
-  comm.nvls_bandwidth_fraction = 0.8;
-  comm.nvls_step_latency = Time::from_us(25);
-  comm.nvls_lane_bytes = 8 * kMiB;
-  c.set_comm(comm);
+  const auto c = nvls_host(8 * kMiB);
   for (auto [bytes, expected] :
        {std::pair<Bytes, double>{64 * kMiB, 850.7536}, {4 * kMiB, 116.7504}}) {
     for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
-      NetworkOptions o;
-      o.mode = mode;
-      const auto r =
-          simulate_collective(c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvls, bytes), o);
+      const auto r = simulate_collective(
+          c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kNvls, bytes), in_mode(mode));
       EXPECT_NEAR(r.time.to_us(), expected, 1e-3) << bytes << " " << to_string(mode);
       EXPECT_NEAR(r.traffic.bytes(topology::LinkClass::kNvlink),
                   7.0 / 8 * static_cast<double>(bytes) * 8 * 2, 64.0);
