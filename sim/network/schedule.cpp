@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/network/detail/link_rate.hpp"
 #include "sim/network/detail/pxn.hpp"
 #include "sim/network/detail/rank_layout.hpp"
 #include "sim/network/detail/schedule_builders.hpp"
@@ -51,6 +53,58 @@ std::size_t protocol_index(Protocol protocol) {
     default:
       return 2;
   }
+}
+
+// What a transfer from GPU `g` moves per second on an idle cluster, at the library's
+// share: its NVLink inside its host; across hosts the slower of its PCIe link to its NIC
+// and the NIC's scale-out link. A GPU without such links (graph form): its fastest link.
+BytesPerSec idle_rate(const topology::Cluster& cluster, int g, bool crosses_hosts) {
+  using topology::LinkClass;
+  const auto node = cluster.gpu(g).node;
+  BytesPerSec fastest = 0, nvlink = 0, nic = 0;
+  for (auto l : cluster.out_links(node)) {
+    const auto& link = cluster.link(l);
+    const BytesPerSec rate = detail::library_bandwidth(cluster, link);
+    fastest = std::max(fastest, rate);
+    if (link.link_class == LinkClass::kNvlink) nvlink = std::max(nvlink, rate);
+    if (link.link_class != LinkClass::kPcie) continue;
+    for (auto out : cluster.out_links(link.dst)) {
+      const auto& up = cluster.link(out);
+      if (up.link_class == LinkClass::kScaleOut)
+        nic = std::max(nic, std::min(rate, detail::library_bandwidth(cluster, up)));
+    }
+  }
+  const BytesPerSec rate = crosses_hosts ? nic : nvlink;
+  return rate > 0 ? rate : fastest;
+}
+
+// The time a phase's repeat loses on `share` of the channels: its slowest transfer takes
+// bytes / rate on all of them, bytes / (share rate) on its own.
+Time channel_fill(const topology::Cluster& cluster, const std::vector<int>& gpus,
+                  const Phase& phase, double share) {
+  double slowest = 0;
+  for (const Transfer& t : phase.transfers) {
+    const int src = gpus[static_cast<std::size_t>(t.src)];
+    const int dst = gpus[static_cast<std::size_t>(t.dst)];
+    const bool crosses = cluster.gpu(src).host != cluster.gpu(dst).host;
+    slowest = std::max(slowest, static_cast<double>(t.bytes) / idle_rate(cluster, src, crosses));
+  }
+  return Time::from_s(slowest * (1.0 / share - 1.0));
+}
+
+// Single-host NVLS's unoverlapped lane: `lane` (min(S, lane bytes) / S) of the time its
+// busiest sender takes on an idle host.
+Time lane_fill(const topology::Cluster& cluster, const std::vector<int>& gpus, const Phase& phase,
+               double lane) {
+  std::vector<double> sent(gpus.size(), 0.0);
+  double busiest = 0;
+  for (const Transfer& t : phase.transfers) {
+    auto& s = sent[static_cast<std::size_t>(t.src)];
+    s += static_cast<double>(t.bytes);
+    busiest =
+        std::max(busiest, s / idle_rate(cluster, gpus[static_cast<std::size_t>(t.src)], false));
+  }
+  return Time::from_s(busiest * lane);
 }
 
 }  // namespace
@@ -118,16 +172,14 @@ void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protoc
   if (protocol == Protocol::kAuto) protocol = Protocol::kSimple;
   schedule.protocol = protocol;
   schedule.start_latency = protocol_base_latency(cluster, protocol, schedule.algorithm);
-  // The protocol's share of the links, of it the share of NCCL's channels the size
-  // launches (rings and trees), and single-host NVLS's unoverlapped lane (a longer time at
-  // the same payload).
+  const double fraction = protocol_bandwidth_fraction(cluster, protocol, schedule.algorithm);
+  // What a size costs at run time beyond the tuner's view, as time that loads no link:
+  // the channels a small ring or tree leaves idle, and NVLS's unoverlapped lane.
   const bool run = view == ProtocolView::kRun;
   const double share = run ? protocol_channel_share(cluster, protocol, schedule.algorithm,
                                                     schedule.bytes, schedule.ranks())
                            : 1.0;
-  const double stretch = run ? nvls_lane_stretch(cluster, schedule.algorithm, schedule.bytes) : 1.0;
-  const double fraction =
-      protocol_bandwidth_fraction(cluster, protocol, schedule.algorithm) * share / stretch;
+  const double lane = run ? nvls_lane_stretch(cluster, schedule.algorithm, schedule.bytes) - 1 : 0;
   // Bytes moved at a share f of the links' bandwidth take as long as bytes / f at full rate.
   const auto scaled_by = [](Bytes b, double f) {
     return f == 1.0 ? b : static_cast<Bytes>(std::llround(static_cast<double>(b) / f));
@@ -155,6 +207,8 @@ void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protoc
       t.bytes = scaled_by(t.bytes, phase.nvls ? nvls_fraction : fraction);
     }
     for (const Transfer& t : phase.transfers) sends[static_cast<std::size_t>(t.src)] = 0;
+    if (share < 1.0) phase.fill = channel_fill(cluster, schedule.gpus, phase, share);
+    if (lane > 0) phase.fill = lane_fill(cluster, schedule.gpus, phase, lane);
     phase.step_latency =
         protocol_step_latency(cluster, protocol, schedule.algorithm, schedule.op, false, most);
     phase.net_step_latency =
@@ -165,7 +219,15 @@ void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protoc
   // tree at 4 KiB - 64 KiB across 2 and 4 HGX hosts rises by bytes / its busbw ceiling
   // over its small-message latency, not by a store-and-forward hop per level).
   schedule.cut_through = schedule.algorithm == Algorithm::kTree && protocol != Protocol::kSimple;
-  if (schedule.cut_through) schedule.chunks = 1;
+  if (schedule.cut_through) {
+    schedule.chunks = 1;
+    // Streaming levels move their bytes at once: the channels' loss is the slowest level's,
+    // paid once (on the first phase that has it), not once per level.
+    Time most = Time::zero();
+    for (Phase& phase : schedule.phases)
+      most = std::max(most, std::exchange(phase.fill, Time::zero()));
+    if (!schedule.phases.empty()) schedule.phases.front().fill = most;
+  }
   schedule.min_data_time = Time::zero();
   const auto& comm = cluster.comm();
   const bool nvls_tree = schedule.algorithm == Algorithm::kNvlsTree;

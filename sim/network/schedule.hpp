@@ -67,6 +67,10 @@ struct Phase {
   /// One of NVLS's in-host stages (reduce or multicast) inside NVLS tree or CollNet: it
   /// moves at NVLS's bandwidth share (`nvls_bandwidth_fraction`), whatever the protocol.
   bool nvls = false;
+  /// Time a repeat takes beyond its transfers, loading no link: the channels NCCL leaves
+  /// idle for a small ring or tree (protocol_channel_share), single-host NVLS's unoverlapped
+  /// lane (nvls_lane_stretch). Added to every transfer's latency.
+  Time fill = Time::zero();
   /// Share of the phase's bytes that is payload once apply_protocol has scaled them, over
   /// the schedule's payload_fraction (an NVLS stage's share differs from the protocol's):
   /// traffic counts bytes x payload_fraction x payload.
@@ -75,7 +79,7 @@ struct Phase {
   bool empty() const { return transfers.empty() && all_pairs <= 0; }
   /// A transfer's latency per repeat from its path's (links) and whether it crosses hosts.
   Time transfer_latency(Time path, bool crosses_hosts) const {
-    return repeat_latency(path, crosses_hosts ? net_step_latency : step_latency);
+    return repeat_latency(path, crosses_hosts ? net_step_latency : step_latency) + fill;
   }
   /// Transfers of one repeat, the implicit ones included, for a schedule of `ranks` ranks.
   std::uint64_t transfer_count(int ranks) const {
@@ -158,10 +162,12 @@ enum class ProtocolView { kRun, kTuner };
 /// pipelined phase pays the mean over its transfers, see Phase::pipelined),
 /// and for all-to-all(v) and send/recv per_peer_latency times the most messages one rank
 /// sends in the phase. NVLS pays nvls_step_latency (nvls_tree's two in-host phases half of
-/// it each) and no base latency; nvls moves at nvls_bandwidth_fraction (its lanes' fill
-/// included, nvls_lane_stretch), nvls_tree at the protocol's. Rings and trees move at the
-/// share of the protocol's bandwidth that their size's channels give
-/// (protocol_channel_share). Trees pay the tree column of the latencies. The busbw ceiling
+/// it each) and no base latency; nvls moves at nvls_bandwidth_fraction, nvls_tree at the
+/// protocol's. What a size costs beyond the tuner's view is Phase::fill, time that loads no
+/// link (so a small collective on few channels does not crowd a shared link): a ring or
+/// tree on `share` of the channels (protocol_channel_share) takes its slowest transfer's
+/// idle-cluster time x (1/share - 1) longer per repeat; single-host NVLS one lane's worth
+/// (nvls_lane_stretch). Trees pay the tree column of the latencies. The busbw ceiling
 /// (protocol's max_busbw at the channels' share; NVLS tree's per-channel ceiling x NICs per
 /// host) sets min_data_time.
 /// With ProtocolView::kTuner it leaves out what a collective's size costs at run time
@@ -192,7 +198,7 @@ double protocol_channel_share(const topology::Cluster& cluster, Protocol protoco
                               Algorithm algorithm, Bytes bytes, int ranks);
 /// How much longer single-host NVLS's data takes for one lane that its reduce and multicast
 /// stages do not overlap (CommParameters::nvls_lane_bytes): (S + min(S, lane)) / S, 1 for
-/// other algorithms.
+/// other algorithms. apply_protocol adds the difference as Phase::fill.
 double nvls_lane_stretch(const topology::Cluster& cluster, Algorithm algorithm, Bytes bytes);
 /// The latency a collective pays once before its first phase under `protocol`.
 Time protocol_base_latency(const topology::Cluster& cluster, Protocol protocol,

@@ -11,6 +11,7 @@
 #include "sim/core/config_node.hpp"
 #include "sim/core/error.hpp"
 #include "sim/network/detail/schedule_estimator.hpp"
+#include "sim/network/flow_network.hpp"
 #include "sim/network/network.hpp"
 #include "sim/network/rank_set.hpp"
 #include "test_clusters.hpp"
@@ -114,6 +115,19 @@ TEST(Protocols, RingAllReduceTakesBasePlusStepsAtTheProtocolsBandwidth) {
   }
 }
 
+// One host of 8 GPUs (NVLink 1 GB/s) with two_protocols() on 4 channels of 64 bytes
+// per thread-group under LL (512 B per channel of a ring on 8 ranks).
+topology::Cluster four_channel_host() {
+  Fabric f;
+  f.nvlink = 1e9;
+  auto c = make_cluster(1, 1, 8, f);
+  CommParameters comm = two_protocols();
+  comm.channels = 4;
+  comm.protocols[0].channel_bytes = 64;
+  c.set_comm(comm);
+  return c;
+}
+
 // NCCL launches a channel per channel_bytes of a ring or tree (LL on a ring: per
 // channel_bytes x ranks), up to `channels`, and a collective moves at that share of its
 // protocol's bandwidth. 8 GPUs, NVLink 1 GB/s, 4 channels, LL's 64 bytes x 8 ranks = 512 B
@@ -123,13 +137,7 @@ TEST(Protocols, RingAllReduceTakesBasePlusStepsAtTheProtocolsBandwidth) {
 //     at 512 B: the data time stops shrinking with S below all channels);
 //   S = 4 KiB: all four: x = 512 B / 0.5 GB/s = 1.024 us -> 33.336 us.
 TEST(Protocols, ASmallRingRunsOnTheChannelsNcclLaunchesForItsSize) {
-  Fabric f;
-  f.nvlink = 1e9;
-  auto c = make_cluster(1, 1, 8, f);
-  CommParameters comm = two_protocols();
-  comm.channels = 4;
-  comm.protocols[0].channel_bytes = 64;
-  c.set_comm(comm);
+  const auto c = four_channel_host();
   for (auto [bytes, expected] :
        {std::pair<Bytes, double>{256, 22.584}, {512, 26.168}, {1024, 26.168}, {4096, 33.336}}) {
     for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
@@ -150,6 +158,27 @@ TEST(Protocols, ASmallRingRunsOnTheChannelsNcclLaunchesForItsSize) {
   EXPECT_DOUBLE_EQ(protocol_channel_share(c, Protocol::kLL, Algorithm::kTree, 64, 8), 0.25);
   EXPECT_DOUBLE_EQ(protocol_channel_share(c, Protocol::kSimple, Algorithm::kRing, 256, 8), 1.0);
   EXPECT_DOUBLE_EQ(protocol_channel_share(c, Protocol::kLL, Algorithm::kDirect, 256, 8), 1.0);
+}
+
+// The time a small ring loses on few channels is its own and loads no link: its
+// transfers keep the protocol's bytes (S/8 / 0.5 = 128 B a step at S = 512 B) and the loss
+// is each step's fill, 3 x 128 B / 1 GB/s = 0.384 us on one channel of four. (Carried as
+// bytes, a small collective would crowd a link it shares, e.g. a WAN, with others.)
+TEST(Protocols, ChannelsLeftIdleLoadNoLink) {
+  const auto c = four_channel_host();
+  Schedule s = build_schedule(
+      spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, 512, Protocol::kLL), c, {});
+  apply_protocol(s, c, Protocol::kLL);
+  ASSERT_FALSE(s.phases.empty());
+  for (const Phase& phase : s.phases) {
+    for (const Transfer& t : phase.transfers) EXPECT_EQ(t.bytes, 128);
+    EXPECT_EQ(phase.fill, Time::from_ns(384));
+  }
+  // The tuner's view has no fill.
+  Schedule tuner = build_schedule(
+      spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, 512, Protocol::kLL), c, {});
+  apply_protocol(tuner, c, Protocol::kLL, ProtocolView::kTuner);
+  for (const Phase& phase : tuner.phases) EXPECT_EQ(phase.fill, Time::zero());
 }
 
 // A protocol's busbw ceiling (NCCL's llMaxBws): the ring above with LL capped at 10 GB/s

@@ -216,7 +216,8 @@ void FlowCollective::route_bundle(const Plan& plan, const Bundle& bundle, std::s
     }
     const auto counts = network_.pair_paths().count_bytes(counted_);
     out.latency = std::max({counts.longest_latency, in_host ? phase.step_latency : Time::zero(),
-                            across ? phase.net_step_latency : Time::zero()});
+                            across ? phase.net_step_latency : Time::zero()}) +
+                  phase.fill;
     out.uses.reserve(counts.links.size());
     for (const auto& [link, bytes] : counts.links) {
       const double b = static_cast<double>(bytes);
