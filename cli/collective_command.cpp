@@ -191,6 +191,7 @@ int run_collective(const std::vector<std::string>& args) {
                        {"protocol", sim::network::to_string(r.protocol)},
                        {"channels", r.channels},
                        {"chunks", r.chunks},
+                       {"nccl_channels", r.nccl_channels},
                        {"events", r.events},
                        {"wall_s", wall}});
     busbw_sum += busbw;

@@ -138,13 +138,16 @@ topology::Cluster four_channel_host() {
 //   S = 4 KiB: all four: x = 512 B / 0.5 GB/s = 1.024 us -> 33.336 us.
 TEST(Protocols, ASmallRingRunsOnTheChannelsNcclLaunchesForItsSize) {
   const auto c = four_channel_host();
-  for (auto [bytes, expected] :
-       {std::pair<Bytes, double>{256, 22.584}, {512, 26.168}, {1024, 26.168}, {4096, 33.336}}) {
+  for (auto [bytes, expected, launched] : {std::tuple<Bytes, double, int>{256, 22.584, 1},
+                                           {512, 26.168, 1},
+                                           {1024, 26.168, 2},
+                                           {4096, 33.336, 4}}) {
     for (auto mode : {NetworkMode::kFlow, NetworkMode::kAnalytical}) {
       const auto ll = simulate_collective(
           c, spec_for(c, CollectiveOp::kAllReduce, Algorithm::kRing, bytes, Protocol::kLL),
           in_mode(mode));
       EXPECT_NEAR(ll.time.to_us(), expected, 1e-3) << bytes << " " << to_string(mode);
+      EXPECT_EQ(ll.nccl_channels, launched);
       // The wire carries the payload whatever the channels: 2 (7/8) S over the 8 NVLinks
       // out of the GPUs and the 8 into them.
       EXPECT_NEAR(ll.traffic.bytes(topology::LinkClass::kNvlink),
