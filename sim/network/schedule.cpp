@@ -79,7 +79,7 @@ BytesPerSec idle_rate(const topology::Cluster& cluster, int g, bool crosses_host
 }
 
 // The time a phase's repeat loses on `share` of the channels: its slowest transfer takes
-// bytes / rate on all of them, bytes / (share rate) on its own.
+// bytes / rate on all channels and bytes / (share x rate) on those its size launches.
 Time channel_fill(const topology::Cluster& cluster, const std::vector<int>& gpus,
                   const Phase& phase, double share) {
   double slowest = 0;
@@ -222,7 +222,7 @@ void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protoc
   if (schedule.cut_through) {
     schedule.chunks = 1;
     // Streaming levels move their bytes at once: the channels' loss is the slowest level's,
-    // paid once (on the first phase that has it), not once per level.
+    // paid once (on the first phase), not once per level.
     Time most = Time::zero();
     for (Phase& phase : schedule.phases)
       most = std::max(most, std::exchange(phase.fill, Time::zero()));
