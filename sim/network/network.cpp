@@ -295,13 +295,8 @@ CollectiveResult simulate_collective(const topology::Cluster& cluster, const Col
   result.protocol = schedule.protocol;
   result.channels = schedule.channels;
   result.chunks = schedule.chunks;
-  if (const int all = cluster.comm().channels;
-      all > 0 &&
-      (schedule.algorithm == Algorithm::kRing || schedule.algorithm == Algorithm::kTree)) {
-    result.nccl_channels = static_cast<int>(
-        std::lround(all * protocol_channel_share(cluster, schedule.protocol, schedule.algorithm,
-                                                 spec.bytes, static_cast<int>(spec.gpus.size()))));
-  }
+  result.nccl_channels = protocol_channels(cluster, schedule.protocol, schedule.algorithm,
+                                           spec.bytes, static_cast<int>(spec.gpus.size()));
   sim.after(c.base_latency, [&, schedule = std::move(schedule)]() mutable {
     network->start_schedule(std::move(schedule), spec.priority, spec.weight,
                             [&] { finished = sim.now(); });

@@ -151,8 +151,8 @@ struct CollectiveResult {
   Protocol protocol = Protocol::kSimple;
   int channels = 1;
   int chunks = 1;
-  /// NCCL channels the size launches for a ring or tree (CommParameters::channels x
-  /// protocol_channel_share); 0 where the cluster sets no channels or another algorithm ran.
+  /// NCCL channels the size launches for a ring or tree (protocol_channels); 0 where the
+  /// cluster sets no channels or another algorithm ran.
   int nccl_channels = 0;
 };
 

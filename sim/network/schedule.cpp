@@ -92,8 +92,8 @@ Time channel_fill(const topology::Cluster& cluster, const std::vector<int>& gpus
   return Time::from_s(slowest * (1.0 / share - 1.0));
 }
 
-// Single-host NVLS's unoverlapped lane: `lane` (min(S, lane bytes) / S) of the time its
-// busiest sender takes on an idle host.
+// Single-host NVLS's unoverlapped lane: `lane` (nvls_lane_share) of the time its busiest
+// sender takes on an idle host.
 Time lane_fill(const topology::Cluster& cluster, const std::vector<int>& gpus, const Phase& phase,
                double lane) {
   std::vector<double> sent(gpus.size(), 0.0);
@@ -137,24 +137,29 @@ double protocol_bandwidth_fraction(const topology::Cluster& cluster, Protocol pr
              : comm.protocols[protocol_index(protocol)].bandwidth_fraction;
 }
 
-double protocol_channel_share(const topology::Cluster& cluster, Protocol protocol,
-                              Algorithm algorithm, Bytes bytes, int ranks) {
+int protocol_channels(const topology::Cluster& cluster, Protocol protocol, Algorithm algorithm,
+                      Bytes bytes, int ranks) {
   const auto& comm = cluster.comm();
   const auto& p = comm.protocols[protocol_index(protocol)];
-  if (comm.channels <= 1 || p.channel_bytes <= 0 ||
-      (algorithm != Algorithm::kRing && algorithm != Algorithm::kTree))
-    return 1.0;
+  if (comm.channels <= 0 || (algorithm != Algorithm::kRing && algorithm != Algorithm::kTree))
+    return 0;
+  if (p.channel_bytes <= 0) return comm.channels;
   const Bytes per_channel =
       p.channel_bytes *
       (algorithm == Algorithm::kRing && protocol == Protocol::kLL ? std::max(1, ranks) : 1);
-  const Bytes active = std::clamp<Bytes>(bytes / per_channel, 1, comm.channels);
-  return static_cast<double>(active) / comm.channels;
+  return static_cast<int>(std::clamp<Bytes>(bytes / per_channel, 1, comm.channels));
 }
 
-double nvls_lane_stretch(const topology::Cluster& cluster, Algorithm algorithm, Bytes bytes) {
+double protocol_channel_share(const topology::Cluster& cluster, Protocol protocol,
+                              Algorithm algorithm, Bytes bytes, int ranks) {
+  const int launched = protocol_channels(cluster, protocol, algorithm, bytes, ranks);
+  return launched > 0 ? static_cast<double>(launched) / cluster.comm().channels : 1.0;
+}
+
+double nvls_lane_share(const topology::Cluster& cluster, Algorithm algorithm, Bytes bytes) {
   const Bytes lane = cluster.comm().nvls_lane_bytes;
-  if (algorithm != Algorithm::kNvls || lane <= 0 || bytes <= 0) return 1.0;
-  return static_cast<double>(bytes + std::min(bytes, lane)) / static_cast<double>(bytes);
+  if (algorithm != Algorithm::kNvls || lane <= 0 || bytes <= 0) return 0.0;
+  return static_cast<double>(std::min(bytes, lane)) / static_cast<double>(bytes);
 }
 
 Time protocol_base_latency(const topology::Cluster& cluster, Protocol protocol,
@@ -179,7 +184,7 @@ void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protoc
   const double share = run ? protocol_channel_share(cluster, protocol, schedule.algorithm,
                                                     schedule.bytes, schedule.ranks())
                            : 1.0;
-  const double lane = run ? nvls_lane_stretch(cluster, schedule.algorithm, schedule.bytes) - 1 : 0;
+  const double lane = run ? nvls_lane_share(cluster, schedule.algorithm, schedule.bytes) : 0.0;
   // Bytes moved at a share f of the links' bandwidth take as long as bytes / f at full rate.
   const auto scaled_by = [](Bytes b, double f) {
     return f == 1.0 ? b : static_cast<Bytes>(std::llround(static_cast<double>(b) / f));

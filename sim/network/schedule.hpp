@@ -69,7 +69,7 @@ struct Phase {
   bool nvls = false;
   /// Time a repeat takes beyond its transfers, loading no link: the channels NCCL leaves
   /// idle for a small ring or tree (protocol_channel_share), single-host NVLS's unoverlapped
-  /// lane (nvls_lane_stretch). Added to every transfer's latency.
+  /// lane (nvls_lane_share). Added to every transfer's latency.
   Time fill = Time::zero();
   /// Share of the phase's bytes that is payload once apply_protocol has scaled them, over
   /// the schedule's payload_fraction (an NVLS stage's share differs from the protocol's):
@@ -167,7 +167,7 @@ enum class ProtocolView { kRun, kTuner };
 /// link (so a small collective on few channels does not crowd a shared link): a ring or
 /// tree on `share` of the channels (protocol_channel_share) takes its slowest transfer's
 /// idle-cluster time x (1/share - 1) longer per repeat; single-host NVLS one lane's worth
-/// (nvls_lane_stretch). Trees pay the tree column of the latencies. The busbw ceiling
+/// (nvls_lane_share). Trees pay the tree column of the latencies. The busbw ceiling
 /// (protocol's max_busbw at the channels' share; NVLS tree's per-channel ceiling x NICs per
 /// host) sets min_data_time.
 /// With ProtocolView::kTuner it leaves out what a collective's size costs at run time
@@ -191,15 +191,20 @@ Time protocol_step_latency(const topology::Cluster& cluster, Protocol protocol, 
 /// The share of link bandwidth `protocol` achieves for `algorithm`.
 double protocol_bandwidth_fraction(const topology::Cluster& cluster, Protocol protocol,
                                    Algorithm algorithm);
-/// The share of its protocol's bandwidth a ring or tree of `bytes` on `ranks` ranks gets
-/// from the channels NCCL launches for its size (CommParameters::channels): 1 for other
+/// The NCCL channels a ring or tree of `bytes` on `ranks` ranks launches:
+/// clamp(bytes / channel_bytes, 1, CommParameters::channels) (channel_bytes x ranks for a
+/// ring under LL; all channels where the protocol has no channel_bytes); 0 for other
 /// algorithms and where the cluster sets no channels.
+int protocol_channels(const topology::Cluster& cluster, Protocol protocol, Algorithm algorithm,
+                      Bytes bytes, int ranks);
+/// The share of its protocol's bandwidth those channels give: protocol_channels / channels,
+/// 1 where protocol_channels is 0.
 double protocol_channel_share(const topology::Cluster& cluster, Protocol protocol,
                               Algorithm algorithm, Bytes bytes, int ranks);
-/// How much longer single-host NVLS's data takes for one lane that its reduce and multicast
-/// stages do not overlap (CommParameters::nvls_lane_bytes): (S + min(S, lane)) / S, 1 for
-/// other algorithms. apply_protocol adds the difference as Phase::fill.
-double nvls_lane_stretch(const topology::Cluster& cluster, Algorithm algorithm, Bytes bytes);
+/// The share of single-host NVLS's data time its reduce and multicast stages do not
+/// overlap (CommParameters::nvls_lane_bytes): min(S, lane) / S, 0 for other algorithms.
+/// apply_protocol adds that much more time as Phase::fill.
+double nvls_lane_share(const topology::Cluster& cluster, Algorithm algorithm, Bytes bytes);
 /// The latency a collective pays once before its first phase under `protocol`.
 Time protocol_base_latency(const topology::Cluster& cluster, Protocol protocol,
                            Algorithm algorithm);

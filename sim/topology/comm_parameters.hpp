@@ -72,9 +72,10 @@ struct CommParameters {
   std::array<ProtocolParameters, kProtocolCount> protocols{};  // LL, LL128, Simple
   /// NCCL's channels for rings and trees (nChannels, one thread block each). NCCL drops
   /// channels while a collective has fewer than channels x channel_bytes bytes, so a ring
-  /// or tree of S bytes runs at clamp(S / channel_bytes, 1, channels) / channels of its
-  /// protocol's bandwidth (and of its busbw ceiling): below that size its data time stops
-  /// shrinking with S. 0: no such ramp (the bare link model).
+  /// or tree of S bytes takes as long as at clamp(S / channel_bytes, 1, channels) / channels
+  /// of its protocol's bandwidth (and of its busbw ceiling; the difference is time that
+  /// loads no link): below that size its data time stops shrinking with S. 0: no such ramp
+  /// (the bare link model).
   int channels = 0;
   /// Per step that crosses hosts: the network proxy thread posting the message and the
   /// RDMA write plus its completion (a round trip), on top of the link latencies.
