@@ -4,7 +4,7 @@
 
 namespace strait::sim::engine {
 
-void EventQueue::schedule(Time at, Action action) {
+void EventQueue::schedule(Time at, Action action, const void* touches) {
   std::uint32_t slot;
   if (free_slots_.empty()) {
     slot = static_cast<std::uint32_t>(actions_.size());
@@ -14,7 +14,7 @@ void EventQueue::schedule(Time at, Action action) {
     free_slots_.pop_back();
     actions_[slot] = std::move(action);
   }
-  const Key key{at, next_sequence_++, slot};
+  const Key key{at, next_sequence_++, slot, touches};
   // Sift up: move parents down until the key's place is found.
   std::size_t i = heap_.size();
   heap_.push_back(key);
@@ -55,6 +55,10 @@ void EventQueue::run_due(Time t) {
   while (!heap_.empty() && heap_.front().at <= t) {
     const std::uint32_t slot = heap_.front().slot;
     pop();
+    if (!heap_.empty()) {
+      __builtin_prefetch(&actions_[heap_.front().slot]);
+      if (heap_.front().touches != nullptr) __builtin_prefetch(heap_.front().touches);
+    }
     Action action = std::move(actions_[slot]);
     actions_[slot] = nullptr;
     free_slots_.push_back(slot);

@@ -81,6 +81,9 @@ struct ActivitySpec {
   bool keep_linked = false;
   /// Paced over work / bound + latency (see the header comment); zero: not paced.
   Time latency = Time::zero();
+  /// Memory on_done reads first (e.g. its rank's state): prefetched when the activity's
+  /// completion comes next, while the events before it run. Null for none.
+  const void* touches = nullptr;
 };
 
 class FluidModel {

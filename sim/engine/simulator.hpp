@@ -24,9 +24,9 @@ class Simulator {
   Simulator& operator=(const Simulator&) = delete;
 
   Time now() const { return now_; }
-  /// Calls `action` at now() + delay (delay >= 0).
-  void after(Time delay, EventQueue::Action action) {
-    queue_.schedule(now_ + delay, std::move(action));
+  /// Calls `action` at now() + delay (delay >= 0); `touches` as EventQueue::schedule.
+  void after(Time delay, EventQueue::Action action, const void* touches = nullptr) {
+    queue_.schedule(now_ + delay, std::move(action), touches);
   }
   /// Calls `action` at absolute time `at` (at >= now()).
   void at(Time at, EventQueue::Action action) { queue_.schedule(at, std::move(action)); }

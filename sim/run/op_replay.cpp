@@ -96,15 +96,19 @@ struct StreamState {
 // Replay state of one rank: pointers to its slices of the Replayer's arrays (they never
 // grow), so an op touches the rank's own few cache lines: at 131,072 ranks progressing in
 // step, nearly every op event is on another rank than the previous one.
-struct RankState {
-  // What every op of the rank touches comes first, streams inline, so that an op event
-  // reads a few adjacent cache lines of its rank.
+struct alignas(64) RankState {
+  // What every op of the rank touches comes first (the first cache line holds what a
+  // kernel's start reads, its kernel costs and resources included), then the streams
+  // inline and the accounts, so that an op event reads a few adjacent lines of its rank.
   const OpShape* shape = nullptr;
-  Time* ends = nullptr;             // by op index
-  Time* started = nullptr;          // by collective slot: when it started
-  const Time* durations = nullptr;  // analytical mode: kernels by slot
+  Time* ends = nullptr;                 // by op index
+  Time* started = nullptr;              // by collective slot: when it started
+  const Time* durations = nullptr;      // analytical mode: kernels by slot
+  const FlowKernel* kernels = nullptr;  // flow mode: kernels by slot
   Time compute_idle_since;
-  std::size_t ops_left = 0;
+  std::uint32_t ops_left = 0;
+  engine::ResourceId sm, hbm;
+  bool traced = false;
   boost::container::small_vector<StreamState, 8> streams;  // by stream
   RankAccount account;
   const ReplayRank* info = nullptr;
@@ -114,9 +118,7 @@ struct RankState {
   // A rank is in a handful of groups: kept inline and searched linearly (a heap vector per
   // rank was a cache miss on every collective a rank issued).
   boost::container::small_vector<Membership, 8> groups;
-  engine::ResourceId sm, hbm;
   const std::string* gpu_type = nullptr;
-  bool traced = false;
 };
 
 struct Instance {
@@ -263,9 +265,11 @@ class Replayer {
     rank.streams.resize(streams_);
     if (graph_.mode() == network::NetworkMode::kAnalytical)
       rank.durations = graph_.kernel_durations(*rank.info);
+    else if (n > 0)
+      rank.kernels = graph_.flow_kernels(*rank.info);
     std::fill(rank.ends, rank.ends + n, kNotEnded);
     rank.account.flops = rank.info->flops;
-    rank.ops_left = n;
+    rank.ops_left = static_cast<std::uint32_t>(n);
     rank.traced = traced;
     if (traced && options_.timeline && !graph_.kept_ops(r) && n > 0) {
       throw Error(fmt::format("replay: rank {} is traced but its ops were not kept", r));
@@ -337,20 +341,21 @@ class Replayer {
       sim_.after(rank.durations[slot], [this, r, index] { finish_op(r, index, sim_.now()); });
       return;
     }
-    const FlowKernel& c = graph_.flow_kernel(*rank.info, slot);
+    const FlowKernel& c = rank.kernels[slot];
     // Captures fit std::function's inline buffer (16 bytes): no allocation per kernel.
     auto start_activity = [this, r, index] {
       const auto& st = ranks_[u(r)];
-      const FlowKernel& k = graph_.flow_kernel(*st.info, st.shape->slot[u(index)]);
+      const FlowKernel& k = st.kernels[st.shape->slot[u(index)]];
       const engine::ResourceUse uses[] = {{st.sm, k.compute_seconds}, {st.hbm, k.memory_seconds}};
       engine::ActivitySpec spec;
       spec.work = 1.0;
       spec.priority = 1;
       spec.on_done = [this, r, index] { finish_op(r, index, sim_.now()); };
+      spec.touches = &st;
       sim_.fluid().start(std::move(spec), uses);
     };
     if (c.launch_overhead > Time::zero()) {
-      sim_.after(c.launch_overhead, std::move(start_activity));
+      sim_.after(c.launch_overhead, std::move(start_activity), &rank);
     } else {
       start_activity();
     }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/core/huge_pages.hpp"
 #include "sim/core/units.hpp"
 
 namespace strait::sim::engine::detail {
@@ -18,6 +19,7 @@ struct Completion {
   std::uint64_t sequence;  // start order of the activity: breaks ties in finish time
   std::uint32_t activity;  // slot in the activity pool
   std::uint32_t version;   // the slot's version when this prediction was made
+  const void* touches;     // what its on_done reads first (ActivitySpec::touches)
 };
 
 // A 4-ary heap: half the depth of a binary heap and one cache line of children per level,
@@ -73,7 +75,7 @@ class CompletionHeap {
     }
     heap_[hole] = c;
   }
-  std::vector<Completion> heap_;
+  HugeVector<Completion> heap_;
 };
 
 }  // namespace strait::sim::engine::detail
