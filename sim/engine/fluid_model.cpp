@@ -636,6 +636,12 @@ double FluidModel::capacity(ResourceId id) const { return impl_->resources.at(id
 const std::string& FluidModel::name(ResourceId id) const { return impl_->names.at(id.index); }
 std::size_t FluidModel::resource_count() const { return impl_->resources.size(); }
 
+void FluidModel::prefetch(ResourceId id) const {
+  const char* at = reinterpret_cast<const char*>(&impl_->resources[id.index]);
+  __builtin_prefetch(at);
+  __builtin_prefetch(at + sizeof(Resource) - 1);
+}
+
 ActivityId FluidModel::start(ActivitySpec spec, std::span<const ResourceUse> uses) {
   Impl& m = *impl_;
   if (!(spec.work >= 0)) throw std::invalid_argument("FluidModel: activity work must be >= 0");

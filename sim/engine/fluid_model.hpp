@@ -100,6 +100,8 @@ class FluidModel {
   double capacity(ResourceId id) const;
   const std::string& name(ResourceId id) const;
   std::size_t resource_count() const;
+  /// A hint: `id` will be used soon (started on, or released), so fetch it into cache.
+  void prefetch(ResourceId id) const;
 
   /// Starts an activity now. Its rate is set at the end of this instant; one with no work,
   /// or with no finite constraint at all, completes at this instant. Throws

@@ -345,6 +345,8 @@ class Replayer {
     // Captures fit std::function's inline buffer (16 bytes): no allocation per kernel.
     auto start_activity = [this, r, index] {
       const auto& st = ranks_[u(r)];
+      sim_.fluid().prefetch(st.sm);  // overlaps their misses with the kernel's
+      sim_.fluid().prefetch(st.hbm);
       const FlowKernel& k = st.kernels[st.shape->slot[u(index)]];
       const engine::ResourceUse uses[] = {{st.sm, k.compute_seconds}, {st.hbm, k.memory_seconds}};
       engine::ActivitySpec spec;
