@@ -15,7 +15,6 @@ namespace strait::sim::topology {
 namespace {
 
 constexpr std::uint32_t kFar = std::numeric_limits<std::uint32_t>::max();
-constexpr LinkIndex kNoLink = std::numeric_limits<LinkIndex>::max();
 
 std::uint64_t pair_key(NodeIndex src, NodeIndex dst) {
   return (static_cast<std::uint64_t>(src) << 32) | dst;
@@ -40,7 +39,16 @@ struct Router::Impl {
     std::vector<std::pair<NodeIndex, std::uint32_t>> local;    // non-hub node, hops to dst
     std::vector<std::pair<NodeIndex, std::uint32_t>> portals;  // hub, hops from it to dst
     std::vector<const std::uint16_t*> portal_tables;           // hub_table of each portal
-    std::vector<LinkIndex> hub_next;  // d-mod-k next hop per hub (by hub number), memoized
+    // d-mod-k next hop at the hubs paths to dst have crossed, memoized: (hub number, link)
+    // sorted by hub. Sparse: at 16,384 GPUs a destination's paths cross ~15 of ~1,100 hubs
+    // (a dense row per destination was 71 MiB there).
+    std::vector<std::pair<std::uint32_t, LinkIndex>> hub_next;
+  };
+  // The hubs a non-hub node reaches without crossing another hub or a GPU, with the hops
+  // to each: the first hub on any path from it to a hub (see distance()).
+  struct Exits {
+    bool known = false;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> hubs;  // (hub number, hops)
   };
 
   Impl(const Cluster& c, EcmpPolicy p) : cluster(c), graph(c), policy(p) {
@@ -83,19 +91,59 @@ struct Router::Impl {
     approaches.resize(node_count);
     seen.assign(node_count, 0U);
     hub_tables.resize(node_count);
+    exits.resize(node_count);
     const auto& routes = cluster.explicit_routes();
     for (std::size_t i = 0; i < routes.size(); ++i) {
       explicit_routes[pair_key(routes[i].first.first, routes[i].first.second)] = i;
     }
   }
 
+  // Fewest links from every hub (by hub number) to hub h. Other nodes reach h through
+  // their exits (exits_of), so a table holds hubs only: hubs x hubs, not hubs x nodes.
   const std::vector<std::uint16_t>& hub_table(NodeIndex h) {
     auto& slot = hub_tables[h];
     if (!slot) {
-      slot = std::make_unique<std::vector<std::uint16_t>>();
-      graph.distances_to(h, *slot);
+      graph.distances_to(h, node_distances);
+      slot = std::make_unique<std::vector<std::uint16_t>>(hub_count);
+      for (NodeIndex n = 0; n < node_distances.size(); ++n) {
+        if (hub[n]) (*slot)[hub_number[n]] = node_distances[n];
+      }
     }
     return *slot;
+  }
+
+  // Breadth-first search forwards from non-hub `node` through nodes that are neither hubs
+  // nor GPUs (GPUs are never transit); the hubs at its border are its exits.
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>>& exits_of(NodeIndex node) {
+    Exits& e = exits[node];
+    if (e.known) return e.hubs;
+    e.known = true;
+    next_epoch();
+    frontier.clear();
+    frontier.emplace_back(node, 0);
+    seen[node] = epoch;
+    for (std::size_t k = 0; k < frontier.size(); ++k) {
+      const auto [u, hops] = frontier[k];
+      if (u != node && graph.is_gpu(u)) continue;
+      for (auto i = offsets[u]; i < offsets[u + 1]; ++i) {
+        const NodeIndex v = out[i].second;
+        if (seen[v] == epoch) continue;
+        seen[v] = epoch;
+        if (hub[v]) {
+          e.hubs.emplace_back(hub_number[v], hops + 1);
+        } else {
+          frontier.emplace_back(v, hops + 1);
+        }
+      }
+    }
+    return e.hubs;
+  }
+
+  void next_epoch() {
+    if (++epoch == 0) {
+      std::fill(seen.begin(), seen.end(), 0U);
+      epoch = 1;
+    }
   }
 
   // Breadth-first search backwards from `dst` that expands only non-hub, non-GPU nodes:
@@ -111,10 +159,7 @@ struct Router::Impl {
       a.portal_tables.push_back(hub_table(dst).data());
       return a;
     }
-    if (++epoch == 0) {
-      std::fill(seen.begin(), seen.end(), 0U);
-      epoch = 1;
-    }
+    next_epoch();
     a.local.emplace_back(dst, 0);
     seen[dst] = epoch;
     for (std::size_t k = 0; k < a.local.size(); ++k) {
@@ -132,20 +177,27 @@ struct Router::Impl {
     return a;
   }
 
-  // Fewest links from `node` to the destination of `a`: hub-free inside its host, or the
-  // best portal's table plus the portal's hub-free hops. Exact: the last hub on any
-  // shortest path is a portal, and a path without hubs stays local.
-  std::uint32_t distance(const Approach& a, NodeIndex node) {
+  // Fewest links from hub number `h` (`hops` from it) to the destination of `a`.
+  static std::uint32_t via_hub(const Approach& a, std::uint32_t h, std::uint32_t hops) {
     std::uint32_t best = kFar;
-    if (!hub[node]) {
-      const auto it = std::lower_bound(a.local.begin(), a.local.end(),
-                                       std::pair<NodeIndex, std::uint32_t>{node, 0});
-      if (it != a.local.end() && it->first == node) best = it->second;
-    }
     for (std::size_t k = 0; k < a.portals.size(); ++k) {
-      const std::uint16_t d = a.portal_tables[k][node];
-      if (d != detail::kUnreachable) best = std::min(best, d + a.portals[k].second);
+      const std::uint16_t d = a.portal_tables[k][h];
+      if (d != detail::kUnreachable) best = std::min(best, hops + d + a.portals[k].second);
     }
+    return best;
+  }
+
+  // Fewest links from `node` to the destination of `a`: hub-free inside its host, or the
+  // best portal's table plus the portal's hub-free hops, a non-hub node reaching the
+  // tables through its exits. Exact: the last hub on any shortest path is a portal, the
+  // first is an exit, and a path without hubs stays local.
+  std::uint32_t distance(const Approach& a, NodeIndex node) {
+    if (hub[node]) return via_hub(a, hub_number[node], 0);
+    std::uint32_t best = kFar;
+    const auto it = std::lower_bound(a.local.begin(), a.local.end(),
+                                     std::pair<NodeIndex, std::uint32_t>{node, 0});
+    if (it != a.local.end() && it->first == node) best = it->second;
+    for (const auto& [h, hops] : exits_of(node)) best = std::min(best, via_hub(a, h, hops));
     return best;
   }
 
@@ -181,16 +233,14 @@ struct Router::Impl {
   // at a switch for every source: memoized per hub.
   LinkIndex step(Approach& a, NodeIndex u, NodeIndex dst, std::uint32_t hops,
                  std::uint64_t choice) {
-    LinkIndex* memo = nullptr;
-    if (policy == EcmpPolicy::kDestinationModK && hub[u]) {
-      if (a.hub_next.empty()) a.hub_next.assign(hub_count, kNoLink);
-      memo = &a.hub_next[hub_number[u]];
-    }
-    LinkIndex link = memo != nullptr ? *memo : kNoLink;
-    if (link == kNoLink) {
-      link = next_hop(a, u, dst, hops, choice);
-      if (memo != nullptr) *memo = link;
-    }
+    if (policy != EcmpPolicy::kDestinationModK || !hub[u]) return next_hop(a, u, dst, hops, choice);
+    const std::pair<std::uint32_t, LinkIndex> key{hub_number[u], 0};
+    const auto it =
+        std::lower_bound(a.hub_next.begin(), a.hub_next.end(), key,
+                         [](const auto& x, const auto& y) { return x.first < y.first; });
+    if (it != a.hub_next.end() && it->first == key.first) return it->second;
+    const LinkIndex link = next_hop(a, u, dst, hops, choice);
+    a.hub_next.insert(it, {key.first, link});
     return link;
   }
 
@@ -204,11 +254,14 @@ struct Router::Impl {
   std::vector<char> hub;
   std::vector<std::uint32_t> hub_number;  // dense numbering of hubs, for Approach::hub_next
   std::uint32_t hub_count = 0;
-  std::vector<std::uint32_t> seen;  // scratch of approach(): epoch of the last visit
+  std::vector<std::uint32_t> seen;  // scratch of approach() and exits_of(): epoch of a visit
   std::uint32_t epoch = 0;
+  std::vector<std::pair<NodeIndex, std::uint32_t>> frontier;  // scratch of exits_of()
+  std::vector<std::uint16_t> node_distances;                  // scratch of hub_table()
+  std::vector<Exits> exits;                                   // by node, filled lazily
   std::vector<std::uint32_t> ecmp_key;
   std::vector<std::unique_ptr<Approach>> approaches;                    // by destination node
-  std::vector<std::unique_ptr<std::vector<std::uint16_t>>> hub_tables;  // by hub node
+  std::vector<std::unique_ptr<std::vector<std::uint16_t>>> hub_tables;  // by hub node, over hubs
   std::unordered_map<std::uint64_t, std::size_t> explicit_routes;
   std::vector<LinkIndex> scratch;
   std::vector<std::uint32_t> candidates;  // positions in `out` of equal-cost next hops

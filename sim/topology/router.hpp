@@ -3,12 +3,16 @@
 // ECMP spreading among equal-cost next hops.
 //
 // Distances come from hub tables: a breadth-first search over the reversed graph
-// (Boost.Graph) per hub (switch or gateway) actually used, a uint16 hop count per node,
-// plus per destination a tiny hub-free search of its own host ("local" nodes and the
-// "portal" hubs where hub-free paths to it begin). The fewest links from any node to a
-// destination is then min(local hops, min over portals of table + portal hops): exact,
-// because the last hub on a shortest path is a portal. Memory grows with hubs x nodes,
-// not GPUs x nodes (at 16,384 GPUs: ~1,300 switches instead of 16,384 tables). GPUs are
+// (Boost.Graph) per hub (switch or gateway) actually used as a portal, keeping a uint16
+// hop count per hub; per non-hub node its "exits", the hubs it reaches without crossing
+// a hub or a GPU; and per destination a tiny hub-free search of its own host ("local"
+// nodes and the "portal" hubs where hub-free paths to it begin). The fewest links from
+// any node to a destination is then min(local hops, min over its exits and the portals
+// of exit hops + table + portal hops): exact, because the first hub on a shortest path
+// is an exit and the last a portal. Memory grows with portals x hubs, not hubs x nodes:
+// at 16,384 GPUs, 1,024 portal tables of 1,092 hubs (2.2 MiB) instead of 35,908 nodes
+// (73 MiB). The d-mod-k next hop at a hub is memoized per destination for the hubs its
+// paths cross (~15 of 1,092 there), not for every hub. GPUs are
 // endpoints, never transit: no path crosses a third GPU. Among equal-cost next hops,
 // kept in increasing link index, the choice is made by policy:
 //   - kDestinationModK (default): next_hops[key(dst) % k] at each hop, the "d-mod-k"
