@@ -15,6 +15,7 @@ namespace strait::sim::topology {
 namespace {
 
 constexpr std::uint32_t kFar = std::numeric_limits<std::uint32_t>::max();
+constexpr LinkIndex kNoLink = std::numeric_limits<LinkIndex>::max();
 
 std::uint64_t pair_key(NodeIndex src, NodeIndex dst) {
   return (static_cast<std::uint64_t>(src) << 32) | dst;
@@ -40,16 +41,13 @@ struct Router::Impl {
     std::vector<std::pair<NodeIndex, std::uint32_t>> portals;  // hub, hops from it to dst
     std::vector<const std::uint16_t*> portal_tables;           // hub_table of each portal
     // d-mod-k next hop at the hubs paths to dst have crossed, memoized: (hub number, link)
-    // sorted by hub. Sparse: at 16,384 GPUs a destination's paths cross ~15 of ~1,100 hubs
-    // (a dense row per destination was 71 MiB there).
+    // sorted by hub while few, then a row over every hub (hub_row). At 16,384 GPUs a
+    // training job's paths to a destination cross ~15 of ~1,100 hubs (dense rows for all
+    // destinations were 71 MiB there); an all-to-all's destination trees cross them all.
     std::vector<std::pair<std::uint32_t, LinkIndex>> hub_next;
+    std::vector<LinkIndex> hub_row;
   };
-  // The hubs a non-hub node reaches without crossing another hub or a GPU, with the hops
-  // to each: the first hub on any path from it to a hub (see distance()).
-  struct Exits {
-    bool known = false;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> hubs;  // (hub number, hops)
-  };
+  static constexpr std::size_t kSparseMemo = 64;  // hub_next entries before hub_row
 
   Impl(const Cluster& c, EcmpPolicy p) : cluster(c), graph(c), policy(p) {
     const auto node_count = cluster.nodes().size();
@@ -90,8 +88,10 @@ struct Router::Impl {
     }
     approaches.resize(node_count);
     seen.assign(node_count, 0U);
+    local_seen.assign(node_count, 0U);
+    local_hops.assign(node_count, 0U);
     hub_tables.resize(node_count);
-    exits.resize(node_count);
+    find_exits();
     const auto& routes = cluster.explicit_routes();
     for (std::size_t i = 0; i < routes.size(); ++i) {
       explicit_routes[pair_key(routes[i].first.first, routes[i].first.second)] = i;
@@ -99,7 +99,7 @@ struct Router::Impl {
   }
 
   // Fewest links from every hub (by hub number) to hub h. Other nodes reach h through
-  // their exits (exits_of), so a table holds hubs only: hubs x hubs, not hubs x nodes.
+  // their exits (find_exits), so a table holds hubs only: hubs x hubs, not hubs x nodes.
   const std::vector<std::uint16_t>& hub_table(NodeIndex h) {
     auto& slot = hub_tables[h];
     if (!slot) {
@@ -112,31 +112,35 @@ struct Router::Impl {
     return *slot;
   }
 
-  // Breadth-first search forwards from non-hub `node` through nodes that are neither hubs
-  // nor GPUs (GPUs are never transit); the hubs at its border are its exits.
-  const std::vector<std::pair<std::uint32_t, std::uint32_t>>& exits_of(NodeIndex node) {
-    Exits& e = exits[node];
-    if (e.known) return e.hubs;
-    e.known = true;
-    next_epoch();
-    frontier.clear();
-    frontier.emplace_back(node, 0);
-    seen[node] = epoch;
-    for (std::size_t k = 0; k < frontier.size(); ++k) {
-      const auto [u, hops] = frontier[k];
-      if (u != node && graph.is_gpu(u)) continue;
-      for (auto i = offsets[u]; i < offsets[u + 1]; ++i) {
-        const NodeIndex v = out[i].second;
-        if (seen[v] == epoch) continue;
-        seen[v] = epoch;
-        if (hub[v]) {
-          e.hubs.emplace_back(hub_number[v], hops + 1);
-        } else {
-          frontier.emplace_back(v, hops + 1);
+  // Every non-hub node's exits: the hubs at the border of a breadth-first search forwards
+  // from it through nodes that are neither hubs nor GPUs (GPUs are never transit). In a
+  // hierarchy cluster a GPU's are its NICs' leaves, a NIC's its leaves.
+  void find_exits() {
+    const auto node_count = static_cast<NodeIndex>(hub.size());
+    exit_offsets.assign(node_count + 1, 0);
+    std::vector<std::pair<NodeIndex, std::uint32_t>> frontier;
+    for (NodeIndex node = 0; node < node_count; ++node) {
+      if (!hub[node]) {
+        next_epoch();
+        frontier.assign(1, {node, 0});
+        seen[node] = epoch;
+        for (std::size_t k = 0; k < frontier.size(); ++k) {
+          const auto [u, hops] = frontier[k];
+          if (u != node && graph.is_gpu(u)) continue;
+          for (auto i = offsets[u]; i < offsets[u + 1]; ++i) {
+            const NodeIndex v = out[i].second;
+            if (seen[v] == epoch) continue;
+            seen[v] = epoch;
+            if (hub[v]) {
+              exit_hubs.emplace_back(hub_number[v], hops + 1);
+            } else {
+              frontier.emplace_back(v, hops + 1);
+            }
+          }
         }
       }
+      exit_offsets[node + 1] = static_cast<std::uint32_t>(exit_hubs.size());
     }
-    return e.hubs;
   }
 
   void next_epoch() {
@@ -197,7 +201,8 @@ struct Router::Impl {
     const auto it = std::lower_bound(a.local.begin(), a.local.end(),
                                      std::pair<NodeIndex, std::uint32_t>{node, 0});
     if (it != a.local.end() && it->first == node) best = it->second;
-    for (const auto& [h, hops] : exits_of(node)) best = std::min(best, via_hub(a, h, hops));
+    for (auto k = exit_offsets[node]; k < exit_offsets[node + 1]; ++k)
+      best = std::min(best, via_hub(a, exit_hubs[k].first, exit_hubs[k].second));
     return best;
   }
 
@@ -206,9 +211,29 @@ struct Router::Impl {
   LinkIndex next_hop(const Approach& a, NodeIndex u, NodeIndex dst, std::uint32_t hops,
                      std::uint64_t choice) {
     candidates.clear();
+    // The destination's local nodes marked for this call: a switch has tens of neighbours.
+    if (++local_epoch == 0) {
+      std::fill(local_seen.begin(), local_seen.end(), 0U);
+      local_epoch = 1;
+    }
+    for (const auto& [node, h] : a.local) {
+      local_seen[node] = local_epoch;
+      local_hops[node] = h;
+    }
     for (auto i = offsets[u]; i < offsets[u + 1]; ++i) {
       const NodeIndex v = out[i].second;
-      if ((v == dst || !graph.is_gpu(v)) && distance(a, v) + 1 == hops) candidates.push_back(i);
+      if (v != dst && graph.is_gpu(v)) continue;
+      // No neighbour is nearer than hops - 1: the first route found at that length decides.
+      bool on_path = false;
+      if (hub[v]) {
+        on_path = via_hub(a, hub_number[v], 0) + 1 == hops;
+      } else if (local_seen[v] == local_epoch && local_hops[v] + 1 == hops) {
+        on_path = true;
+      } else {
+        for (auto k = exit_offsets[v]; k < exit_offsets[v + 1] && !on_path; ++k)
+          on_path = via_hub(a, exit_hubs[k].first, exit_hubs[k].second) + 1 == hops;
+      }
+      if (on_path) candidates.push_back(i);
     }
     return out[candidates[choice % candidates.size()]].first;
   }
@@ -234,13 +259,25 @@ struct Router::Impl {
   LinkIndex step(Approach& a, NodeIndex u, NodeIndex dst, std::uint32_t hops,
                  std::uint64_t choice) {
     if (policy != EcmpPolicy::kDestinationModK || !hub[u]) return next_hop(a, u, dst, hops, choice);
-    const std::pair<std::uint32_t, LinkIndex> key{hub_number[u], 0};
-    const auto it =
-        std::lower_bound(a.hub_next.begin(), a.hub_next.end(), key,
-                         [](const auto& x, const auto& y) { return x.first < y.first; });
-    if (it != a.hub_next.end() && it->first == key.first) return it->second;
+    const std::uint32_t h = hub_number[u];
+    if (!a.hub_row.empty()) {
+      LinkIndex& memo = a.hub_row[h];
+      if (memo == kNoLink) memo = next_hop(a, u, dst, hops, choice);
+      return memo;
+    }
+    const auto it = std::lower_bound(
+        a.hub_next.begin(), a.hub_next.end(), std::pair<std::uint32_t, LinkIndex>{h, 0},
+        [](const auto& x, const auto& y) { return x.first < y.first; });
+    if (it != a.hub_next.end() && it->first == h) return it->second;
     const LinkIndex link = next_hop(a, u, dst, hops, choice);
-    a.hub_next.insert(it, {key.first, link});
+    if (a.hub_next.size() < kSparseMemo) {
+      a.hub_next.insert(it, {h, link});
+    } else {
+      a.hub_row.assign(hub_count, kNoLink);
+      for (const auto& [k, l] : a.hub_next) a.hub_row[k] = l;
+      a.hub_row[h] = link;
+      a.hub_next = {};
+    }
     return link;
   }
 
@@ -254,11 +291,14 @@ struct Router::Impl {
   std::vector<char> hub;
   std::vector<std::uint32_t> hub_number;  // dense numbering of hubs, for Approach::hub_next
   std::uint32_t hub_count = 0;
-  std::vector<std::uint32_t> seen;  // scratch of approach() and exits_of(): epoch of a visit
+  std::vector<std::uint32_t> seen;  // scratch of approach() and find_exits(): epoch of a visit
   std::uint32_t epoch = 0;
-  std::vector<std::pair<NodeIndex, std::uint32_t>> frontier;  // scratch of exits_of()
-  std::vector<std::uint16_t> node_distances;                  // scratch of hub_table()
-  std::vector<Exits> exits;                                   // by node, filled lazily
+  std::vector<std::uint16_t> node_distances;          // scratch of hub_table()
+  std::vector<std::uint32_t> local_seen, local_hops;  // scratch of next_hop(), by node
+  std::uint32_t local_epoch = 0;
+  // CSR of each non-hub node's exits: (hub number, hops), from exit_offsets[node].
+  std::vector<std::uint32_t> exit_offsets;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> exit_hubs;
   std::vector<std::uint32_t> ecmp_key;
   std::vector<std::unique_ptr<Approach>> approaches;                    // by destination node
   std::vector<std::unique_ptr<std::vector<std::uint16_t>>> hub_tables;  // by hub node, over hubs
