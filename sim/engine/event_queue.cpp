@@ -4,7 +4,7 @@
 
 namespace strait::sim::engine {
 
-void EventQueue::schedule(Time at, Action action, const void* touches) {
+void EventQueue::schedule(Time at, Action action, Touches touches) {
   std::uint32_t slot;
   if (free_slots_.empty()) {
     slot = static_cast<std::uint32_t>(actions_.size());
@@ -57,7 +57,7 @@ void EventQueue::run_due(Time t) {
     pop();
     if (!heap_.empty()) {
       __builtin_prefetch(&actions_[heap_.front().slot]);
-      if (heap_.front().touches != nullptr) __builtin_prefetch(heap_.front().touches);
+      heap_.front().touches.prefetch();
     }
     Action action = std::move(actions_[slot]);
     actions_[slot] = nullptr;

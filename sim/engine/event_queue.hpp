@@ -4,14 +4,13 @@
 //
 // Why this layout: at 131,072 ranks the queue holds hundreds of thousands of events and
 // runs tens of millions; a binary heap of (time, sequence, std::function) entries (48
-// bytes) missed the cache at nearly every level of every pop. Keys are 32 bytes and the
-// heap is 4-ary (half the levels, a node's children share two cache lines); actions stay
+// bytes) missed the cache at nearly every level of every pop. Keys are 40 bytes and the
+// heap is 4-ary (half the levels, a node's children span three cache lines at most); actions stay
 // where they were scheduled until they run. The order is the same strict order of
 // (time, sequence), so the pops are exactly those of the binary heap.
 //
-// An event may name the memory its action reads first (its rank's state): when the event
-// reaches the front, that memory and its action are prefetched while the event before it
-// runs. At 16,384 ranks a rank's state is a cache miss at nearly every event.
+// An event may name the memory its action reads first (Touches): when the event reaches
+// the front, that memory and its action are prefetched while the event before it runs.
 
 #include <cstdint>
 #include <functional>
@@ -19,6 +18,7 @@
 
 #include "sim/core/huge_pages.hpp"
 #include "sim/core/units.hpp"
+#include "sim/engine/touches.hpp"
 
 namespace strait::sim::engine {
 
@@ -27,8 +27,8 @@ class EventQueue {
   using Action = std::function<void()>;
 
   /// Schedules `action` at `at`. `touches`: memory the action reads first (e.g. its rank's
-  /// state), prefetched while the event before it runs; null for none.
-  void schedule(Time at, Action action, const void* touches = nullptr);
+  /// state), prefetched while the event before it runs.
+  void schedule(Time at, Action action, Touches touches = {});
   bool empty() const { return heap_.empty(); }
   /// Time of the earliest event; Time::infinite() if empty.
   Time next_time() const { return heap_.empty() ? Time::infinite() : heap_.front().at; }
@@ -41,7 +41,7 @@ class EventQueue {
     Time at;
     std::uint64_t sequence;
     std::uint32_t slot;  // index of the action in actions_
-    const void* touches;
+    Touches touches;
   };
   static bool before(const Key& a, const Key& b) {
     return a.at != b.at ? a.at < b.at : a.sequence < b.sequence;

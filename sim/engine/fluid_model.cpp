@@ -67,7 +67,7 @@ struct Activity {
   // and end at 8,192 GPUs in flow mode.
   boost::container::small_vector<Use, 2> uses;
   std::function<void()> on_done;
-  const void* touches = nullptr;
+  Touches touches = {};
 };
 
 struct Resource {
@@ -168,7 +168,7 @@ struct FluidModel::Impl {
     const Activity& a = activities[c.activity];
     __builtin_prefetch(&a.version);
     __builtin_prefetch(&a.alive);
-    if (c.touches != nullptr) __builtin_prefetch(c.touches);
+    c.touches.prefetch();
   }
   void drop_stale_top() {
     while (!heap.empty() && !is_live(heap.top())) heap.pop();

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "sim/core/units.hpp"
+#include "sim/engine/touches.hpp"
 
 namespace strait::sim::engine {
 
@@ -82,8 +83,8 @@ struct ActivitySpec {
   /// Paced over work / bound + latency (see the header comment); zero: not paced.
   Time latency = Time::zero();
   /// Memory on_done reads first (e.g. its rank's state): prefetched when the activity's
-  /// completion comes next, while the events before it run. Null for none.
-  const void* touches = nullptr;
+  /// completion comes next, while the events before it run.
+  Touches touches = {};
 };
 
 class FluidModel {

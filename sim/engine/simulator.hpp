@@ -25,7 +25,7 @@ class Simulator {
 
   Time now() const { return now_; }
   /// Calls `action` at now() + delay (delay >= 0); `touches` as EventQueue::schedule.
-  void after(Time delay, EventQueue::Action action, const void* touches = nullptr) {
+  void after(Time delay, EventQueue::Action action, Touches touches = {}) {
     queue_.schedule(now_ + delay, std::move(action), touches);
   }
   /// Calls `action` at absolute time `at` (at >= now()).

@@ -347,17 +347,19 @@ class Replayer {
       const auto& st = ranks_[u(r)];
       sim_.fluid().prefetch(st.sm);  // overlaps their misses with the kernel's
       sim_.fluid().prefetch(st.hbm);
-      const FlowKernel& k = st.kernels[st.shape->slot[u(index)]];
+      const auto at = st.shape->slot[u(index)];
+      const FlowKernel& k = st.kernels[at];
       const engine::ResourceUse uses[] = {{st.sm, k.compute_seconds}, {st.hbm, k.memory_seconds}};
       engine::ActivitySpec spec;
       spec.work = 1.0;
       spec.priority = 1;
       spec.on_done = [this, r, index] { finish_op(r, index, sim_.now()); };
-      spec.touches = &st;
+      // Its end reads the rank's state and starts what follows, most often the next kernel.
+      spec.touches = {&st, at + 1 < st.shape->kernels ? &st.kernels[at + 1] : nullptr};
       sim_.fluid().start(std::move(spec), uses);
     };
     if (c.launch_overhead > Time::zero()) {
-      sim_.after(c.launch_overhead, std::move(start_activity), &rank);
+      sim_.after(c.launch_overhead, std::move(start_activity), {&rank, &c});
     } else {
       start_activity();
     }

@@ -11,6 +11,7 @@
 
 #include "sim/core/huge_pages.hpp"
 #include "sim/core/units.hpp"
+#include "sim/engine/touches.hpp"
 
 namespace strait::sim::engine::detail {
 
@@ -19,7 +20,7 @@ struct Completion {
   std::uint64_t sequence;  // start order of the activity: breaks ties in finish time
   std::uint32_t activity;  // slot in the activity pool
   std::uint32_t version;   // the slot's version when this prediction was made
-  const void* touches;     // what its on_done reads first (ActivitySpec::touches)
+  Touches touches;         // what its on_done reads first (ActivitySpec::touches)
 };
 
 // A 4-ary heap: half the depth of a binary heap and one cache line of children per level,
