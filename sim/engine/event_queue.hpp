@@ -5,8 +5,8 @@
 // Why this layout: at 131,072 ranks the queue holds hundreds of thousands of events and
 // runs tens of millions; a binary heap of (time, sequence, std::function) entries (48
 // bytes) missed the cache at nearly every level of every pop. Keys are 40 bytes and the
-// heap is 4-ary (half the levels, a node's children span three cache lines at most); actions stay
-// where they were scheduled until they run. The order is the same strict order of
+// heap is 4-ary (half the levels, a node's children within three cache lines); actions
+// stay where they were scheduled until they run. The order is the same strict order of
 // (time, sequence), so the pops are exactly those of the binary heap.
 //
 // An event may name the memory its action reads first (Touches): when the event reaches

@@ -191,18 +191,25 @@ struct Router::Impl {
     return best;
   }
 
+  // Fewest links from non-hub `node` to the destination of `a` through a hub: the best of
+  // its exits' hops plus that hub's way there.
+  std::uint32_t via_exits(const Approach& a, NodeIndex node) const {
+    std::uint32_t best = kFar;
+    for (auto k = exit_offsets[node]; k < exit_offsets[node + 1]; ++k)
+      best = std::min(best, via_hub(a, exit_hubs[k].first, exit_hubs[k].second));
+    return best;
+  }
+
   // Fewest links from `node` to the destination of `a`: hub-free inside its host, or the
   // best portal's table plus the portal's hub-free hops, a non-hub node reaching the
   // tables through its exits. Exact: the last hub on any shortest path is a portal, the
   // first is an exit, and a path without hubs stays local.
   std::uint32_t distance(const Approach& a, NodeIndex node) {
     if (hub[node]) return via_hub(a, hub_number[node], 0);
-    std::uint32_t best = kFar;
+    std::uint32_t best = via_exits(a, node);
     const auto it = std::lower_bound(a.local.begin(), a.local.end(),
                                      std::pair<NodeIndex, std::uint32_t>{node, 0});
-    if (it != a.local.end() && it->first == node) best = it->second;
-    for (auto k = exit_offsets[node]; k < exit_offsets[node + 1]; ++k)
-      best = std::min(best, via_hub(a, exit_hubs[k].first, exit_hubs[k].second));
+    if (it != a.local.end() && it->first == node) best = std::min(best, it->second);
     return best;
   }
 
@@ -223,16 +230,11 @@ struct Router::Impl {
     for (auto i = offsets[u]; i < offsets[u + 1]; ++i) {
       const NodeIndex v = out[i].second;
       if (v != dst && graph.is_gpu(v)) continue;
-      // No neighbour is nearer than hops - 1: the first route found at that length decides.
-      bool on_path = false;
-      if (hub[v]) {
-        on_path = via_hub(a, hub_number[v], 0) + 1 == hops;
-      } else if (local_seen[v] == local_epoch && local_hops[v] + 1 == hops) {
-        on_path = true;
-      } else {
-        for (auto k = exit_offsets[v]; k < exit_offsets[v + 1] && !on_path; ++k)
-          on_path = via_hub(a, exit_hubs[k].first, exit_hubs[k].second) + 1 == hops;
-      }
+      // distance(a, v) with the local nodes marked: no neighbour is nearer than hops - 1,
+      // so a local route of that length decides without the exits.
+      const bool on_path = hub[v] ? via_hub(a, hub_number[v], 0) + 1 == hops
+                                  : (local_seen[v] == local_epoch && local_hops[v] + 1 == hops) ||
+                                        via_exits(a, v) + 1 == hops;
       if (on_path) candidates.push_back(i);
     }
     return out[candidates[choice % candidates.size()]].first;
