@@ -83,7 +83,7 @@ AnalyticalNetwork::Timed AnalyticalNetwork::time_collective(const CollectiveSpec
   // Remembered calls: what Network::start_collective would take (no calibration delay,
   // which would split the call in two events), as one event. A hash collision with
   // another spec is timed afresh.
-  if (c.base_latency > Time::zero() || !spec.send_matrix.empty() || !spec.send_bytes.empty()) {
+  if (c.base_latency > Time::zero() || !rememberable(spec)) {
     // Network::start_collective's way: the calibrated base latency, then the schedule.
     return {c.base_latency + timed_schedule(chosen_schedule(spec)), c.base_latency};
   }
@@ -92,18 +92,13 @@ AnalyticalNetwork::Timed AnalyticalNetwork::time_collective(const CollectiveSpec
   } else {
     placed_ = spec.gpus;
   }
-  const std::uint64_t hash = size_and_ranks_hash(spec, placed_) ^
-                             (static_cast<std::uint64_t>(spec.root) << 24) ^
-                             (static_cast<std::uint64_t>(spec.peer) << 8);
+  const std::uint64_t hash = call_hash(spec, placed_);
   if (const auto it = timed_.find(hash); it != timed_.end() && it->second.key.is(spec, placed_)) {
     add_traffic(it->second.traffic, spec.traffic_tag);
     return {it->second.time, Time::zero()};
   }
   const Schedule schedule = chosen_schedule(spec);  // checks the GPUs (placed_ is empty if bad)
-  TimedCall call{
-      {spec.op, spec.algorithm, spec.protocol, spec.root, spec.peer, spec.bytes, placed_},
-      Time::zero(),
-      {}};
+  TimedCall call{call_key(spec, placed_), Time::zero(), {}};
   call.time = estimate(schedule, &call.traffic);
   for (double& b : call.traffic.link_bytes) b *= schedule.payload_fraction;
   add_traffic(call.traffic, spec.traffic_tag);

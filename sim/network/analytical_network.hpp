@@ -51,21 +51,6 @@ class AnalyticalNetwork final : public Network {
                       std::function<void()> on_done) override;
 
  private:
-  // What a collective's time and traffic depend on (priority and weight do not matter
-  // on an idle network); per-rank sizes are not kept (those calls are not remembered).
-  // `placed`: the GPUs' placement on hierarchy-form clusters, else the GPUs.
-  struct CallKey {
-    CollectiveOp op;
-    Algorithm algorithm;
-    Protocol protocol;
-    int root, peer;
-    Bytes bytes;
-    std::vector<int> placed;
-    bool is(const CollectiveSpec& s, const std::vector<int>& p) const {
-      return op == s.op && algorithm == s.algorithm && protocol == s.protocol && root == s.root &&
-             peer == s.peer && bytes == s.bytes && placed == p;
-    }
-  };
   struct TimedCall {
     CallKey key;
     Time time;             // from the call to its end

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/network/detail/flow_collective.hpp"
+#include "sim/network/detail/flow_plan.hpp"
 #include "sim/network/detail/link_rate.hpp"
 
 namespace strait::sim::network {
@@ -18,19 +19,59 @@ FlowNetwork::FlowNetwork(engine::Simulator& sim, const topology::Cluster& cluste
 
 FlowNetwork::~FlowNetwork() = default;
 
+void FlowNetwork::start_collective(const CollectiveSpec& spec, std::function<void()> on_done) {
+  auto plan = plan_of(spec);
+  // As Network::start_collective: the calibrated base latency, then the schedule.
+  const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
+  if (c.base_latency > Time::zero()) {
+    sim_.after(c.base_latency,
+               [this, plan = std::move(plan), priority = spec.priority, weight = spec.weight,
+                tag = spec.traffic_tag, on_done = std::move(on_done)]() mutable {
+                 start_plan(std::move(plan), priority, weight, tag, std::move(on_done), false);
+               });
+    return;
+  }
+  start_plan(std::move(plan), spec.priority, spec.weight, spec.traffic_tag, std::move(on_done),
+             false);
+}
+
+std::shared_ptr<const detail::FlowPlan> FlowNetwork::plan(Schedule schedule) {
+  if (!planner_) planner_ = std::make_unique<detail::FlowPlanner>(*this);
+  ++plans_built_;
+  return planner_->plan(std::move(schedule));
+}
+
+std::shared_ptr<const detail::FlowPlan> FlowNetwork::plan_of(const CollectiveSpec& spec) {
+  if (!rememberable(spec)) return plan(chosen_schedule(spec));
+  const std::uint64_t hash = call_hash(spec, spec.gpus);
+  if (const auto it = plans_.find(hash); it != plans_.end() && it->second.key.is(spec, spec.gpus))
+    return it->second.plan;
+  auto made = plan(chosen_schedule(spec));
+  if (plans_.size() >= kRememberedPlans) plans_.clear();
+  plans_.insert_or_assign(hash, RememberedPlan{call_key(spec, spec.gpus), made});
+  return made;
+}
+
 void FlowNetwork::start_schedule(Schedule schedule, int priority, double weight,
                                  std::function<void()> on_done) {
-  if (schedule.start_latency > Time::zero()) {
-    const Time delay = schedule.start_latency;
-    schedule.start_latency = Time::zero();
-    sim_.after(delay, [this, schedule = std::move(schedule), priority, weight,
+  if (!planner_) planner_ = std::make_unique<detail::FlowPlanner>(*this);
+  const int tag = schedule.traffic_tag;
+  start_plan(planner_->plan(std::move(schedule)), priority, weight, tag, std::move(on_done), false);
+}
+
+void FlowNetwork::start_plan(std::shared_ptr<const detail::FlowPlan> plan, int priority,
+                             double weight, int traffic_tag, std::function<void()> on_done,
+                             bool waited) {
+  const Time delay = plan->schedule.start_latency;
+  if (!waited && delay > Time::zero()) {
+    sim_.after(delay, [this, plan = std::move(plan), priority, weight, traffic_tag,
                        on_done = std::move(on_done)]() mutable {
-      start_schedule(std::move(schedule), priority, weight, std::move(on_done));
+      start_plan(std::move(plan), priority, weight, traffic_tag, std::move(on_done), true);
     });
     return;
   }
   collectives_.push_back(std::make_unique<detail::FlowCollective>(
-      *this, std::move(schedule), priority, weight, std::move(on_done)));
+      *this, std::move(plan), priority, weight, traffic_tag, std::move(on_done)));
   collectives_.back()->set_slot(collectives_.size() - 1);
   collectives_.back()->start();
 }

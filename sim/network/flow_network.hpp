@@ -19,6 +19,7 @@
 
 #include <memory>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/network/network.hpp"
@@ -28,13 +29,18 @@ namespace strait::sim::network {
 
 namespace detail {
 class FlowCollective;
-}
+class FlowPlanner;
+struct FlowPlan;
+}  // namespace detail
 
 class FlowNetwork final : public Network {
  public:
   FlowNetwork(engine::Simulator& sim, const topology::Cluster& cluster, NetworkOptions options);
   ~FlowNetwork() override;
 
+  /// Starts `spec` now. Calls with the same spec (sizes equal on every rank) share one
+  /// plan: its schedule is built, planned and routed at the first call only.
+  void start_collective(const CollectiveSpec& spec, std::function<void()> on_done) override;
   void start_schedule(Schedule schedule, int priority, double weight,
                       std::function<void()> on_done) override;
   void start_transfer(int src, int dst, Bytes bytes, int priority,
@@ -72,11 +78,15 @@ class FlowNetwork final : public Network {
   bool tracing() const { return static_cast<bool>(options_.on_transfer); }
   void record(const TransferRecord& r) const { options_.on_transfer(r); }
 
+  /// Plans built so far (calls of a remembered spec build none; for tests).
+  std::uint64_t plans_built() const { return plans_built_; }
+
   /// The fluid resource of a link (for tests and link-utilization reports).
   engine::ResourceId link_resource(topology::LinkIndex link) const { return link_resources_[link]; }
 
  private:
   friend class detail::FlowCollective;
+  friend class detail::FlowPlanner;
   struct InFlight {
     std::function<void()> on_done;
     Time start;
@@ -87,6 +97,13 @@ class FlowNetwork final : public Network {
   std::uint32_t flight(Time latency, std::function<void()> on_done);
   void arrived(std::uint32_t slot);
   void finish(std::uint32_t slot);
+  /// `schedule`'s plan, built now.
+  std::shared_ptr<const detail::FlowPlan> plan(Schedule schedule);
+  /// `spec`'s plan: remembered from an earlier call of the same spec, or built.
+  std::shared_ptr<const detail::FlowPlan> plan_of(const CollectiveSpec& spec);
+  /// Starts a run of `plan` after its schedule's start latency (when `waited` is false).
+  void start_plan(std::shared_ptr<const detail::FlowPlan> plan, int priority, double weight,
+                  int traffic_tag, std::function<void()> on_done, bool waited);
   /// A run's last phase ended: notify (no earlier than `not_before`) and free it.
   void collective_done(detail::FlowCollective* run, Time not_before);
 
@@ -96,7 +113,18 @@ class FlowNetwork final : public Network {
   std::vector<topology::LinkIndex> path_;  // scratch
   std::vector<engine::ResourceUse> uses_;  // scratch
   std::vector<std::unique_ptr<detail::FlowCollective>> collectives_;
-  std::vector<double> link_sums_;             // scratch of FlowCollective::route_bundle
+  std::unique_ptr<detail::FlowPlanner> planner_;
+  // Plans by call_hash of their spec (a colliding spec replaces the entry). At most
+  // kRememberedPlans: a training run's specs repeat within a step (every layer) but sizes
+  // may change between steps, so the table is emptied when full rather than let grow.
+  struct RememberedPlan {
+    CallKey key;
+    std::shared_ptr<const detail::FlowPlan> plan;
+  };
+  static constexpr std::size_t kRememberedPlans = std::size_t{1} << 16;
+  std::unordered_map<std::uint64_t, RememberedPlan> plans_;
+  std::uint64_t plans_built_ = 0;
+  std::vector<double> link_sums_;             // scratch of FlowPlanner::route_bundle
   std::vector<std::uint32_t> touched_links_;  // the links it summed into
   /// Paths per link of all-pairs phases, made on first use (its scratch is per cluster).
   topology::PairPathCounter& pair_paths();

@@ -10,6 +10,7 @@
 //     between different collectives. Both agree where nothing else contends.
 // A transfer takes bytes / rate on the fluid model, then the path latency.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -117,6 +118,39 @@ class Network {
   static std::uint64_t size_and_ranks_hash(const CollectiveSpec& spec);
   /// The same with `ranks` in place of the spec's GPUs (e.g. their placement).
   static std::uint64_t size_and_ranks_hash(const CollectiveSpec& spec, std::span<const int> ranks);
+  /// What a collective's schedule depends on, for networks that remember calls by spec
+  /// (priority, weight and traffic tag do not change it); calls with per-rank sizes are
+  /// not remembered. `ranks`: the spec's GPUs, or their placement.
+  struct CallKey {
+    CollectiveOp op;
+    Algorithm algorithm;
+    Protocol protocol;
+    int root, peer;
+    Bytes bytes;
+    std::vector<int> ranks;
+    bool is(const CollectiveSpec& s, std::span<const int> r) const {
+      return op == s.op && algorithm == s.algorithm && protocol == s.protocol && root == s.root &&
+             peer == s.peer && bytes == s.bytes && std::ranges::equal(ranks, r);
+    }
+  };
+  static CallKey call_key(const CollectiveSpec& spec, std::span<const int> ranks) {
+    return {spec.op,
+            spec.algorithm,
+            spec.protocol,
+            spec.root,
+            spec.peer,
+            spec.bytes,
+            {ranks.begin(), ranks.end()}};
+  }
+  /// The hash of call_key(spec, ranks).
+  static std::uint64_t call_hash(const CollectiveSpec& spec, std::span<const int> ranks) {
+    return size_and_ranks_hash(spec, ranks) ^ (static_cast<std::uint64_t>(spec.root) << 24) ^
+           (static_cast<std::uint64_t>(spec.peer) << 8);
+  }
+  /// Whether calls of `spec` may be remembered: the same sizes on every rank.
+  static bool rememberable(const CollectiveSpec& spec) {
+    return spec.send_matrix.empty() && spec.send_bytes.empty();
+  }
   /// build_chosen(spec, resolve(spec)), reusing the tuner's build where it made one.
   Schedule chosen_schedule(const CollectiveSpec& spec);
   /// Adds `delta` to the totals and to the counters of `tag` (if >= 0).

@@ -18,7 +18,8 @@
 // State per (rank, lane): the next phase to complete and the next to launch; per
 // (phase, rank, lane): bundles finished that the rank sends or receives. A rank's lane
 // moves to phase p+1 when all of them are done and its previous lane has passed p.
-// Routes of phases that repeat or are chunked are computed once and reused.
+// What does not change while it runs (bundles, routes) is its FlowPlan, shared by every run
+// of the same spec.
 //
 // Scale: when every phase is one coflow of every rank (rings, flat direct schedules), the
 // ranks move in lockstep and per-rank progress is skipped (phase p + 1 starts when p's
@@ -27,15 +28,13 @@
 // O(1) instead of O(links it uses) while it shares no link. One flow is kept at a time;
 // patterns with identical links (reduce-scatter and all-gather steps) share it.
 
-#include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "sim/engine/fluid_model.hpp"
-#include "sim/network/network.hpp"
-#include "sim/network/schedule.hpp"
-#include "sim/topology/pair_paths.hpp"
+#include "sim/network/detail/flow_plan.hpp"
 
 namespace strait::sim::network {
 class FlowNetwork;
@@ -45,8 +44,10 @@ namespace strait::sim::network::detail {
 
 class FlowCollective {
  public:
-  FlowCollective(FlowNetwork& network, Schedule schedule, int priority, double weight,
-                 std::function<void()> on_done);
+  /// A run of `plan` (shared with other runs of the same spec) from now; its traffic is
+  /// also counted under `traffic_tag` (if >= 0).
+  FlowCollective(FlowNetwork& network, std::shared_ptr<const FlowPlan> plan, int priority,
+                 double weight, int traffic_tag, std::function<void()> on_done);
   /// Launches every rank's first phase.
   void start();
   bool finished() const { return lanes_left_ == 0; }
@@ -57,42 +58,15 @@ class FlowCollective {
   void set_slot(std::size_t slot) { slot_ = slot; }
 
  private:
-  struct Bundle {
-    int src = 0;       // -1 for a whole-phase coflow
-    double bytes = 0;  // all lanes
-    std::uint32_t dsts_begin = 0, dsts_count = 0;
-    std::uint32_t transfers_begin = 0, transfers_count = 0;  // into Plan::transfer_list
-  };
-  struct Routes {
-    std::vector<engine::ResourceUse> uses;
-    std::array<double, topology::kLinkClassCount> traffic{};  // link-bytes, all lanes
-    Time latency;
-  };
-  struct Plan {  // one per schedule phase (pattern)
-    std::vector<Bundle> bundles;
-    std::vector<std::int32_t> src_bundles;    // per rank + 1: CSR offsets into bundles
-    std::vector<std::int32_t> dsts;           // distinct receivers per bundle
-    std::vector<std::int32_t> transfer_list;  // transfer indices per bundle
-    std::vector<std::int32_t> involvement;    // per rank: bundles sent + received
-    std::vector<Routes> routes;               // per bundle, when cached
-    bool cached = false;
-    bool coflow = false;                // one bundle for the whole phase
-    bool all_pairs = false;             // coflow of an implicit all-pairs phase
-    std::vector<std::int32_t> members;  // coflow: ranks taking part
-    std::int32_t route_group = -1;      // cached coflow: first pattern with the same links
-  };
-
-  void merge_streaming_phases();
-  void make_plan(std::size_t pattern);
-  void route_bundle(const Plan& plan, const Bundle& bundle, std::size_t pattern, Routes& out);
+  using Pattern = FlowPlan::Pattern;
   void bundle_done(std::uint64_t tag);
   void advance(int rank, int lane);
   void launch(int rank, int lane, int phase);
-  void start_bundle(Plan& plan, std::size_t pattern, int phase, int lane, std::int32_t bundle);
+  void start_bundle(const Pattern& pattern, std::size_t index, int phase, int lane,
+                    std::int32_t bundle);
   void start_coflow(int phase);
   void release_kept();
   void finish();
-  std::int32_t route_group(std::size_t pattern) const;
   std::size_t lane_index(int rank, int lane) const {
     return static_cast<std::size_t>(rank) * static_cast<std::size_t>(lanes_) +
            static_cast<std::size_t>(lane);
@@ -105,18 +79,16 @@ class FlowCollective {
   }
 
   FlowNetwork& network_;
-  Schedule schedule_;
+  std::shared_ptr<const FlowPlan> plan_;
+  const Schedule& schedule_;  // plan_'s
   int priority_;
   double weight_;
+  int traffic_tag_;
   std::function<void()> on_done_;
   int ranks_;
   int lanes_;
-  int phases_;                         // expanded
-  Time not_before_;                    // its start + the schedule's min_data_time
-  bool streamed_ = false;              // cut-through phases merged into one
-  Time streamed_latency_;              // then: the sum of the phases' latencies
-  std::vector<std::int32_t> pattern_;  // expanded phase -> index in schedule_.phases
-  std::vector<Plan> plans_;
+  int phases_;       // expanded
+  Time not_before_;  // its start + the schedule's min_data_time (and streamed latencies)
   std::vector<std::int32_t> position_;  // per (rank, lane): next phase to complete
   std::vector<std::int32_t> launched_;  // per (rank, lane): phases launched so far
   std::vector<Time> launch_time_;       // per (rank, lane): start of its current bundle
@@ -125,24 +97,8 @@ class FlowCollective {
   std::vector<std::int32_t> arrived_;  // coflow phases: ranks that reached the phase
   std::vector<Time> phase_start_;      // coflow phases: when the coflow started
   std::int64_t lanes_left_;
-  bool lockstep_ = false;         // every phase a coflow of all ranks: no per-rank progress
-  engine::ActivityId kept_;       // the cached coflow parked between repeats, if any
+  engine::ActivityId kept_;       // the repeated coflow parked between repeats, if any
   std::int32_t kept_group_ = -1;  // its route group
-  Routes scratch_routes_;
-  std::vector<engine::ResourceUse> scratch_uses_;
-  // Bundles of at least this many transfers have their bytes per link counted, not routed
-  // transfer by transfer (route_bundle).
-  static constexpr std::uint32_t kCountedTransfers = 4096;
-  std::vector<topology::PairBytes> counted_;
-  // route_bundle's in-host legs to the current sender's PXN relays (at most one per rail):
-  // a sender of a 512-member all_to_allv reaches 511 peers through at most 7 relays.
-  struct RelayLeg {
-    int relay = -1;
-    std::size_t begin = 0, end = 0;  // its links' resources in relay_resources_
-    Time latency;
-  };
-  std::vector<RelayLeg> relay_legs_;
-  std::vector<engine::ResourceId> relay_resources_;
 };
 
 }  // namespace strait::sim::network::detail
