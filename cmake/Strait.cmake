@@ -10,6 +10,13 @@ function(strait_warnings target)
   endif()
 endfunction()
 
+# The allocator of strait's programs (the CLI, benchmarks): tcmalloc where configured.
+function(strait_allocator target)
+  if(STRAIT_HAVE_TCMALLOC)
+    target_link_libraries(${target} PRIVATE PkgConfig::TCMALLOC)
+  endif()
+endfunction()
+
 # strait_library(<name> SOURCES ... DEPS ...): a static library strait_<name>
 # with alias strait::<name>, include root at the repository top.
 function(strait_library name)

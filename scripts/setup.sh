@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  cmake make g++ ccache pkg-config
+  cmake make g++ ccache pkg-config libgoogle-perftools-dev
   libboost-graph-dev libboost-program-options-dev
   nlohmann-json3-dev libeigen3-dev libfmt-dev libtbb-dev
   libgtest-dev libgmock-dev
