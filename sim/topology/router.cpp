@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
-#include "sim/topology/detail/hop_graph.hpp"
+#include "sim/topology/detail/hop_graph.hpp"  // kUnreachable
 
 namespace strait::sim::topology {
 namespace {
@@ -49,8 +49,10 @@ struct Router::Impl {
   };
   static constexpr std::size_t kSparseMemo = 64;  // hub_next entries before hub_row
 
-  Impl(const Cluster& c, EcmpPolicy p) : cluster(c), graph(c), policy(p) {
+  Impl(const Cluster& c, EcmpPolicy p) : cluster(c), policy(p) {
     const auto node_count = cluster.nodes().size();
+    is_gpu.reserve(node_count);
+    for (const Node& n : cluster.nodes()) is_gpu.push_back(n.kind == NodeKind::kGpu ? 1 : 0);
     offsets.assign(node_count + 1, 0);
     in_offsets.assign(node_count + 1, 0);
     for (NodeIndex n = 0; n < node_count; ++n) {
@@ -92,6 +94,7 @@ struct Router::Impl {
     local_hops.assign(node_count, 0U);
     hub_tables.resize(node_count);
     find_exits();
+    find_hub_links();
     const auto& routes = cluster.explicit_routes();
     for (std::size_t i = 0; i < routes.size(); ++i) {
       explicit_routes[pair_key(routes[i].first.first, routes[i].first.second)] = i;
@@ -100,16 +103,71 @@ struct Router::Impl {
 
   // Fewest links from every hub (by hub number) to hub h. Other nodes reach h through
   // their exits (find_exits), so a table holds hubs only: hubs x hubs, not hubs x nodes.
+  // A search over the hub graph (find_hub_links) with its links' lengths in buckets
+  // (Dial's algorithm): at 16,384 GPUs ~1,000 tables, each O(hub links), where a search
+  // over every node made the tables quadratic in GPUs.
   const std::vector<std::uint16_t>& hub_table(NodeIndex h) {
     auto& slot = hub_tables[h];
-    if (!slot) {
-      graph.distances_to(h, node_distances);
-      slot = std::make_unique<std::vector<std::uint16_t>>(hub_count);
-      for (NodeIndex n = 0; n < node_distances.size(); ++n) {
-        if (hub[n]) (*slot)[hub_number[n]] = node_distances[n];
+    if (slot) return *slot;
+    slot = std::make_unique<std::vector<std::uint16_t>>(hub_count, detail::kUnreachable);
+    auto& dist = *slot;
+    const std::uint32_t source = hub_number[h];
+    dist[source] = 0;
+    buckets.resize(1);
+    buckets[0].assign(1, source);
+    for (std::size_t d = 0; d < buckets.size(); ++d) {
+      for (std::size_t k = 0; k < buckets[d].size(); ++k) {
+        const std::uint32_t v = buckets[d][k];
+        if (dist[v] != d) continue;  // reached nearer since it was queued
+        for (auto i = hub_in_offsets[v]; i < hub_in_offsets[v + 1]; ++i) {
+          const auto [u, length] = hub_in[i];
+          const std::size_t to = d + length;
+          if (to >= dist[u]) continue;
+          dist[u] = static_cast<std::uint16_t>(to);
+          if (buckets.size() <= to) buckets.resize(to + 1);
+          buckets[to].push_back(u);
+        }
+      }
+      buckets[d].clear();
+    }
+    return dist;
+  }
+
+  // The hub graph: hub u links to hub v when a path from u reaches v through nodes that
+  // are neither hubs nor GPUs (none, in a fat tree: a switch's uplink), its length the
+  // fewest links of such a path. Every shortest path between two hubs is a chain of such
+  // segments, so distances over it are those over every node. Stored by v (in-links).
+  void find_hub_links() {
+    const auto node_count = static_cast<NodeIndex>(hub.size());
+    std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> links;  // (v, u, len)
+    std::vector<std::pair<NodeIndex, std::uint32_t>> frontier;
+    for (NodeIndex node = 0; node < node_count; ++node) {
+      if (!hub[node]) continue;
+      next_epoch();
+      frontier.assign(1, {node, 0});
+      seen[node] = epoch;
+      for (std::size_t k = 0; k < frontier.size(); ++k) {
+        const auto [u, hops] = frontier[k];
+        for (auto i = offsets[u]; i < offsets[u + 1]; ++i) {
+          const NodeIndex v = out[i].second;
+          if (seen[v] == epoch || is_gpu[v]) continue;
+          seen[v] = epoch;
+          if (hub[v]) {
+            links.emplace_back(hub_number[v], hub_number[node], hops + 1);
+          } else {
+            frontier.emplace_back(v, hops + 1);
+          }
+        }
       }
     }
-    return *slot;
+    std::sort(links.begin(), links.end());
+    hub_in_offsets.assign(hub_count + 1, 0);
+    hub_in.reserve(links.size());
+    for (const auto& [v, u, length] : links) {
+      ++hub_in_offsets[v + 1];
+      hub_in.emplace_back(u, length);
+    }
+    for (std::uint32_t v = 0; v < hub_count; ++v) hub_in_offsets[v + 1] += hub_in_offsets[v];
   }
 
   // Every non-hub node's exits: the hubs at the border of a breadth-first search forwards
@@ -126,7 +184,7 @@ struct Router::Impl {
         seen[node] = epoch;
         for (std::size_t k = 0; k < frontier.size(); ++k) {
           const auto [u, hops] = frontier[k];
-          if (u != node && graph.is_gpu(u)) continue;
+          if (u != node && is_gpu[u]) continue;
           for (auto i = offsets[u]; i < offsets[u + 1]; ++i) {
             const NodeIndex v = out[i].second;
             if (seen[v] == epoch) continue;
@@ -168,7 +226,7 @@ struct Router::Impl {
     seen[dst] = epoch;
     for (std::size_t k = 0; k < a.local.size(); ++k) {
       const auto [node, hops] = a.local[k];
-      if (node != dst && graph.is_gpu(node)) continue;  // GPUs are never transit
+      if (node != dst && is_gpu[node]) continue;  // GPUs are never transit
       for (auto i = in_offsets[node]; i < in_offsets[node + 1]; ++i) {
         const NodeIndex prev = in_nodes[i];
         if (seen[prev] == epoch) continue;
@@ -229,7 +287,7 @@ struct Router::Impl {
     }
     for (auto i = offsets[u]; i < offsets[u + 1]; ++i) {
       const NodeIndex v = out[i].second;
-      if (v != dst && graph.is_gpu(v)) continue;
+      if (v != dst && is_gpu[v]) continue;
       // distance(a, v) with the local nodes marked: no neighbour is nearer than hops - 1,
       // so a local route of that length decides without the exits.
       const bool on_path = hub[v] ? via_hub(a, hub_number[v], 0) + 1 == hops
@@ -284,7 +342,7 @@ struct Router::Impl {
   }
 
   const Cluster& cluster;
-  detail::HopGraph graph;
+  std::vector<char> is_gpu;  // by node: GPUs are never transit
   EcmpPolicy policy;
   std::vector<std::uint32_t> offsets;  // CSR of (link, head node), links in index order
   std::vector<std::pair<LinkIndex, NodeIndex>> out;
@@ -295,8 +353,10 @@ struct Router::Impl {
   std::uint32_t hub_count = 0;
   std::vector<std::uint32_t> seen;  // scratch of approach() and find_exits(): epoch of a visit
   std::uint32_t epoch = 0;
-  std::vector<std::uint16_t> node_distances;          // scratch of hub_table()
-  std::vector<std::uint32_t> local_seen, local_hops;  // scratch of next_hop(), by node
+  std::vector<std::uint32_t> hub_in_offsets;  // CSR of the hub graph's in-links, by hub number
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> hub_in;  // (hub number, length)
+  std::vector<std::vector<std::uint32_t>> buckets;              // scratch of hub_table()
+  std::vector<std::uint32_t> local_seen, local_hops;            // scratch of next_hop(), by node
   std::uint32_t local_epoch = 0;
   // CSR of each non-hub node's exits: (hub number, hops), from exit_offsets[node].
   std::vector<std::uint32_t> exit_offsets;

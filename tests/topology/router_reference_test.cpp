@@ -195,5 +195,53 @@ TEST(RouterReference, GraphFormWithoutSwitches) {
   EXPECT_EQ(compare(c, all_nodes(c)), 2 * 100);
 }
 
+TEST(RouterReference, GraphFormSwitchesJoinedThroughOtherNodes) {
+  // Switches joined directly, through one NIC (s0 - x0 - s1) and through two (s0 - x1 - x2
+  // - s3): the hub graph's links are 1, 2 and 3 long, and s0 reaches s3 both ways in 3
+  // (s0 x0 s1 s3, s0 x1 x2 s3). An NVSwitch (not a hub) joins s2 and s3 too.
+  const Cluster c = inline_cluster(R"({
+    "name": "bridged-switches",
+    "nodes": [
+      {"name": "g0", "kind": "gpu", "gpu_type": "H100-SXM", "host": "h0"},
+      {"name": "g1", "kind": "gpu", "gpu_type": "H100-SXM", "host": "h1"},
+      {"name": "g2", "kind": "gpu", "gpu_type": "H100-SXM", "host": "h2"},
+      {"name": "g3", "kind": "gpu", "gpu_type": "H100-SXM", "host": "h3"},
+      {"name": "nic0", "kind": "nic", "host": "h0"},
+      {"name": "nic3", "kind": "nic", "host": "h3"},
+      {"name": "x0", "kind": "nic"},
+      {"name": "x1", "kind": "nic"},
+      {"name": "x2", "kind": "nic"},
+      {"name": "nv", "kind": "nvswitch"},
+      {"name": "s0", "kind": "switch"},
+      {"name": "s1", "kind": "switch"},
+      {"name": "s2", "kind": "switch"},
+      {"name": "s3", "kind": "switch"}
+    ],
+    "links": [
+      {"between": ["g0", "nic0"], "bandwidth": "64 GB/s", "class": "pcie"},
+      {"between": ["nic0", "s0"], "bandwidth": "400 Gb/s"},
+      {"between": ["g1", "s1"], "bandwidth": "400 Gb/s"},
+      {"between": ["g2", "s2"], "bandwidth": "400 Gb/s"},
+      {"between": ["g3", "nic3"], "bandwidth": "64 GB/s", "class": "pcie"},
+      {"between": ["nic3", "s3"], "bandwidth": "400 Gb/s"},
+      {"between": ["s0", "x0"], "bandwidth": "400 Gb/s"},
+      {"between": ["x0", "s1"], "bandwidth": "400 Gb/s"},
+      {"between": ["s1", "s3"], "bandwidth": "400 Gb/s"},
+      {"between": ["s0", "x1"], "bandwidth": "400 Gb/s"},
+      {"between": ["x1", "x2"], "bandwidth": "400 Gb/s"},
+      {"between": ["x2", "s3"], "bandwidth": "400 Gb/s"},
+      {"between": ["s2", "nv"], "bandwidth": "400 Gb/s"},
+      {"between": ["nv", "s3"], "bandwidth": "400 Gb/s"}
+    ]})");
+  const auto nodes = all_nodes(c);
+  EXPECT_EQ(compare(c, nodes), 2 * static_cast<int>(nodes.size() * nodes.size()));
+  Router router(c, EcmpPolicy::kDestinationModK);
+  std::vector<LinkIndex> path;
+  router.gpu_path(0, 3, path);  // g0 nic0 s0, then 3 links to s3, nic3 g3
+  EXPECT_EQ(path.size(), 7u);
+  router.gpu_path(0, 2, path);  // g0 nic0 s0 x0 s1 s3 nv s2 g2
+  EXPECT_EQ(path.size(), 8u);
+}
+
 }  // namespace
 }  // namespace strait::sim::topology
