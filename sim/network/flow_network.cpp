@@ -47,8 +47,15 @@ std::shared_ptr<const detail::FlowPlan> FlowNetwork::plan_of(const CollectiveSpe
   if (const auto it = plans_.find(hash); it != plans_.end() && it->second.key.is(spec, spec.gpus))
     return it->second.plan;
   auto made = plan(chosen_schedule(spec));
-  if (plans_.size() >= kRememberedPlans) plans_.clear();
+  const std::size_t bytes = made->bytes();
+  if (bytes > kRememberedBytes) return made;
+  if (plans_.size() >= kRememberedPlans || remembered_bytes_ + bytes > kRememberedBytes) {
+    plans_.clear();
+    remembered_bytes_ = 0;
+  }
+  // A colliding spec's plan is replaced; its bytes stay counted until the next emptying.
   plans_.insert_or_assign(hash, RememberedPlan{call_key(spec, spec.gpus), made});
+  remembered_bytes_ += bytes;
   return made;
 }
 

@@ -114,15 +114,19 @@ class FlowNetwork final : public Network {
   std::vector<engine::ResourceUse> uses_;  // scratch
   std::vector<std::unique_ptr<detail::FlowCollective>> collectives_;
   std::unique_ptr<detail::FlowPlanner> planner_;
-  // Plans by call_hash of their spec (a colliding spec replaces the entry). At most
-  // kRememberedPlans: a training run's specs repeat within a step (every layer) but sizes
-  // may change between steps, so the table is emptied when full rather than let grow.
+  // Plans by call_hash of their spec (a colliding spec replaces the entry). A training
+  // run's specs repeat within a step (every layer) but sizes may change between steps, so
+  // the table is emptied when it would pass kRememberedPlans plans or kRememberedBytes
+  // (FlowPlan::bytes) rather than let grow: a plan of a 16,384-GPU collective holds ~1 MiB
+  // of routes, a context-parallel pair's ~1 KiB.
   struct RememberedPlan {
     CallKey key;
     std::shared_ptr<const detail::FlowPlan> plan;
   };
   static constexpr std::size_t kRememberedPlans = std::size_t{1} << 16;
+  static constexpr std::size_t kRememberedBytes = std::size_t{256} << 20;
   std::unordered_map<std::uint64_t, RememberedPlan> plans_;
+  std::size_t remembered_bytes_ = 0;
   std::uint64_t plans_built_ = 0;
   std::vector<double> link_sums_;             // scratch of FlowPlanner::route_bundle
   std::vector<std::uint32_t> touched_links_;  // the links it summed into

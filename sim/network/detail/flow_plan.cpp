@@ -8,6 +8,27 @@
 
 namespace strait::sim::network::detail {
 
+namespace {
+
+template <class T>
+std::size_t held(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+
+}  // namespace
+
+std::size_t FlowPlan::bytes() const {
+  std::size_t total = sizeof(FlowPlan) + held(schedule.gpus) + held(schedule.phases) +
+                      held(pattern) + held(patterns);
+  for (const Phase& p : schedule.phases) total += held(p.transfers) + p.name.capacity();
+  for (const Pattern& p : patterns) {
+    total += held(p.bundles) + held(p.src_bundles) + held(p.dsts) + held(p.transfer_list) +
+             held(p.involvement) + held(p.routes) + held(p.members);
+    for (const Routes& r : p.routes) total += held(r.uses);
+  }
+  return total;
+}
+
 std::shared_ptr<const FlowPlan> FlowPlanner::plan(Schedule schedule) {
   auto made = std::make_shared<FlowPlan>();
   FlowPlan& plan = *made;

@@ -64,6 +64,9 @@ struct FlowPlan {
   std::vector<std::int32_t> pattern;  // expanded phase -> index in patterns
   std::vector<Pattern> patterns;      // per schedule phase
   bool lockstep = false;              // every phase a coflow of all ranks
+
+  /// Heap bytes it holds (vectors' capacities), about: what remembering it costs.
+  std::size_t bytes() const;
 };
 
 // A finished bundle is named by (expanded phase, lane, bundle index in its pattern), packed
