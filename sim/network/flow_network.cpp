@@ -61,9 +61,8 @@ std::shared_ptr<const detail::FlowPlan> FlowNetwork::plan_of(const CollectiveSpe
 
 void FlowNetwork::start_schedule(Schedule schedule, int priority, double weight,
                                  std::function<void()> on_done) {
-  if (!planner_) planner_ = std::make_unique<detail::FlowPlanner>(*this);
   const int tag = schedule.traffic_tag;
-  start_plan(planner_->plan(std::move(schedule)), priority, weight, tag, std::move(on_done), false);
+  start_plan(plan(std::move(schedule)), priority, weight, tag, std::move(on_done), false);
 }
 
 void FlowNetwork::start_plan(std::shared_ptr<const detail::FlowPlan> plan, int priority,
