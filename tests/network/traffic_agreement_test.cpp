@@ -92,7 +92,7 @@ TEST(TrafficAgreementPxn, AllToAllVThroughRelaysCountsTheSameBytesInBothModes) {
   spec.op = CollectiveOp::kAllToAllV;
   spec.algorithm = Algorithm::kDirect;
   // 32 ranks: 992 transfers, each routed; 128 ranks: 16,256, counted per link down the
-  // destinations' routing trees (FlowCollective::route_bundle): both agree with the model.
+  // destinations' routing trees (FlowPlanner::route_bundle): both agree with the model.
   for (const char* ranks : {"first:32", "first:128"}) {
     spec.gpus = parse_rank_set(ranks, c);
     spec.send_matrix.clear();
