@@ -140,25 +140,11 @@ struct Router::Impl {
   void find_hub_links() {
     const auto node_count = static_cast<NodeIndex>(hub.size());
     std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> links;  // (v, u, len)
-    std::vector<std::pair<NodeIndex, std::uint32_t>> frontier;
     for (NodeIndex node = 0; node < node_count; ++node) {
       if (!hub[node]) continue;
-      next_epoch();
-      frontier.assign(1, {node, 0});
-      seen[node] = epoch;
-      for (std::size_t k = 0; k < frontier.size(); ++k) {
-        const auto [u, hops] = frontier[k];
-        for (auto i = offsets[u]; i < offsets[u + 1]; ++i) {
-          const NodeIndex v = out[i].second;
-          if (seen[v] == epoch || is_gpu[v]) continue;
-          seen[v] = epoch;
-          if (hub[v]) {
-            links.emplace_back(hub_number[v], hub_number[node], hops + 1);
-          } else {
-            frontier.emplace_back(v, hops + 1);
-          }
-        }
-      }
+      border_hubs(node, [&](std::uint32_t h, std::uint32_t hops) {
+        links.emplace_back(h, hub_number[node], hops);
+      });
     }
     std::sort(links.begin(), links.end());
     hub_in_offsets.assign(hub_count + 1, 0);
@@ -170,34 +156,41 @@ struct Router::Impl {
     for (std::uint32_t v = 0; v < hub_count; ++v) hub_in_offsets[v + 1] += hub_in_offsets[v];
   }
 
-  // Every non-hub node's exits: the hubs at the border of a breadth-first search forwards
-  // from it through nodes that are neither hubs nor GPUs (GPUs are never transit). In a
-  // hierarchy cluster a GPU's are its NICs' leaves, a NIC's its leaves.
+  // Every non-hub node's exits: the hubs at its border (border_hubs). In a hierarchy
+  // cluster a GPU's are its NICs' leaves, a NIC's its leaves.
   void find_exits() {
     const auto node_count = static_cast<NodeIndex>(hub.size());
     exit_offsets.assign(node_count + 1, 0);
-    std::vector<std::pair<NodeIndex, std::uint32_t>> frontier;
     for (NodeIndex node = 0; node < node_count; ++node) {
       if (!hub[node]) {
-        next_epoch();
-        frontier.assign(1, {node, 0});
-        seen[node] = epoch;
-        for (std::size_t k = 0; k < frontier.size(); ++k) {
-          const auto [u, hops] = frontier[k];
-          if (u != node && is_gpu[u]) continue;
-          for (auto i = offsets[u]; i < offsets[u + 1]; ++i) {
-            const NodeIndex v = out[i].second;
-            if (seen[v] == epoch) continue;
-            seen[v] = epoch;
-            if (hub[v]) {
-              exit_hubs.emplace_back(hub_number[v], hops + 1);
-            } else {
-              frontier.emplace_back(v, hops + 1);
-            }
-          }
-        }
+        border_hubs(node,
+                    [&](std::uint32_t h, std::uint32_t hops) { exit_hubs.emplace_back(h, hops); });
       }
       exit_offsets[node + 1] = static_cast<std::uint32_t>(exit_hubs.size());
+    }
+  }
+
+  // Breadth-first search forwards from `from` through nodes that are neither hubs nor GPUs
+  // (GPUs are never transit; `from` itself is always left): found(hub number, hops) for
+  // each hub at its border, once, at its fewest hops.
+  template <class Found>
+  void border_hubs(NodeIndex from, Found found) {
+    next_epoch();
+    frontier.assign(1, {from, 0});
+    seen[from] = epoch;
+    for (std::size_t k = 0; k < frontier.size(); ++k) {
+      const auto [u, hops] = frontier[k];
+      if (u != from && is_gpu[u]) continue;
+      for (auto i = offsets[u]; i < offsets[u + 1]; ++i) {
+        const NodeIndex v = out[i].second;
+        if (seen[v] == epoch) continue;
+        seen[v] = epoch;
+        if (hub[v]) {
+          found(hub_number[v], hops + 1);
+        } else {
+          frontier.emplace_back(v, hops + 1);
+        }
+      }
     }
   }
 
@@ -351,7 +344,8 @@ struct Router::Impl {
   std::vector<char> hub;
   std::vector<std::uint32_t> hub_number;  // dense numbering of hubs, for Approach::hub_next
   std::uint32_t hub_count = 0;
-  std::vector<std::uint32_t> seen;  // scratch of approach() and find_exits(): epoch of a visit
+  std::vector<std::uint32_t> seen;  // scratch of approach() and border_hubs(): epoch of a visit
+  std::vector<std::pair<NodeIndex, std::uint32_t>> frontier;  // scratch of border_hubs()
   std::uint32_t epoch = 0;
   std::vector<std::uint32_t> hub_in_offsets;  // CSR of the hub graph's in-links, by hub number
   std::vector<std::pair<std::uint32_t, std::uint32_t>> hub_in;  // (hub number, length)
