@@ -10,7 +10,8 @@ namespace strait::sim::network {
 
 FlowNetwork::FlowNetwork(engine::Simulator& sim, const topology::Cluster& cluster,
                          NetworkOptions options)
-    : Network(sim, cluster, std::move(options)) {
+    : Network(sim, cluster, std::move(options)),
+      planner_(std::make_unique<detail::FlowPlanner>(*this)) {
   link_resources_.reserve(cluster.links().size());
   for (const auto& link : cluster.links()) {
     link_resources_.push_back(sim_.fluid().add_resource(detail::library_bandwidth(cluster, link)));
@@ -20,23 +21,14 @@ FlowNetwork::FlowNetwork(engine::Simulator& sim, const topology::Cluster& cluste
 FlowNetwork::~FlowNetwork() = default;
 
 void FlowNetwork::start_collective(const CollectiveSpec& spec, std::function<void()> on_done) {
-  auto plan = plan_of(spec);
-  // As Network::start_collective: the calibrated base latency, then the schedule.
-  const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
-  if (c.base_latency > Time::zero()) {
-    sim_.after(c.base_latency,
-               [this, plan = std::move(plan), priority = spec.priority, weight = spec.weight,
-                tag = spec.traffic_tag, on_done = std::move(on_done)]() mutable {
-                 start_plan(std::move(plan), priority, weight, tag, std::move(on_done), false);
-               });
-    return;
-  }
-  start_plan(std::move(plan), spec.priority, spec.weight, spec.traffic_tag, std::move(on_done),
-             false);
+  after_base_latency(
+      spec, [this, plan = plan_of(spec), priority = spec.priority, weight = spec.weight,
+             tag = spec.traffic_tag, on_done = std::move(on_done)]() mutable {
+        start_plan(std::move(plan), priority, weight, tag, std::move(on_done), false);
+      });
 }
 
 std::shared_ptr<const detail::FlowPlan> FlowNetwork::plan(Schedule schedule) {
-  if (!planner_) planner_ = std::make_unique<detail::FlowPlanner>(*this);
   ++plans_built_;
   return planner_->plan(std::move(schedule));
 }

@@ -228,16 +228,10 @@ Schedule Network::chosen_schedule(const CollectiveSpec& spec) {
 }
 
 void Network::start_collective(const CollectiveSpec& spec, std::function<void()> on_done) {
-  Schedule schedule = chosen_schedule(spec);
-  const OpCalibration& c = options_.calibration[static_cast<std::size_t>(spec.op)];
-  if (c.base_latency > Time::zero()) {
-    sim_.after(c.base_latency, [this, schedule = std::move(schedule), priority = spec.priority,
-                                weight = spec.weight, on_done = std::move(on_done)]() mutable {
-      start_schedule(std::move(schedule), priority, weight, std::move(on_done));
-    });
-    return;
-  }
-  start_schedule(std::move(schedule), spec.priority, spec.weight, std::move(on_done));
+  after_base_latency(spec, [this, schedule = chosen_schedule(spec), priority = spec.priority,
+                            weight = spec.weight, on_done = std::move(on_done)]() mutable {
+    start_schedule(std::move(schedule), priority, weight, std::move(on_done));
+  });
 }
 
 TrafficStats Network::tagged(int tag) const {

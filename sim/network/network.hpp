@@ -151,6 +151,17 @@ class Network {
   static bool rememberable(const CollectiveSpec& spec) {
     return spec.send_matrix.empty() && spec.send_bytes.empty();
   }
+  /// Runs `start()` now, or as an event of its own after `spec`'s calibrated base latency
+  /// (what a collective pays before its schedule starts).
+  template <class Start>
+  void after_base_latency(const CollectiveSpec& spec, Start start) {
+    const Time base = options_.calibration[static_cast<std::size_t>(spec.op)].base_latency;
+    if (base > Time::zero()) {
+      sim_.after(base, std::move(start));
+    } else {
+      start();
+    }
+  }
   /// build_chosen(spec, resolve(spec)), reusing the tuner's build where it made one.
   Schedule chosen_schedule(const CollectiveSpec& spec);
   /// Adds `delta` to the totals and to the counters of `tag` (if >= 0).
