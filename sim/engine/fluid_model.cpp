@@ -191,6 +191,7 @@ struct FluidModel::Impl {
   }
 
   std::uint32_t allocate();
+  std::uint32_t create(ActivitySpec spec, std::span<const ResourceUse> uses, Time at);
   void link(std::uint32_t index, std::uint32_t resource, double coefficient);
   void release(std::uint32_t index);
   void park(std::uint32_t index);
@@ -644,6 +645,62 @@ void FluidModel::prefetch(ResourceId id) const {
 
 ActivityId FluidModel::start(ActivitySpec spec, std::span<const ResourceUse> uses) {
   Impl& m = *impl_;
+  const Time now = m.clock();
+  const std::uint32_t index = m.create(std::move(spec), uses, now);
+  m.begin(index, now);
+  return ActivityId{index, m.activities[index].generation};
+}
+
+ActivityId FluidModel::start_since(ActivitySpec spec, std::span<const ResourceUse> uses,
+                                   Time since) {
+  Impl& m = *impl_;
+  const Time now = m.clock();
+  if (since > now) throw std::invalid_argument("FluidModel: start_since after now");
+  for (const ResourceUse& u : uses) {
+    if (u.resource.index < m.resources.size() && !m.resources[u.resource.index].users.empty())
+      throw std::invalid_argument("FluidModel: start_since on a resource with another user");
+  }
+  const std::uint32_t index = m.create(std::move(spec), uses, since);
+  Activity& a = m.activities[index];
+  if (a.remaining <= 0 || !(a.bound < kInf)) {
+    m.begin(index, now);  // it ended at since: completes now, as nothing bounds it
+  } else {
+    // What fits_alone() did at `since`: its bound as rate, the finish predicted from then.
+    for (const Use& u : a.uses) {
+      Resource& r = m.resources[u.resource];
+      if (couples(r, u)) r.full = false;
+    }
+    m.set_rate(index, a.bound, since);
+  }
+  return ActivityId{index, a.generation};
+}
+
+Time FluidModel::finish_alone(double work, std::span<const ResourceUse> uses, Time start) const {
+  // compute_bound() without an activity: coefficients summed per resource, then the least
+  // capacity / sum over the finite ones.
+  const Impl& m = *impl_;
+  double bound = kInf;
+  for (std::size_t i = 0; i < uses.size(); ++i) {
+    const Resource& r = m.resources.at(uses[i].resource.index);
+    if (!(r.capacity < kInf) || !(uses[i].coefficient > 0)) continue;
+    bool seen = false;
+    double sum = 0;
+    for (std::size_t j = 0; j < uses.size(); ++j) {
+      if (uses[j].resource == uses[i].resource) {
+        seen = seen || j < i;
+        if (uses[j].coefficient > 0) sum += uses[j].coefficient;
+      }
+    }
+    if (!seen) bound = std::min(bound, r.capacity / sum);
+  }
+  return bound < kInf ? finish_after(start, work, bound) : start;
+}
+
+// A new activity linked to its resources with its bound, counted alive and given the next
+// sequence number, its progress counted from `at`; not yet rated (begin() or set_rate()).
+std::uint32_t FluidModel::Impl::create(ActivitySpec spec, std::span<const ResourceUse> uses,
+                                       Time at) {
+  Impl& m = *this;
   if (!(spec.work >= 0)) throw std::invalid_argument("FluidModel: activity work must be >= 0");
   if (!(spec.weight > 0) || spec.weight == kInf) {
     throw std::invalid_argument("FluidModel: activity weight must be positive and finite");
@@ -659,7 +716,6 @@ ActivityId FluidModel::start(ActivitySpec spec, std::span<const ResourceUse> use
       throw std::invalid_argument("FluidModel: resource coefficient must be finite and >= 0");
     }
   }
-  const Time now = m.clock();
   const std::uint32_t index = m.allocate();
   Activity& a = m.activities[index];
   ++a.generation;
@@ -673,7 +729,7 @@ ActivityId FluidModel::start(ActivitySpec spec, std::span<const ResourceUse> use
   a.pace = spec.latency.to_s();
   a.paced_work = spec.work;
   a.priority = spec.priority;
-  a.last_update = now;
+  a.last_update = at;
   a.sequence = m.next_sequence++;
   a.on_done = std::move(spec.on_done);
   a.touches = spec.touches;
@@ -682,8 +738,7 @@ ActivityId FluidModel::start(ActivitySpec spec, std::span<const ResourceUse> use
   a.bound = m.compute_bound(a);
   m.add_potential(a, +1.0);
   ++m.alive;
-  m.begin(index, now);
-  return ActivityId{index, a.generation};
+  return index;
 }
 
 void FluidModel::restart(ActivityId id, double work, std::function<void()> on_done, Time latency) {
@@ -754,6 +809,10 @@ double FluidModel::remaining(ActivityId id) const {
   const Activity* a = impl_->find(id);
   if (a == nullptr) return 0.0;
   return Impl::remaining_at(*a, impl_->clock());
+}
+
+std::size_t FluidModel::users(ResourceId id) const {
+  return impl_->resources.at(id.index).users.size();
 }
 
 double FluidModel::load(ResourceId id) const {

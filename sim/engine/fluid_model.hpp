@@ -116,6 +116,14 @@ class FluidModel {
   /// Throws std::invalid_argument if `id` is not parked, work is negative or latency is.
   void restart(ActivityId id, double work, std::function<void()> on_done,
                Time latency = Time::zero());
+  /// Starts an activity that has run alone on its resources since `since` (<= now): linked
+  /// from now on, with the rate (its bound) and the predicted finish it got at `since`,
+  /// exactly as if it had been started then while nothing else used its resources. For work
+  /// advanced outside the model while it had its resources to itself (the replay's solo
+  /// kernel runs), brought back in before something else joins them. Throws
+  /// std::invalid_argument if one of its resources has a linked user, if since is after
+  /// now, and on what start() rejects.
+  ActivityId start_since(ActivitySpec spec, std::span<const ResourceUse> uses, Time since);
   /// Stops an activity, running or parked, without calling on_done. No effect if finished.
   void cancel(ActivityId id);
 
@@ -123,6 +131,12 @@ class FluidModel {
   /// Current rate (units/s) and remaining work as of now; 0 for an inactive id.
   double rate(ActivityId id) const;
   double remaining(ActivityId id) const;
+  /// How many activities are linked to a resource (running, parked, or started this instant).
+  std::size_t users(ResourceId id) const;
+  /// When an activity of `work` started at `start` alone on `uses` finishes: at its bound
+  /// (capacity over its coefficients, min over its finite resources), which is the rate
+  /// start() and resolve() give it, with the same rounding. `start` if nothing bounds it.
+  Time finish_alone(double work, std::span<const ResourceUse> uses, Time start) const;
   /// Sum of current rates times coefficients on a resource (units/s).
   double load(ResourceId id) const;
   std::size_t active_count() const;

@@ -109,6 +109,15 @@ struct alignas(64) RankState {
   std::uint32_t ops_left = 0;
   engine::ResourceId sm, hbm;
   bool traced = false;
+  // Its solo run, if one is going (see Replayer::begin_solo): the stream, the run's first
+  // kernel not yet finished and when its stream reached it; the run's end event counts
+  // only while `generation` is the one it was scheduled with.
+  struct Solo {
+    std::int32_t stream = -1;  // -1: none
+    std::int32_t op = -1;
+    Time launched;
+    std::uint32_t generation = 0;
+  } solo;
   boost::container::small_vector<StreamState, 8> streams;  // by stream
   RankAccount account;
   const ReplayRank* info = nullptr;
@@ -218,7 +227,10 @@ class Replayer {
       result_.class_traffic[static_cast<std::size_t>(c)] = net_->tagged(c);
     // In dataflow order, the events the time-ordered run would have taken: one per kernel
     // and one or two per collective.
-    result_.events = dataflow_net_ ? result_.kernels + collective_events_ : sim_.events();
+    // With solo runs, the events the engine would have taken for their kernels instead of
+    // the runs' own end events.
+    result_.events = dataflow_net_ ? result_.kernels + collective_events_
+                                   : sim_.events() - solo_end_events_ + solo_kernel_events_;
     return std::move(result_);
   }
 
@@ -341,27 +353,175 @@ class Replayer {
       sim_.after(rank.durations[slot], [this, r, index] { finish_op(r, index, sim_.now()); });
       return;
     }
-    const FlowKernel& c = rank.kernels[slot];
-    // Captures fit std::function's inline buffer (16 bytes): no allocation per kernel.
-    auto start_activity = [this, r, index] {
-      const auto& st = ranks_[u(r)];
-      sim_.fluid().prefetch(st.sm);  // overlaps their misses with the kernel's
-      sim_.fluid().prefetch(st.hbm);
-      const auto at = st.shape->slot[u(index)];
-      const FlowKernel& k = st.kernels[at];
-      const engine::ResourceUse uses[] = {{st.sm, k.compute_seconds}, {st.hbm, k.memory_seconds}};
-      engine::ActivitySpec spec;
-      spec.work = 1.0;
-      spec.priority = 1;
-      spec.on_done = [this, r, index] { finish_op(r, index, sim_.now()); };
-      // Its end reads the rank's state and starts what follows, most often the next kernel.
-      spec.touches = {&st, at + 1 < st.shape->kernels ? &st.kernels[at + 1] : nullptr};
-      sim_.fluid().start(std::move(spec), uses);
-    };
+    if (options_.solo_runs && !(rank.traced && options_.timeline) && rank.solo.stream == kNone &&
+        sim_.fluid().users(rank.sm) == 0 && sim_.fluid().users(rank.hbm) == 0) {
+      begin_solo(r, index, now);
+      return;
+    }
+    launch_kernel(r, index, now);
+  }
+
+  // Kernel `index` of rank r, reached by its stream at `now`: after its launch overhead it
+  // joins the engine's SMs and HBM.
+  void launch_kernel(std::int32_t r, std::int32_t index, Time now) {
+    auto& rank = ranks_[u(r)];
+    const FlowKernel& c = rank.kernels[rank.shape->slot[u(index)]];
     if (c.launch_overhead > Time::zero()) {
-      sim_.after(c.launch_overhead, std::move(start_activity), {&rank, &c});
+      // Captures fit std::function's inline buffer (16 bytes): no allocation per kernel.
+      sim_.after(c.launch_overhead,
+                 [this, r, index] {
+                   cut_solo(r);  // it shares the SMs and HBM with a solo run of another stream
+                   start_kernel(r, index, sim_.now());
+                 },
+                 {&rank, &c});
     } else {
-      start_activity();
+      cut_solo(r);
+      start_kernel(r, index, now);
+    }
+  }
+
+  // Kernel `index` of rank r as an engine activity on its SMs and HBM, started now, or
+  // (`since` before now) one that has run alone there since then: a solo run cut short.
+  void start_kernel(std::int32_t r, std::int32_t index, Time since) {
+    const auto& st = ranks_[u(r)];
+    sim_.fluid().prefetch(st.sm);  // overlaps their misses with the kernel's
+    sim_.fluid().prefetch(st.hbm);
+    const auto at = st.shape->slot[u(index)];
+    const FlowKernel& k = st.kernels[at];
+    const engine::ResourceUse uses[] = {{st.sm, k.compute_seconds}, {st.hbm, k.memory_seconds}};
+    engine::ActivitySpec spec;
+    spec.work = 1.0;
+    spec.priority = 1;
+    spec.on_done = [this, r, index] { finish_op(r, index, sim_.now()); };
+    // Its end reads the rank's state and starts what follows, most often the next kernel.
+    spec.touches = {&st, at + 1 < st.shape->kernels ? &st.kernels[at + 1] : nullptr};
+    if (since < sim_.now()) {
+      sim_.fluid().start_since(std::move(spec), uses, since);
+    } else {
+      sim_.fluid().start(std::move(spec), uses);
+    }
+  }
+
+  // Solo runs (flow mode). A kernel that finds its rank's SMs and HBM unused runs at its
+  // bound, the rate the engine gives it alone, and so does every kernel it hands over to
+  // (OpShape::hands_over: the next on its stream, waiting on nothing else, seen by nobody
+  // else) while they stay alone. Such a run is advanced here instead of in the engine: the
+  // kernels' launches and ends follow from their costs, and one event at the run's end
+  // finishes them all, while the rank's state is in cache, instead of a launch event and an
+  // activity per kernel. Before anything else starts on the SMs or HBM (a collective's
+  // hold, a kernel of another stream), cut_solo() hands the run back to the engine at that
+  // instant: kernels ended by then are finished, the one running becomes an activity that
+  // has run alone since it started (FluidModel::start_since: the rate and predicted end it
+  // had), the one launching gets its launch event. So every time is what the engine gives
+  // kernel by kernel (OpReplay.SoloRunsMatchKernelByKernel); only equal-time callbacks may
+  // run in another order. At 16,384 GPUs the engine's per-kernel events were ~85% of a
+  // flow run's, each a cache miss on the rank's state and the heaps.
+  //
+  // When kernel `op` of rank r, reached by its stream at `launched`, ends alone.
+  Time solo_end(const RankState& rank, std::int32_t op, Time launched) const {
+    const FlowKernel& k = rank.kernels[rank.shape->slot[u(op)]];
+    const engine::ResourceUse uses[] = {{rank.sm, k.compute_seconds}, {rank.hbm, k.memory_seconds}};
+    return sim_.fluid().finish_alone(1.0, uses, launched + k.launch_overhead);
+  }
+  // Events the engine takes for a kernel: its launch (after an overhead) and its end.
+  std::uint64_t launch_events(const RankState& rank, std::int32_t op) const {
+    return rank.kernels[rank.shape->slot[u(op)]].launch_overhead > Time::zero() ? 1 : 0;
+  }
+
+  void begin_solo(std::int32_t r, std::int32_t index, Time now) {
+    auto& rank = ranks_[u(r)];
+    const auto generation = rank.solo.generation + 1;
+    rank.solo = {rank.shape->stream[u(index)], index, now, generation};
+    ++result_.solo_kernels;
+    Time end = now;
+    for (std::int32_t op = index; op != kNone; op = rank.shape->hands_over[u(op)])
+      end = solo_end(rank, op, end);
+    sim_.after(end - now, [this, r, generation] { end_solo(r, generation); }, {&rank, nullptr});
+  }
+
+  // The run's end event: finishes its kernels, the last as any op ends.
+  void end_solo(std::int32_t r, std::uint32_t generation) {
+    ++solo_end_events_;
+    auto& rank = ranks_[u(r)];
+    if (rank.solo.stream == kNone || rank.solo.generation != generation) return;  // cut short
+    Time at = rank.solo.launched;
+    for (std::int32_t op = rank.solo.op;;) {
+      const Time end = solo_end(rank, op, at);
+      solo_kernel_events_ += 1 + launch_events(rank, op);
+      const auto next = rank.shape->hands_over[u(op)];
+      if (next == kNone) {
+        rank.solo.stream = kNone;
+        finish_op(r, op, end);
+        return;
+      }
+      hand_over(rank, op, end);
+      at = end;
+    }
+  }
+
+  // Kernel `op` of a solo run ends at t and the next on its stream starts: what finish_op
+  // and start_op do for it, none of which anyone else reads.
+  void hand_over(RankState& rank, std::int32_t& op, Time t) {
+    const auto i = u(op);
+    const auto stream = rank.shape->stream[i];
+    StreamState& st = rank.streams[u(stream)];
+    rank.ends[op] = t;
+    ++st.head;
+    st.free_at = t;
+    if (stream == compute_stream_) {
+      rank.account.compute += t - st.start;
+      rank.compute_idle_since = t;
+    }
+    book_end(rank, i, t);
+    count_finished(1);
+    st.start = t;
+    ++result_.kernels;
+    ++result_.solo_kernels;
+    op = rank.shape->hands_over[i];
+    rank.solo.op = op;
+    rank.solo.launched = t;
+  }
+
+  // Something is about to start on rank r's SMs or HBM now: its solo run, if any, goes back
+  // to the engine (see above).
+  void cut_solo(std::int32_t r) {
+    auto& rank = ranks_[u(r)];
+    if (rank.solo.stream == kNone) return;
+    const Time now = sim_.now();
+    for (std::int32_t op = rank.solo.op;;) {
+      const Time launched = rank.solo.launched;
+      const Time end = solo_end(rank, op, launched);
+      if (end <= now) {
+        // The last kernel ends now: its end event, due this instant, finishes the run.
+        if (rank.shape->hands_over[u(op)] == kNone) return;
+        solo_kernel_events_ += 1 + launch_events(rank, op);
+        hand_over(rank, op, end);
+        continue;
+      }
+      rank.solo.stream = kNone;
+      ++rank.solo.generation;  // its end event goes stale
+      ++result_.solo_cuts;
+      const Time start = launched + rank.kernels[rank.shape->slot[u(op)]].launch_overhead;
+      if (start < now) {
+        solo_kernel_events_ += launch_events(rank, op);
+        start_kernel(r, op, start);
+      } else if (start == now) {
+        // Launched this instant: as the engine would, unless its launch event ran already.
+        solo_kernel_events_ += launch_events(rank, op);
+        start_kernel(r, op, now);
+      } else {
+        sim_.after(start - now, [this, r, op] { start_kernel(r, op, sim_.now()); },
+                   {&rank, nullptr});
+      }
+      return;
+    }
+  }
+
+  void count_finished(std::uint64_t ops) {
+    finished_ops_ += ops;
+    if (options_.progress && finished_ops_ >= next_progress_) {
+      options_.progress(result_.drain_end, finished_ops_);
+      next_progress_ = (finished_ops_ / kProgressOps + 1) * kProgressOps;
     }
   }
 
@@ -507,6 +667,7 @@ class Replayer {
         hold.priority = 0;
         hold.max_rate = fraction;
         const engine::ResourceUse use[] = {{st.sm, 1.0}};
+        cut_solo(rank);
         holds.push_back(sim_.fluid().start(std::move(hold), use));
       }
     }
@@ -573,11 +734,7 @@ class Replayer {
     for (auto k = shape.succ_offsets[i]; k < shape.succ_offsets[i + 1]; ++k)
       try_start(r, shape.stream[u(shape.succ[u(k)])]);
     try_start(r, stream);
-    finished_ops_ += static_cast<std::uint64_t>(shape.run(i));
-    if (options_.progress && finished_ops_ >= next_progress_) {
-      options_.progress(result_.drain_end, finished_ops_);
-      next_progress_ = (finished_ops_ / kProgressOps + 1) * kProgressOps;
-    }
+    count_finished(static_cast<std::uint64_t>(shape.run(i)));
   }
 
   void record(std::int32_t r, const RankState& rank, std::int32_t index, Time op_start) {
@@ -636,6 +793,8 @@ class Replayer {
   std::vector<Finished> finished_;
   std::uint64_t collective_events_ = 0;
   std::uint64_t next_flow_ = 0;
+  // Solo runs' end events, and the events the engine would have taken for their kernels.
+  std::uint64_t solo_end_events_ = 0, solo_kernel_events_ = 0;
 };
 
 }  // namespace

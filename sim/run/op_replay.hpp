@@ -108,6 +108,10 @@ struct ReplayOptions {
   std::vector<int> trace_ranks;          // empty = all
   /// Called each time 65,536 more ops have finished, with the simulated time and the count.
   std::function<void(Time, std::uint64_t)> progress;
+  /// Flow mode: advance kernels that have their GPU's SMs and HBM to themselves without
+  /// the engine (solo runs, op_replay.cpp). Same results; false replays every kernel as an
+  /// engine activity, the reference the solo runs are tested against.
+  bool solo_runs = true;
 };
 
 struct ReplayResult {
@@ -119,6 +123,10 @@ struct ReplayResult {
   std::uint64_t events = 0;
   std::uint64_t kernels = 0;
   std::uint64_t collectives = 0;
+  // Flow mode: kernels advanced in solo runs, and the runs handed back to the engine early
+  // (op_replay.cpp). Statistics of the replay, not of the job.
+  std::uint64_t solo_kernels = 0;
+  std::uint64_t solo_cuts = 0;
 };
 
 ReplayResult replay(const workload::OpGraph& graph, const topology::Cluster& cluster,

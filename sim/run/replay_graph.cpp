@@ -83,6 +83,21 @@ OpShape make_shape(const std::vector<Op>& ops, std::size_t hash) {
       s.succ[static_cast<std::size_t>(fill[static_cast<std::size_t>(d)]++)] =
           static_cast<std::int32_t>(i);
   }
+  s.hands_over.assign(n, -1);
+  for (const auto& on_stream : s.stream_ops) {
+    for (std::size_t k = 0; k + 1 < on_stream.size(); ++k) {
+      const auto i = static_cast<std::size_t>(on_stream[k]);
+      const auto nx = on_stream[k + 1];
+      const auto x = static_cast<std::size_t>(nx);
+      if (s.kind[i] != OpKind::kKernel || s.kind[x] != OpKind::kKernel) continue;
+      bool alone = true;  // nothing but nx depends on i, and nx on nothing but i
+      for (auto j = s.succ_offsets[i]; j < s.succ_offsets[i + 1]; ++j)
+        alone = alone && s.succ[static_cast<std::size_t>(j)] == nx;
+      for (auto j = s.dep_offsets[x]; j < s.dep_offsets[x + 1]; ++j)
+        alone = alone && s.deps[static_cast<std::size_t>(j)] == on_stream[k];
+      if (alone) s.hands_over[i] = nx;
+    }
+  }
   return s;
 }
 
@@ -97,24 +112,11 @@ std::vector<Op> merge_kernel_runs(const OpShape& built, const std::vector<Op>& o
                                   std::vector<std::int32_t>& merged_slot) {
   const auto n = ops.size();
   constexpr std::int32_t kNone = -1;
-  const auto at = [](std::int32_t i) { return static_cast<std::size_t>(i); };
-  std::vector<std::int32_t> next(n, kNone);  // the next op on op i's stream
-  for (const auto& on_stream : built.stream_ops) {
-    for (std::size_t k = 0; k + 1 < on_stream.size(); ++k)
-      next[at(on_stream[k])] = on_stream[k + 1];
-  }
-  std::vector<char> merges(n, 0);  // i merges into next[i]
+  const auto& next = built.hands_over;  // i merges into next[i] within a step
+  std::vector<char> merges(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     const auto nx = next[i];
-    if (built.kind[i] != OpKind::kKernel || nx == kNone || built.kind[at(nx)] != OpKind::kKernel ||
-        built.step[at(nx)] != built.step[i])
-      continue;
-    bool alone = true;  // nothing but nx depends on i, and nx on nothing but i
-    for (auto k = built.succ_offsets[i]; k < built.succ_offsets[i + 1]; ++k)
-      alone = alone && built.succ[at(k)] == nx;
-    for (auto k = built.dep_offsets[at(nx)]; k < built.dep_offsets[at(nx) + 1]; ++k)
-      alone = alone && built.deps[at(k)] == static_cast<std::int32_t>(i);
-    merges[i] = alone ? 1 : 0;
+    merges[i] = nx != kNone && built.step[static_cast<std::size_t>(nx)] == built.step[i] ? 1 : 0;
   }
   // Each built op's merged index (a run's members take its last op's) and each run's first op.
   std::vector<std::int32_t> index(n, kNone), first(n, kNone);

@@ -58,6 +58,11 @@ struct OpShape {
   std::vector<std::vector<std::int32_t>> stream_ops;  // op indices per stream, in order
   std::vector<CollectiveShape> collectives;           // by collective slot
   std::vector<std::int32_t> runs;  // merged graphs: the built ops op i stands for; else empty
+  // Kernel i hands over to hands_over[i], the next op on its stream, when that is a kernel
+  // depending on nothing but i and no other op depends on i (kNone = -1 otherwise): the
+  // next starts the instant i ends, and nothing else sees i end. Kernel runs merge along
+  // these (within a step), and flow mode's solo runs follow them (op_replay.cpp).
+  std::vector<std::int32_t> hands_over;
   std::int32_t kernels = 0;
   std::int32_t rows = 0;  // all_to_allv send rows per rank
   std::size_t hash = 0;

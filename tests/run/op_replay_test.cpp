@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "run_test_support.hpp"
+#include "sim/workload/op_graph_builder.hpp"
 
 namespace strait::sim::run {
 namespace {
@@ -219,6 +220,93 @@ TEST(OpReplay, DataflowOrderAgreesWithTimeOrderRankByRank) {
     EXPECT_EQ(x.flops, y.flops);
   }
 }
+
+// Every figure of two replays of one graph (solo runs against kernel by kernel).
+void expect_same_replay(const ReplayResult& x, const ReplayResult& y) {
+  EXPECT_EQ(x.step_end, y.step_end);
+  EXPECT_EQ(x.drain_end, y.drain_end);
+  EXPECT_EQ(x.events, y.events);
+  EXPECT_EQ(x.kernels, y.kernels);
+  EXPECT_EQ(x.collectives, y.collectives);
+  EXPECT_EQ(x.traffic.link_bytes, y.traffic.link_bytes);
+  EXPECT_EQ(x.traffic.transfers, y.traffic.transfers);
+  ASSERT_EQ(x.ranks.size(), y.ranks.size());
+  for (std::size_t r = 0; r < x.ranks.size(); ++r) {
+    SCOPED_TRACE(r);
+    EXPECT_EQ(x.ranks[r].compute, y.ranks[r].compute);
+    EXPECT_EQ(x.ranks[r].straggler_wait, y.ranks[r].straggler_wait);
+    EXPECT_EQ(x.ranks[r].bubble, y.ranks[r].bubble);
+    EXPECT_EQ(x.ranks[r].exposed_comm, y.ranks[r].exposed_comm);
+    EXPECT_EQ(x.ranks[r].end, y.ranks[r].end);
+  }
+}
+
+ReplayResult replay_flow(const OpGraph& g, const topology::Cluster& cluster, bool solo_runs) {
+  ReplayOptions options;
+  options.mode = network::NetworkMode::kFlow;
+  options.solo_runs = solo_runs;
+  return replay(g, cluster, bundled_cost(), options);
+}
+
+// Flow mode advances kernels that have their GPU to themselves outside the engine (solo
+// runs) and hands them back when something joins their SMs. Here rank 0's chain of eight
+// kernels (ops 3-10) starts alone, is joined by the replica sync's hold when rank 1 issues
+// the sync after its long kernel, goes on alone once the sync is over, and is joined again
+// by the kernel that stream 2 runs after a dense sync that takes no SMs (ops 2 and 11).
+// Every time, account and event count equals the replay that runs every kernel as an
+// engine activity.
+TEST(OpReplay, SoloRunsMatchKernelByKernelWhenHoldsAndOtherStreamsJoinThem) {
+  const Op a = kernel(1, 0), b = kernel(8, 0), side = kernel(1, 2);
+  const auto sync = all_reduce(CommClass::kReplicaSync, 0, 1, {0});
+  auto dense = all_reduce(CommClass::kDenseSync, 1, 2, {0});
+  dense.collective.bytes = 1 << 30;
+  dense.collective.sm_free = true;
+  std::vector<Op> rank0 = {a, sync, dense}, rank1 = {b, sync, dense};
+  // Compute-bound kernels (a GEMM of 1 GFLOP reading 1 GB), which the hold slows.
+  Op gemm = kernel(1, 0);
+  gemm.kernel.kind = workload::KernelKind::kGemm;
+  gemm.kernel.flops = 1e9;
+  for (int k = 0; k < 8; ++k) {
+    rank0.push_back(gemm);
+    rank1.push_back(gemm);
+  }
+  rank0.push_back(side);
+  rank1.push_back(side);
+  rank0.push_back(kernel(1, 0, {11}));
+  rank1.push_back(kernel(1, 0, {11}));
+  const auto g = graph(rank0, rank1);
+  const auto cluster = topology::Cluster::load(source("configs/clusters/hgx-h100-8.json"));
+  const auto solo = replay_flow(g, cluster, true);
+  const auto each = replay_flow(g, cluster, false);
+  expect_same_replay(solo, each);
+  EXPECT_EQ(each.solo_kernels, 0u);
+  EXPECT_GE(solo.solo_kernels, 8u);
+  EXPECT_GE(solo.solo_cuts, 2u);
+  // The hold slowed rank 0's chain: its compute exceeds its kernels' time alone.
+  Time alone = Time::zero();
+  for (std::size_t i = 0; i < rank0.size(); ++i) {
+    if (rank0[i].kind == OpKind::kKernel && rank0[i].stream == 0) alone += duration(rank0[i]);
+  }
+  EXPECT_GT(solo.ranks[0].compute, alone);
+}
+
+// The bundled flow scenarios' graphs, replayed with and without solo runs: equal.
+class SoloRunsOf : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SoloRunsOf, MatchKernelByKernel) {
+  const auto sc =
+      workload::TrainingScenario::load(source(std::string("configs/scenarios/") + GetParam()));
+  const auto g = workload::build_op_graph(sc);
+  const auto solo = replay_flow(g, sc.cluster, true);
+  const auto each = replay_flow(g, sc.cluster, false);
+  expect_same_replay(solo, each);
+  EXPECT_GT(solo.solo_kernels, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(BundledScenarios, SoloRunsOf,
+                         ::testing::Values("hstu-tiny-cpu.json", "hstu-tiny-cpu-4.json",
+                                           "dlrm-tiny-cpu-4.json", "dlrm-8gpu.json",
+                                           "dlrm-mlperf-64.json", "hstu-3dc.json"));
 
 }  // namespace
 }  // namespace strait::sim::run
