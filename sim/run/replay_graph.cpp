@@ -277,20 +277,33 @@ void ReplayGraph::add_rank(int rank, const workload::RankOps& ro,
   total_ops_ += ops.size();
   const OpShape& shape = shapes_[static_cast<std::size_t>(r.shape)];
   replay_ops_ += shape.ops();
-  // Merged: each kernel's duration adds to its run's.
-  const std::int32_t* merged_slot =
-      merge_ ? merged_slot_[static_cast<std::size_t>(r.shape)].data() : nullptr;
-  if (merge_) timed_.resize(timed_.size() + static_cast<std::size_t>(shape.kernels));
-  std::size_t built_kernel = 0;
   if (costs_.size() <= static_cast<std::size_t>(r.shape)) costs_.resize(shapes_.size());
   CostMemo& memo = costs_[static_cast<std::size_t>(r.shape)];
   if (memo.profile != &profile) {
     memo.profile = &profile;
     memo.work.clear();
     memo.cost.clear();
+    memo.kernel_base = -1;
   }
+  // Kernels all equal to the last rank of this shape's: its costs are this rank's too.
+  bool shared = memo.kernel_base >= 0;
+  std::size_t built_kernel = 0;
+  for (std::size_t i = 0; shared && i < ops.size(); ++i) {
+    if (ops[i].kind != OpKind::kKernel) continue;
+    shared = built_kernel < memo.work.size() && memo.work[built_kernel] == ops[i].kernel;
+    ++built_kernel;
+  }
+  shared = shared && built_kernel == memo.work.size();
+  if (shared) r.kernel_base = memo.kernel_base;
+  // Merged: each kernel's duration adds to its run's.
+  const std::int32_t* merged_slot =
+      merge_ ? merged_slot_[static_cast<std::size_t>(r.shape)].data() : nullptr;
+  if (merge_ && !shared) timed_.resize(timed_.size() + static_cast<std::size_t>(shape.kernels));
+  built_kernel = 0;
   for (const Op& op : ops) {
-    if (op.kind == OpKind::kKernel) {
+    if (op.kind == OpKind::kKernel && shared) {
+      r.flops += op.kernel.flops;
+    } else if (op.kind == OpKind::kKernel) {
       const std::size_t k = built_kernel;
       if (k == memo.work.size()) {
         memo.cost.push_back(cost::CostModel::cost(op.kernel, profile));
@@ -317,7 +330,10 @@ void ReplayGraph::add_rank(int rank, const workload::RankOps& ro,
       ++collectives_;
     }
   }
-  kernels_ += shape.kernels;
+  if (!shared) {
+    kernels_ += shape.kernels;
+    memo.kernel_base = r.kernel_base;
+  }
   if (keep_ops) kept_[rank] = ops;
 }
 

@@ -125,6 +125,9 @@ class ReplayGraph {
   std::size_t total_ops() const { return total_ops_; }
   /// Ops the replay keeps state for: total_ops() less the kernels merged into others.
   std::size_t replay_ops() const { return replay_ops_; }
+  /// Kernel costs stored (durations or flow kernels): ranks whose kernels all equal the
+  /// previous rank of their shape's share its costs (see CostMemo).
+  std::size_t kernel_costs() const { return static_cast<std::size_t>(kernels_); }
   /// Ops of rank r, or empty when r keeps no ops (see add_rank).
   const std::vector<workload::Op>* kept_ops(int r) const;
 
@@ -165,11 +168,15 @@ class ReplayGraph {
   // Per shape, by built kernel slot: the last kernel costed there and its cost. A kernel
   // equal to it (the other rank of a context-parallel pair, which trains on the same
   // sequences; kernels no batch changes) takes that cost: a cost is a function of the
-  // kernel and the profile alone.
+  // kernel and the profile alone. Every slot holds the last rank of the shape added, whose
+  // costs start at `kernel_base`: a rank whose kernels all equal them shares those costs
+  // instead of storing its own (half the kernel costs of an HSTU job with context-parallel
+  // pairs, and the pair's ranks, which run in step, read the same cache lines).
   struct CostMemo {
     const cost::CalibrationProfile* profile = nullptr;
     std::vector<workload::Kernel> work;
     std::vector<cost::KernelCost> cost;
+    std::int64_t kernel_base = -1;  // -1: no rank's costs to share
   };
   std::vector<CostMemo> costs_;
   std::unordered_multimap<std::size_t, std::int32_t> shape_index_;  // hash -> shape

@@ -88,6 +88,50 @@ void expect_same_accounts(const ReplayResult& a, const ReplayResult& b) {
   }
 }
 
+// A rank whose kernels all equal those of the last rank added with its shape (the other
+// rank of a context-parallel pair) shares that rank's costs; one whose kernels differ, or
+// the first of a shape, stores its own. Another shape in between does not break sharing.
+TEST(ReplayGraph, RanksWithEqualKernelsShareTheirCosts) {
+  for (auto mode : {network::NetworkMode::kAnalytical, network::NetworkMode::kFlow}) {
+    SCOPED_TRACE(network::to_string(mode));
+    ReplayGraph g(mode);
+    const auto& profile = bundled_cost().profile("H100-SXM");
+    workload::RankOps a;
+    a.ops = {kernel(1, 0), kernel(2, 0, {0})};
+    workload::RankOps other;
+    other.ops = {kernel(1, 0)};
+    workload::RankOps differs = a;
+    differs.ops[1].kernel.flops *= 2;
+    g.add_rank(0, a, profile, false);
+    g.add_rank(1, a, profile, false);
+    EXPECT_EQ(g.kernel_costs(), 2u);
+    g.add_rank(2, other, profile, false);
+    EXPECT_EQ(g.kernel_costs(), 3u);
+    g.add_rank(3, a, profile, false);
+    EXPECT_EQ(g.kernel_costs(), 3u);
+    g.add_rank(4, differs, profile, false);
+    EXPECT_EQ(g.kernel_costs(), 5u);
+    const auto& ranks = g.ranks();
+    EXPECT_EQ(ranks[1].kernel_base, ranks[0].kernel_base);
+    EXPECT_EQ(ranks[3].kernel_base, ranks[0].kernel_base);
+    EXPECT_NE(ranks[4].kernel_base, ranks[0].kernel_base);
+    for (int r : {1, 3, 4}) {
+      const auto& ops = r == 4 ? differs.ops : a.ops;
+      const auto& rank = ranks[static_cast<std::size_t>(r)];
+      EXPECT_EQ(rank.flops, ops[0].kernel.flops + ops[1].kernel.flops);
+      for (std::int32_t k = 0; k < 2; ++k) {
+        const auto c = cost::CostModel::cost(ops[static_cast<std::size_t>(k)].kernel, profile);
+        if (mode == network::NetworkMode::kAnalytical) {
+          EXPECT_EQ(g.kernel_duration(rank, k), c.duration());
+        } else {
+          EXPECT_EQ(g.flow_kernel(rank, k).compute_seconds, c.compute_seconds);
+          EXPECT_EQ(g.flow_kernel(rank, k).memory_seconds, c.memory_seconds);
+        }
+      }
+    }
+  }
+}
+
 class ReplayGraphOf : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ReplayGraphOf, HoldsEveryOpOfTheWholeGraphAndReplaysAlike) {
