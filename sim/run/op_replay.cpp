@@ -384,6 +384,8 @@ class Replayer {
   // (`since` before now) one that has run alone there since then: a solo run cut short.
   void start_kernel(std::int32_t r, std::int32_t index, Time since) {
     const auto& st = ranks_[u(r)];
+    // A solo run's times hold only while nothing shares its SMs (cut_solo comes first).
+    if (st.solo.stream != kNone) throw Error("replay: a kernel joined a solo run that went on");
     sim_.fluid().prefetch(st.sm);  // overlaps their misses with the kernel's
     sim_.fluid().prefetch(st.hbm);
     const auto at = st.shape->slot[u(index)];
@@ -510,7 +512,13 @@ class Replayer {
         solo_kernel_events_ += launch_events(rank, op);
         start_kernel(r, op, now);
       } else {
-        sim_.after(start - now, [this, r, op] { start_kernel(r, op, sim_.now()); },
+        // Its launch event, like launch_kernel's: another stream may have begun a solo run
+        // on the SMs it finds unused meanwhile.
+        sim_.after(start - now,
+                   [this, r, op] {
+                     cut_solo(r);
+                     start_kernel(r, op, sim_.now());
+                   },
                    {&rank, nullptr});
       }
       return;
