@@ -116,6 +116,12 @@ def main():
     xs = [r[0] for r in rows]
     print(f"\nfitted exponent: wall {slope(xs, [r[1] for r in rows]):.2f}, "
           f"CPU {slope(xs, [r[2] for r in rows]):.2f}, events {slope(xs, [r[3] for r in rows]):.2f}")
+    # Where the growth happens: the slope between each pair of neighbouring sizes (on this
+    # VM the flow replay's steepest step is where its state leaves the L3 cache).
+    local = [f"{a[0]:,}-{b[0]:,} {slope([a[0], b[0]], [a[1], b[1]]):.2f}"
+             for a, b in zip(rows, rows[1:])]
+    if local:
+        print("local exponents (wall): " + ", ".join(local))
 
 
 if __name__ == "__main__":
