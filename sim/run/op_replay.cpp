@@ -415,9 +415,9 @@ class Replayer {
   // instant: kernels ended by then are finished, the one running becomes an activity that
   // has run alone since it started (FluidModel::start_since: the rate and predicted end it
   // had), the one launching gets its launch event. So every time is what the engine gives
-  // kernel by kernel (OpReplay.SoloRunsMatchKernelByKernel); only equal-time callbacks may
-  // run in another order. At 16,384 GPUs the engine's per-kernel events were ~85% of a
-  // flow run's, each a cache miss on the rank's state and the heaps.
+  // kernel by kernel (tests/run: SoloRunsOf, OpReplay.SoloRunsMatchKernelByKernel...);
+  // only equal-time callbacks may run in another order. Kernels' launches and ends were
+  // about 90% of a flow run's events, each a cache miss on the rank's state and the heaps.
   //
   // When kernel `op` of rank r, reached by its stream at `launched`, ends alone.
   Time solo_end(const RankState& rank, std::int32_t op, Time launched) const {
@@ -493,13 +493,13 @@ class Replayer {
     for (std::int32_t op = rank.solo.op;;) {
       const Time launched = rank.solo.launched;
       const Time end = solo_end(rank, op, launched);
-      if (end <= now) {
-        // The last kernel ends now: its end event, due this instant, finishes the run.
-        if (rank.shape->hands_over[u(op)] == kNone) return;
+      if (end <= now && rank.shape->hands_over[u(op)] != kNone) {
         solo_kernel_events_ += 1 + launch_events(rank, op);
         hand_over(rank, op, end);
         continue;
       }
+      // The kernel running or launching (the last one may end this very instant: as an
+      // activity it then completes in this instant, before any rate is set).
       rank.solo.stream = kNone;
       ++rank.solo.generation;  // its end event goes stale
       ++result_.solo_cuts;
