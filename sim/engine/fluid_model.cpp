@@ -104,7 +104,11 @@ struct LargerShare {
   }
 };
 
-bool constrains(const Resource& r, const Use& u) { return r.capacity < kInf && u.coefficient > 0; }
+// A use (an Activity's Use or a caller's ResourceUse) that a resource's capacity limits.
+template <class AnyUse>
+bool constrains(const Resource& r, const AnyUse& u) {
+  return r.capacity < kInf && u.coefficient > 0;
+}
 
 // A resource couples its users only if they could fill it: when the sum of their
 // coefficient * bound stays within its capacity it can never saturate, so it cannot
@@ -214,7 +218,25 @@ struct FluidModel::Impl {
   void freeze(Activity& a, double lambda);
   bool fill_alone(Activity& a);
   bool fits_alone(std::uint32_t index, Time now);
+  void run_alone(std::uint32_t index, Time at);
   double compute_bound(Activity& a);
+  // The least capacity / (coefficients summed) over the finite resources `uses` constrains,
+  // and `bound` where it is lower: the rate alone on them (`resource_of(u)`: u's index).
+  template <class Uses, class ResourceOf>
+  double alone_bound(const Uses& uses, ResourceOf resource_of, double bound) {
+    for (const auto& u : uses) {
+      Resource& r = resources[resource_of(u)];
+      if (constrains(r, u)) r.accumulated += u.coefficient;
+    }
+    for (const auto& u : uses) {
+      Resource& r = resources[resource_of(u)];
+      if (r.accumulated > 0) {
+        bound = std::min(bound, r.capacity / r.accumulated);
+        r.accumulated = 0;
+      }
+    }
+    return bound;
+  }
   void add_potential(const Activity& a, double sign);
   void fill_component();
   void apply_rates(Time now);
@@ -328,17 +350,8 @@ void FluidModel::Impl::begin(std::uint32_t index, Time now) {
 // coefficients there), capped by max_rate. Sets max_rate: the spec's, lowered by pacing
 // to paced_work / (paced_work / raw + pace), raw being the rate alone without pacing.
 double FluidModel::Impl::compute_bound(Activity& a) {
-  for (const Use& u : a.uses) {
-    if (constrains(resources[u.resource], u)) resources[u.resource].accumulated += u.coefficient;
-  }
-  double bound = a.own_max_rate;
-  for (const Use& u : a.uses) {
-    Resource& r = resources[u.resource];
-    if (r.accumulated > 0) {
-      bound = std::min(bound, r.capacity / r.accumulated);
-      r.accumulated = 0;
-    }
-  }
+  double bound = alone_bound(
+      a.uses, [](const Use& u) { return u.resource; }, a.own_max_rate);
   a.max_rate = a.own_max_rate;
   if (a.pace > 0 && a.paced_work > 0) {
     const double alone = bound == kInf ? 0.0 : a.paced_work / bound;
@@ -436,12 +449,18 @@ bool FluidModel::Impl::fits_alone(std::uint32_t index, Time now) {
     r.accumulated = 0;
   }
   if (!fits) return false;
+  run_alone(index, now);
+  return true;
+}
+
+// Activity `index` takes its bound as rate from `at`: nothing it couples with is full now.
+void FluidModel::Impl::run_alone(std::uint32_t index, Time at) {
+  Activity& a = activities[index];
   for (const Use& u : a.uses) {
     Resource& r = resources[u.resource];
     if (couples(r, u)) r.full = false;
   }
-  set_rate(index, a.bound, now);
-  return true;
+  set_rate(index, a.bound, at);
 }
 
 // Weighted progressive filling, one priority level at a time. Within a level every open
@@ -665,34 +684,20 @@ ActivityId FluidModel::start_since(ActivitySpec spec, std::span<const ResourceUs
   if (a.remaining <= 0 || !(a.bound < kInf)) {
     m.begin(index, now);  // it ended at since: completes now, as nothing bounds it
   } else {
-    // What fits_alone() did at `since`: its bound as rate, the finish predicted from then.
-    for (const Use& u : a.uses) {
-      Resource& r = m.resources[u.resource];
-      if (couples(r, u)) r.full = false;
-    }
-    m.set_rate(index, a.bound, since);
+    m.run_alone(index, since);  // what fits_alone() did at `since`
   }
   return ActivityId{index, a.generation};
 }
 
 Time FluidModel::finish_alone(double work, std::span<const ResourceUse> uses, Time start) const {
-  // compute_bound() without an activity: coefficients summed per resource, then the least
-  // capacity / sum over the finite ones.
-  const Impl& m = *impl_;
-  double bound = kInf;
-  for (std::size_t i = 0; i < uses.size(); ++i) {
-    const Resource& r = m.resources.at(uses[i].resource.index);
-    if (!(r.capacity < kInf) || !(uses[i].coefficient > 0)) continue;
-    bool seen = false;
-    double sum = 0;
-    for (std::size_t j = 0; j < uses.size(); ++j) {
-      if (uses[j].resource == uses[i].resource) {
-        seen = seen || j < i;
-        if (uses[j].coefficient > 0) sum += uses[j].coefficient;
-      }
-    }
-    if (!seen) bound = std::min(bound, r.capacity / sum);
+  Impl& m = *impl_;  // alone_bound's scratch only: left as it was found
+  for (const ResourceUse& u : uses) {
+    if (u.resource.index >= m.resources.size())
+      throw std::invalid_argument("FluidModel: unknown resource");
   }
+  // compute_bound() without an activity (no max_rate, no pacing).
+  const double bound = m.alone_bound(
+      uses, [](const ResourceUse& u) { return u.resource.index; }, kInf);
   return bound < kInf ? finish_after(start, work, bound) : start;
 }
 
