@@ -113,8 +113,8 @@ struct alignas(64) RankState {
   // kernel not yet finished and when its stream reached it; the run's end event counts
   // only while `generation` is the one it was scheduled with.
   struct Solo {
-    std::int32_t stream = -1;  // -1: none
-    std::int32_t op = -1;
+    std::int32_t stream = kNone;
+    std::int32_t op = kNone;
     Time launched;
     std::uint32_t generation = 0;
   } solo;
@@ -358,26 +358,29 @@ class Replayer {
       begin_solo(r, index, now);
       return;
     }
-    launch_kernel(r, index, now);
+    launch_kernel(r, index, flow_kernel(rank, index).launch_overhead);
   }
 
-  // Kernel `index` of rank r, reached by its stream at `now`: after its launch overhead it
-  // joins the engine's SMs and HBM.
-  void launch_kernel(std::int32_t r, std::int32_t index, Time now) {
+  // Kernel `index` of rank r joins the engine's SMs and HBM after `delay` (what is left of
+  // its launch overhead), cutting short a solo run of another stream it would share them
+  // with.
+  void launch_kernel(std::int32_t r, std::int32_t index, Time delay) {
     auto& rank = ranks_[u(r)];
-    const FlowKernel& c = rank.kernels[rank.shape->slot[u(index)]];
-    if (c.launch_overhead > Time::zero()) {
+    if (delay > Time::zero()) {
       // Captures fit std::function's inline buffer (16 bytes): no allocation per kernel.
-      sim_.after(c.launch_overhead,
+      sim_.after(delay,
                  [this, r, index] {
-                   cut_solo(r);  // it shares the SMs and HBM with a solo run of another stream
+                   cut_solo(r);
                    start_kernel(r, index, sim_.now());
                  },
-                 {&rank, &c});
+                 {&rank, &flow_kernel(rank, index)});
     } else {
       cut_solo(r);
-      start_kernel(r, index, now);
+      start_kernel(r, index, sim_.now());
     }
+  }
+  static const FlowKernel& flow_kernel(const RankState& rank, std::int32_t op) {
+    return rank.kernels[rank.shape->slot[u(op)]];
   }
 
   // Kernel `index` of rank r as an engine activity on its SMs and HBM, started now, or
@@ -389,7 +392,7 @@ class Replayer {
     sim_.fluid().prefetch(st.sm);  // overlaps their misses with the kernel's
     sim_.fluid().prefetch(st.hbm);
     const auto at = st.shape->slot[u(index)];
-    const FlowKernel& k = st.kernels[at];
+    const FlowKernel& k = flow_kernel(st, index);
     const engine::ResourceUse uses[] = {{st.sm, k.compute_seconds}, {st.hbm, k.memory_seconds}};
     engine::ActivitySpec spec;
     spec.work = 1.0;
@@ -421,13 +424,13 @@ class Replayer {
   //
   // When kernel `op` of rank r, reached by its stream at `launched`, ends alone.
   Time solo_end(const RankState& rank, std::int32_t op, Time launched) const {
-    const FlowKernel& k = rank.kernels[rank.shape->slot[u(op)]];
+    const FlowKernel& k = flow_kernel(rank, op);
     const engine::ResourceUse uses[] = {{rank.sm, k.compute_seconds}, {rank.hbm, k.memory_seconds}};
     return sim_.fluid().finish_alone(1.0, uses, launched + k.launch_overhead);
   }
   // Events the engine takes for a kernel: its launch (after an overhead) and its end.
   std::uint64_t launch_events(const RankState& rank, std::int32_t op) const {
-    return rank.kernels[rank.shape->slot[u(op)]].launch_overhead > Time::zero() ? 1 : 0;
+    return flow_kernel(rank, op).launch_overhead > Time::zero() ? 1 : 0;
   }
 
   void begin_solo(std::int32_t r, std::int32_t index, Time now) {
@@ -465,16 +468,7 @@ class Replayer {
   // and start_op do for it, none of which anyone else reads.
   void hand_over(RankState& rank, std::int32_t& op, Time t) {
     const auto i = u(op);
-    const auto stream = rank.shape->stream[i];
-    StreamState& st = rank.streams[u(stream)];
-    rank.ends[op] = t;
-    ++st.head;
-    st.free_at = t;
-    if (stream == compute_stream_) {
-      rank.account.compute += t - st.start;
-      rank.compute_idle_since = t;
-    }
-    book_end(rank, i, t);
+    StreamState& st = close_op(rank, op, t);
     count_finished(1);
     st.start = t;
     ++result_.kernels;
@@ -503,7 +497,7 @@ class Replayer {
       rank.solo.stream = kNone;
       ++rank.solo.generation;  // its end event goes stale
       ++result_.solo_cuts;
-      const Time start = launched + rank.kernels[rank.shape->slot[u(op)]].launch_overhead;
+      const Time start = launched + flow_kernel(rank, op).launch_overhead;
       if (start < now) {
         solo_kernel_events_ += launch_events(rank, op);
         start_kernel(r, op, start);
@@ -512,14 +506,7 @@ class Replayer {
         solo_kernel_events_ += launch_events(rank, op);
         start_kernel(r, op, now);
       } else {
-        // Its launch event, like launch_kernel's: another stream may have begun a solo run
-        // on the SMs it finds unused meanwhile.
-        sim_.after(start - now,
-                   [this, r, op] {
-                     cut_solo(r);
-                     start_kernel(r, op, sim_.now());
-                   },
-                   {&rank, nullptr});
+        launch_kernel(r, op, start - now);  // its launch event
       }
       return;
     }
@@ -716,11 +703,25 @@ class Replayer {
     auto& rank = ranks_[u(r)];
     const auto& shape = *rank.shape;
     const auto i = u(index);
+    StreamState& st = close_op(rank, index, now);
+    st.busy = false;
+    if (rank.traced && options_.timeline) record(r, rank, index, st.start);
+    for (auto k = shape.succ_offsets[i]; k < shape.succ_offsets[i + 1]; ++k)
+      try_start(r, shape.stream[u(shape.succ[u(k)])]);
+    try_start(r, shape.stream[i]);
+    count_finished(static_cast<std::uint64_t>(shape.run(i)));
+  }
+
+  // What op `index` ending at `now` changes on its rank (finish_op's, and a solo run's
+  // hand_over's): its end, its stream's position, the compute stream's account, the step
+  // ends. Returns its stream.
+  StreamState& close_op(RankState& rank, std::int32_t index, Time now) {
+    const auto& shape = *rank.shape;
+    const auto i = u(index);
     const auto stream = shape.stream[i];
     const bool collective = shape.kind[i] == OpKind::kCollective;
     rank.ends[index] = now;
     StreamState& st = rank.streams[u(stream)];
-    st.busy = false;
     ++st.head;
     st.free_at = now;
     if (stream == compute_stream_) {
@@ -738,11 +739,7 @@ class Replayer {
       rank.compute_idle_since = now;
     }
     book_end(rank, i, now);
-    if (rank.traced && options_.timeline) record(r, rank, index, st.start);
-    for (auto k = shape.succ_offsets[i]; k < shape.succ_offsets[i + 1]; ++k)
-      try_start(r, shape.stream[u(shape.succ[u(k)])]);
-    try_start(r, stream);
-    count_finished(static_cast<std::uint64_t>(shape.run(i)));
+    return st;
   }
 
   void record(std::int32_t r, const RankState& rank, std::int32_t index, Time op_start) {
