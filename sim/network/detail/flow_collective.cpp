@@ -30,14 +30,17 @@ FlowCollective::FlowCollective(FlowNetwork& network, std::shared_ptr<const FlowP
       not_before_(network.now() + (plan_->streamed ? plan_->streamed_latency : Time::zero()) +
                   schedule_.min_data_time) {
   const auto n = static_cast<std::size_t>(ranks_);
+  lanes_left_ = static_cast<std::int64_t>(n) * lanes_;
+  // In lockstep one coflow runs at a time and no rank moves on its own: no per-rank or
+  // per-phase state (most runs are small lockstep collectives, e.g. a context-parallel
+  // pair's, and each of these vectors was an allocation and a cache miss per run).
+  if (plan_->lockstep) return;
   position_.assign(n * static_cast<std::size_t>(lanes_), 0);
   launched_.assign(n * static_cast<std::size_t>(lanes_), 0);
   launch_time_.assign(n * static_cast<std::size_t>(lanes_), Time::zero());
-  if (!plan_->lockstep)
-    done_.assign(static_cast<std::size_t>(phases_) * n * static_cast<std::size_t>(lanes_), 0);
+  done_.assign(static_cast<std::size_t>(phases_) * n * static_cast<std::size_t>(lanes_), 0);
   arrived_.assign(static_cast<std::size_t>(phases_), 0);
   phase_start_.assign(static_cast<std::size_t>(phases_), Time::zero());
-  lanes_left_ = static_cast<std::int64_t>(n) * lanes_;
 }
 
 void FlowCollective::start() {
@@ -54,7 +57,7 @@ void FlowCollective::start() {
 
 void FlowCollective::start_coflow(int phase) {
   const auto p = static_cast<std::size_t>(plan_->pattern[static_cast<std::size_t>(phase)]);
-  phase_start_[static_cast<std::size_t>(phase)] = network_.now();
+  coflow_start(phase) = network_.now();
   start_bundle(plan_->patterns[p], p, phase, 0, 0);
 }
 
@@ -158,8 +161,8 @@ void FlowCollective::bundle_done(std::uint64_t tag) {
   const auto& bundle = pattern.bundles[b];
   if (network_.tracing()) {
     const auto& transfers = schedule_.phases[p].transfers;
-    const Time start = pattern.coflow ? phase_start_[static_cast<std::size_t>(phase)]
-                                      : launch_time_[lane_index(bundle.src, lane)];
+    const Time start =
+        pattern.coflow ? coflow_start(phase) : launch_time_[lane_index(bundle.src, lane)];
     auto record = [&](const Transfer& t) {
       const int src = schedule_.gpus[static_cast<std::size_t>(t.src)];
       const int dst = schedule_.gpus[static_cast<std::size_t>(t.dst)];

@@ -16,7 +16,8 @@
 // their lanes contend with each other on shared links, where a coflow would be wrong.
 //
 // State per (rank, lane): the next phase to complete and the next to launch; per
-// (phase, rank, lane): bundles finished that the rank sends or receives. A rank's lane
+// (phase, rank, lane): bundles finished that the rank sends or receives (none of it in
+// lockstep, below). A rank's lane
 // moves to phase p+1 when all of them are done and its previous lane has passed p.
 // What does not change while it runs (bundles, routes) is its FlowPlan, shared by every run
 // of the same spec.
@@ -93,9 +94,15 @@ class FlowCollective {
   std::vector<std::int32_t> launched_;  // per (rank, lane): phases launched so far
   std::vector<Time> launch_time_;       // per (rank, lane): start of its current bundle
   std::vector<std::int32_t> done_;      // per (phase, rank, lane)
+  // When coflow phase `phase` started (in lockstep, the one running now).
+  Time& coflow_start(int phase) {
+    return plan_->lockstep ? lockstep_start_ : phase_start_[static_cast<std::size_t>(phase)];
+  }
+
   std::size_t slot_ = 0;
   std::vector<std::int32_t> arrived_;  // coflow phases: ranks that reached the phase
   std::vector<Time> phase_start_;      // coflow phases: when the coflow started
+  Time lockstep_start_;                // lockstep: when the running coflow started
   std::int64_t lanes_left_;
   engine::ActivityId kept_;       // the repeated coflow parked between repeats, if any
   std::int32_t kept_group_ = -1;  // its route group
