@@ -51,7 +51,6 @@ class FlowCollective {
                  double weight, int traffic_tag, std::function<void()> on_done);
   /// Launches every rank's first phase.
   void start();
-  bool finished() const { return lanes_left_ == 0; }
   /// Runs the user's completion callback (called once by the network).
   void notify_done();
   /// Its place in the network's list of running collectives (removal in O(1)).
