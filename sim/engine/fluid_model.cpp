@@ -689,6 +689,15 @@ ActivityId FluidModel::start_since(ActivitySpec spec, std::span<const ResourceUs
   return ActivityId{index, a.generation};
 }
 
+Time FluidModel::finish_alone(double work, std::span<const CapacityUse> uses, Time start) {
+  // compute_bound()'s minimum, each resource used once (capacity over its coefficient).
+  double bound = kInf;
+  for (const CapacityUse& u : uses) {
+    if (u.capacity < kInf && u.coefficient > 0) bound = std::min(bound, u.capacity / u.coefficient);
+  }
+  return bound < kInf ? finish_after(start, work, bound) : start;
+}
+
 Time FluidModel::finish_alone(double work, std::span<const ResourceUse> uses, Time start) const {
   Impl& m = *impl_;  // alone_bound's scratch only: left as it was found
   for (const ResourceUse& u : uses) {

@@ -28,6 +28,9 @@ using workload::Op;
 using workload::OpKind;
 
 constexpr std::int32_t kNone = -1;
+// Flow mode: the capacity of a rank's SMs and of its HBM, each one fluid resource. A
+// kernel's coefficients on them are its seconds alone (FlowKernel), so it takes them whole.
+constexpr double kGpuShare = 1.0;
 
 // A rank's op times as the wait chain reads them (account_wait): the public OpTimes, or a
 // rank of a ReplayGraph during the replay. Both have, per op i: whether it is a collective,
@@ -288,8 +291,8 @@ class Replayer {
     const auto& gpu = cluster_.gpu(rank.info->gpu);
     rank.gpu_type = &gpu.type;
     if (options_.mode == network::NetworkMode::kFlow) {
-      rank.sm = sim_.fluid().add_resource(1.0);
-      rank.hbm = sim_.fluid().add_resource(1.0);
+      rank.sm = sim_.fluid().add_resource(kGpuShare);
+      rank.hbm = sim_.fluid().add_resource(kGpuShare);
     }
     if (traced && options_.timeline) {
       options_.timeline->set_rank_name(
@@ -422,10 +425,13 @@ class Replayer {
   // about 90% of a flow run's events, each a cache miss on the rank's state and the heaps.
   //
   // When kernel `op` of rank r, reached by its stream at `launched`, ends alone.
-  Time solo_end(const RankState& rank, std::int32_t op, Time launched) const {
+  // (The engine's arithmetic on the capacities init_rank gave the SMs and HBM: their
+  // resources are not read, only the kernel's costs.)
+  static Time solo_end(const RankState& rank, std::int32_t op, Time launched) {
     const FlowKernel& k = flow_kernel(rank, op);
-    const engine::ResourceUse uses[] = {{rank.sm, k.compute_seconds}, {rank.hbm, k.memory_seconds}};
-    return sim_.fluid().finish_alone(1.0, uses, launched + k.launch_overhead);
+    const engine::FluidModel::CapacityUse uses[] = {{kGpuShare, k.compute_seconds},
+                                                    {kGpuShare, k.memory_seconds}};
+    return engine::FluidModel::finish_alone(1.0, uses, launched + k.launch_overhead);
   }
   // Events the engine takes for a kernel: its launch (after an overhead) and its end.
   std::uint64_t launch_events(const RankState& rank, std::int32_t op) const {

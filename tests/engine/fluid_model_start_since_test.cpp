@@ -67,6 +67,24 @@ TEST(FluidModelStartSince, FinishAloneIsWhenAnActivityAloneEnds) {
   EXPECT_EQ(g.sim.fluid().finish_alone(2.0, twice, start), start + Time::from_ms(1400));
 }
 
+TEST(FluidModelStartSince, FinishAloneOnGivenCapacitiesReadsNoResource) {
+  // The same finishes from the capacities alone (the SMs and HBM have capacity 1 here),
+  // to the picosecond; an infinite capacity or a zero coefficient bounds nothing.
+  Gpu g;
+  const Time start = Time::from_us(1234567);
+  using Cap = FluidModel::CapacityUse;
+  for (const auto& [compute_s, memory_s] :
+       {std::pair{0.7, 0.2}, std::pair{0.003, 0.009}, std::pair{1.0 / 3, 0.0}}) {
+    const Cap caps[] = {{1.0, compute_s}, {1.0, memory_s}};
+    EXPECT_EQ(FluidModel::finish_alone(1.0, caps, start),
+              g.sim.fluid().finish_alone(1.0, g.kernel(compute_s, memory_s), start));
+  }
+  const Cap halves[] = {{0.5, 0.7}, {2.0, 0.2}};  // 0.5 / 0.7 is the lesser rate
+  EXPECT_EQ(FluidModel::finish_alone(1.0, halves, start), start + Time::from_ms(1400));
+  const Cap unbounded[] = {{std::numeric_limits<double>::infinity(), 0.7}, {1.0, 0.0}};
+  EXPECT_EQ(FluidModel::finish_alone(1.0, unbounded, start), start);
+}
+
 // The same kernel twice: started at 1 ms and joined by a 40% hold at 5 ms, or advanced
 // outside the model until 5 ms and brought in with start_since just before the hold.
 // Its end is the same picosecond either way, for a compute-bound kernel (the hold slows
