@@ -17,8 +17,8 @@
 //
 // State per (rank, lane): the next phase to complete and the next to launch; per
 // (phase, rank, lane): bundles finished that the rank sends or receives (none of it in
-// lockstep, below). A rank's lane
-// moves to phase p+1 when all of them are done and its previous lane has passed p.
+// lockstep, below). A rank's lane moves to phase p+1 when all of them are done and its
+// previous lane has passed p.
 // What does not change while it runs (bundles, routes) is its FlowPlan, shared by every run
 // of the same spec.
 //
