@@ -16,6 +16,7 @@ namespace strait::sim::run {
 namespace {
 
 using testing_support::bundled_cost;
+using testing_support::expect_same_accounts;
 using testing_support::kernel;
 using testing_support::source;
 using workload::OpKind;
@@ -71,21 +72,6 @@ void expect_same_graph(const workload::OpGraph& whole, const ReplayGraph& compac
     EXPECT_EQ(rr.flops, flops);
   }
   EXPECT_EQ(compact.total_ops(), ops);
-}
-
-void expect_same_accounts(const ReplayResult& a, const ReplayResult& b) {
-  ASSERT_EQ(a.ranks.size(), b.ranks.size());
-  EXPECT_EQ(a.step_end, b.step_end);
-  EXPECT_EQ(a.drain_end, b.drain_end);
-  EXPECT_EQ(a.events, b.events);
-  for (std::size_t r = 0; r < a.ranks.size(); ++r) {
-    EXPECT_EQ(a.ranks[r].compute, b.ranks[r].compute) << "rank " << r;
-    EXPECT_EQ(a.ranks[r].straggler_wait, b.ranks[r].straggler_wait) << "rank " << r;
-    EXPECT_EQ(a.ranks[r].bubble, b.ranks[r].bubble) << "rank " << r;
-    EXPECT_EQ(a.ranks[r].exposed_comm, b.ranks[r].exposed_comm) << "rank " << r;
-    EXPECT_EQ(a.ranks[r].end, b.ranks[r].end) << "rank " << r;
-    EXPECT_EQ(a.ranks[r].flops, b.ranks[r].flops) << "rank " << r;
-  }
 }
 
 // A rank whose kernels all equal those of the last rank added with its shape (the other

@@ -1,12 +1,16 @@
 #pragma once
 // Helpers for run-layer tests: training scenarios from inline JSON on bundled clusters,
-// the bundled calibration profiles, and hand-made kernel ops.
+// the bundled calibration profiles, hand-made kernel ops, and replays compared figure by
+// figure.
 
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "sim/core/config_node.hpp"
 #include "sim/cost/cost_model.hpp"
+#include "sim/run/op_replay.hpp"
 #include "sim/workload/op_graph.hpp"
 #include "sim/workload/scenario.hpp"
 
@@ -43,6 +47,23 @@ inline workload::Op kernel(double gflops, std::int32_t stream, std::vector<std::
   op.kernel.hbm_bytes = gflops * 1e9;
   op.deps.assign(deps.begin(), deps.end());
   return op;
+}
+
+/// Two replays that must agree: their step ends, drain end, events, and every rank's
+/// account.
+inline void expect_same_accounts(const ReplayResult& a, const ReplayResult& b) {
+  ASSERT_EQ(a.ranks.size(), b.ranks.size());
+  EXPECT_EQ(a.step_end, b.step_end);
+  EXPECT_EQ(a.drain_end, b.drain_end);
+  EXPECT_EQ(a.events, b.events);
+  for (std::size_t r = 0; r < a.ranks.size(); ++r) {
+    EXPECT_EQ(a.ranks[r].compute, b.ranks[r].compute) << "rank " << r;
+    EXPECT_EQ(a.ranks[r].straggler_wait, b.ranks[r].straggler_wait) << "rank " << r;
+    EXPECT_EQ(a.ranks[r].bubble, b.ranks[r].bubble) << "rank " << r;
+    EXPECT_EQ(a.ranks[r].exposed_comm, b.ranks[r].exposed_comm) << "rank " << r;
+    EXPECT_EQ(a.ranks[r].end, b.ranks[r].end) << "rank " << r;
+    EXPECT_EQ(a.ranks[r].flops, b.ranks[r].flops) << "rank " << r;
+  }
 }
 
 }  // namespace strait::sim::run::testing_support
