@@ -502,16 +502,14 @@ class Replayer {
       rank.solo.stream = kNone;
       ++rank.solo.generation;  // its end event goes stale
       ++result_.solo_cuts;
+      // Launched by now (this instant too: as the engine would, unless its launch event ran
+      // already), it becomes an activity from its start; else it gets its launch event.
       const Time start = launched + flow_kernel(rank, op).launch_overhead;
-      if (start < now) {
+      if (start <= now) {
         solo_kernel_events_ += launch_events(rank, op);
         start_kernel(r, op, start);
-      } else if (start == now) {
-        // Launched this instant: as the engine would, unless its launch event ran already.
-        solo_kernel_events_ += launch_events(rank, op);
-        start_kernel(r, op, now);
       } else {
-        launch_kernel(r, op, start - now);  // its launch event
+        launch_kernel(r, op, start - now);
       }
       return;
     }
