@@ -104,11 +104,7 @@ struct LargerShare {
   }
 };
 
-// A use (an Activity's Use or a caller's ResourceUse) that a resource's capacity limits.
-template <class AnyUse>
-bool constrains(const Resource& r, const AnyUse& u) {
-  return r.capacity < kInf && u.coefficient > 0;
-}
+bool constrains(const Resource& r, const Use& u) { return r.capacity < kInf && u.coefficient > 0; }
 
 // A resource couples its users only if they could fill it: when the sum of their
 // coefficient * bound stays within its capacity it can never saturate, so it cannot
@@ -220,23 +216,6 @@ struct FluidModel::Impl {
   bool fits_alone(std::uint32_t index, Time now);
   void run_alone(std::uint32_t index, Time at);
   double compute_bound(Activity& a);
-  // The least capacity / (coefficients summed) over the finite resources `uses` constrains,
-  // and `bound` where it is lower: the rate alone on them (`resource_of(u)`: u's index).
-  template <class Uses, class ResourceOf>
-  double alone_bound(const Uses& uses, ResourceOf resource_of, double bound) {
-    for (const auto& u : uses) {
-      Resource& r = resources[resource_of(u)];
-      if (constrains(r, u)) r.accumulated += u.coefficient;
-    }
-    for (const auto& u : uses) {
-      Resource& r = resources[resource_of(u)];
-      if (r.accumulated > 0) {
-        bound = std::min(bound, r.capacity / r.accumulated);
-        r.accumulated = 0;
-      }
-    }
-    return bound;
-  }
   void add_potential(const Activity& a, double sign);
   void fill_component();
   void apply_rates(Time now);
@@ -350,8 +329,17 @@ void FluidModel::Impl::begin(std::uint32_t index, Time now) {
 // coefficients there), capped by max_rate. Sets max_rate: the spec's, lowered by pacing
 // to paced_work / (paced_work / raw + pace), raw being the rate alone without pacing.
 double FluidModel::Impl::compute_bound(Activity& a) {
-  double bound = alone_bound(
-      a.uses, [](const Use& u) { return u.resource; }, a.own_max_rate);
+  for (const Use& u : a.uses) {
+    if (constrains(resources[u.resource], u)) resources[u.resource].accumulated += u.coefficient;
+  }
+  double bound = a.own_max_rate;
+  for (const Use& u : a.uses) {
+    Resource& r = resources[u.resource];
+    if (r.accumulated > 0) {
+      bound = std::min(bound, r.capacity / r.accumulated);
+      r.accumulated = 0;
+    }
+  }
   a.max_rate = a.own_max_rate;
   if (a.pace > 0 && a.paced_work > 0) {
     const double alone = bound == kInf ? 0.0 : a.paced_work / bound;
@@ -690,23 +678,11 @@ ActivityId FluidModel::start_since(ActivitySpec spec, std::span<const ResourceUs
 }
 
 Time FluidModel::finish_alone(double work, std::span<const CapacityUse> uses, Time start) {
-  // compute_bound()'s minimum, each resource used once (capacity over its coefficient).
+  // compute_bound() without an activity (no max_rate, no pacing), each resource used once.
   double bound = kInf;
   for (const CapacityUse& u : uses) {
     if (u.capacity < kInf && u.coefficient > 0) bound = std::min(bound, u.capacity / u.coefficient);
   }
-  return bound < kInf ? finish_after(start, work, bound) : start;
-}
-
-Time FluidModel::finish_alone(double work, std::span<const ResourceUse> uses, Time start) const {
-  Impl& m = *impl_;  // alone_bound's scratch only: left as it was found
-  for (const ResourceUse& u : uses) {
-    if (u.resource.index >= m.resources.size())
-      throw std::invalid_argument("FluidModel: unknown resource");
-  }
-  // compute_bound() without an activity (no max_rate, no pacing).
-  const double bound = m.alone_bound(
-      uses, [](const ResourceUse& u) { return u.resource.index; }, kInf);
   return bound < kInf ? finish_after(start, work, bound) : start;
 }
 

@@ -133,18 +133,16 @@ class FluidModel {
   double remaining(ActivityId id) const;
   /// How many activities are linked to a resource (running, parked, or started this instant).
   std::size_t users(ResourceId id) const;
-  /// When an activity of `work` started at `start` alone on `uses` finishes: at its bound
-  /// (capacity over its coefficients, min over its finite resources), which is the rate
-  /// start() and resolve() give it, with the same rounding. `start` if nothing bounds it.
-  Time finish_alone(double work, std::span<const ResourceUse> uses, Time start) const;
   /// A resource's capacity and an activity's coefficient on it.
   struct CapacityUse {
     double capacity = 0;
     double coefficient = 0;
   };
-  /// finish_alone() on distinct resources whose capacities the caller gives: the same
-  /// arithmetic, no resource read (the replay's solo runs, on a GPU's SMs and HBM, whose
-  /// capacities it set).
+  /// When an activity of `work` started at `start` alone on distinct resources of the given
+  /// capacities finishes: at its bound (capacity over its coefficient, min over its finite
+  /// resources), which is the rate start() and resolve() give it, with the same rounding;
+  /// `start` if nothing bounds it. No resource is read: the caller knows the capacities
+  /// (the replay's solo runs, on a GPU's SMs and HBM, whose capacities it set).
   static Time finish_alone(double work, std::span<const CapacityUse> uses, Time start);
   /// Sum of current rates times coefficients on a resource (units/s).
   double load(ResourceId id) const;

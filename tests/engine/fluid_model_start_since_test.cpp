@@ -50,39 +50,43 @@ struct Gpu {
   }
 };
 
-TEST(FluidModelStartSince, FinishAloneIsWhenAnActivityAloneEnds) {
-  // Compute-bound (0.7 s of SMs, 0.2 s of HBM) from 3 ms: ends at 3 ms + 0.7 s, to the
-  // picosecond the engine gives it; a kernel with no cost ends where it starts.
-  Gpu g;
-  const Time start = Time::from_ms(3);
-  const auto uses = g.kernel(0.7, 0.2);
-  const Time predicted = g.sim.fluid().finish_alone(1.0, uses, start);
-  EXPECT_EQ(predicted, start + Time::from_ms(700));
-  g.sim.at(start, [&] { g.sim.fluid().start(g.spec("k"), uses); });
+// When the engine runs `uses` alone from `start` with `work`, the activity ends.
+Time engine_finish(Gpu& g, const std::vector<ResourceUse>& uses, Time start, double work = 1.0) {
+  g.sim.at(start, [&g, uses, work] { g.sim.fluid().start(g.spec("k", work), uses); });
   g.sim.run();
-  EXPECT_EQ(g.finish_of("k"), predicted);
-  EXPECT_EQ(g.sim.fluid().finish_alone(1.0, g.kernel(0, 0), start), start);
-  // One resource used twice: its coefficients add up (0.3 + 0.4 s of SMs).
-  const ResourceUse twice[] = {{g.sm, 0.3}, {g.sm, 0.4}};
-  EXPECT_EQ(g.sim.fluid().finish_alone(2.0, twice, start), start + Time::from_ms(1400));
+  return g.finish_of("k");
 }
 
-TEST(FluidModelStartSince, FinishAloneOnGivenCapacitiesReadsNoResource) {
-  // The same finishes from the capacities alone (the SMs and HBM have capacity 1 here),
-  // to the picosecond; an infinite capacity or a zero coefficient bounds nothing.
-  Gpu g;
+TEST(FluidModelStartSince, FinishAloneIsWhenAnActivityAloneEnds) {
+  // From the capacities alone (the SMs and HBM have capacity 1 here), the picosecond the
+  // engine gives a kernel alone: compute-bound (0.7 s of SMs, 0.2 s of HBM) from a
+  // start, memory-bound, without memory traffic.
   const Time start = Time::from_us(1234567);
   using Cap = FluidModel::CapacityUse;
   for (const auto& [compute_s, memory_s] :
        {std::pair{0.7, 0.2}, std::pair{0.003, 0.009}, std::pair{1.0 / 3, 0.0}}) {
+    SCOPED_TRACE(compute_s);
+    Gpu g;
     const Cap caps[] = {{1.0, compute_s}, {1.0, memory_s}};
-    EXPECT_EQ(FluidModel::finish_alone(1.0, caps, start),
-              g.sim.fluid().finish_alone(1.0, g.kernel(compute_s, memory_s), start));
+    const Time predicted = FluidModel::finish_alone(1.0, caps, start);
+    EXPECT_EQ(predicted, engine_finish(g, g.kernel(compute_s, memory_s), start));
+    if (compute_s == 0.7) {
+      EXPECT_EQ(predicted, start + Time::from_ms(700));
+    }
   }
-  const Cap halves[] = {{0.5, 0.7}, {2.0, 0.2}};  // 0.5 / 0.7 is the lesser rate
-  EXPECT_EQ(FluidModel::finish_alone(1.0, halves, start), start + Time::from_ms(1400));
+  // A kernel with no cost ends where it starts; an infinite capacity or a zero coefficient
+  // bounds nothing.
+  const Cap none[] = {{1.0, 0.0}, {1.0, 0.0}};
+  EXPECT_EQ(FluidModel::finish_alone(1.0, none, start), start);
   const Cap unbounded[] = {{std::numeric_limits<double>::infinity(), 0.7}, {1.0, 0.0}};
   EXPECT_EQ(FluidModel::finish_alone(1.0, unbounded, start), start);
+  // Other capacities: 0.5 / 0.7 is the lesser rate.
+  const Cap halves[] = {{0.5, 0.7}, {2.0, 0.2}};
+  EXPECT_EQ(FluidModel::finish_alone(1.0, halves, start), start + Time::from_ms(1400));
+  // The engine itself adds up the coefficients of one resource used twice (0.3 + 0.4 s of
+  // SMs): the capacities given must be of distinct resources.
+  Gpu g;
+  EXPECT_EQ(engine_finish(g, {{g.sm, 0.3}, {g.sm, 0.4}}, start, 2.0), start + Time::from_ms(1400));
 }
 
 // The same kernel twice: started at 1 ms and joined by a 40% hold at 5 ms, or advanced
