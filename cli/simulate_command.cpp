@@ -200,7 +200,7 @@ sim::workload::TrainingScenario load_training(const ConfigNode& config,
                     .json();
     }
     const auto tr = planner::read_torchrec_plan(vm["torchrec"].as<std::string>(), scenario.model);
-    plan = planner::apply_torchrec_plan(document, plan, tr, scenario.model);
+    plan = planner::apply_torchrec_plan(document, plan, tr, scenario.model, &scenario.cluster);
   }
   return planner::scenario_for(scenario, plan);
 }

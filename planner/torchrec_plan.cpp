@@ -1,7 +1,9 @@
 #include "planner/torchrec_plan.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -17,21 +19,276 @@ const char* torchrec_name(ShardingType t) {
   return t == ShardingType::kGrid ? "grid_shard" : sim::workload::to_string(t);
 }
 
+// Members per host-sized block of an M-rank group, as ShardMap::build cuts them.
+int host_block(const sim::topology::Cluster& cluster, int group) {
+  const int host =
+      cluster.hosts().empty() ? 1 : static_cast<int>(cluster.hosts().front().gpus.size());
+  const int block = std::max(1, std::min(host, group));
+  return group % block == 0 ? block : 1;
+}
+
+// TorchRec's row blocks: ceil(rows / n) rows each; offset and size of block i.
+struct RowBlock {
+  std::int64_t offset, size, per;
+};
+RowBlock row_block(std::int64_t rows, int n, int i) {
+  const std::int64_t per = (rows + n - 1) / n;
+  const std::int64_t offset = std::min(rows, per * i);
+  return {offset, std::min(per, rows - offset), per};
+}
+
 struct ShardOut {
   std::int64_t row0, col0, rows, cols;
   int rank;
 };
 
+// One shard as read: offsets, sizes, its placement's rank, where it is.
+struct ShardIn {
+  std::int64_t row0 = 0, col0 = 0, rows = 0, cols = 0;
+  int rank = 0;
+  ConfigNode node;
+};
+
+bool is_null(const ConfigNode& parent, std::string_view key) {
+  return !parent.has(key) || parent.at(key).json().is_null();
+}
+
+std::int64_t non_negative(const ConfigNode& n) {
+  const std::int64_t v = n.as_integer();
+  if (v < 0) n.fail(fmt::format("expected a non-negative integer, got {}", v));
+  return v;
+}
+
+// "rank:R/cuda:L" (str() of torch's _remote_device) -> R.
+int placement_rank(const ConfigNode& node) {
+  const std::string s = node.as_string();
+  int rank = -1, local = -1;
+  const char* end = s.data() + s.size();
+  const auto number = [&](const char* p, int& out) {
+    const auto [q, ec] = std::from_chars(p, end, out);
+    return ec == std::errc() && q != p && out >= 0 ? q : nullptr;
+  };
+  const char* p = s.rfind("rank:", 0) == 0 ? number(s.data() + 5, rank) : nullptr;
+  if (p && std::string_view(p, static_cast<std::size_t>(end - p)).rfind("/cuda:", 0) == 0)
+    p = number(p + 6, local);
+  else
+    p = nullptr;
+  if (p != end) node.fail(fmt::format("expected \"rank:R/cuda:L\" (a GPU), got \"{}\"", s));
+  return rank;
+}
+
+ShardIn read_shard(const ConfigNode& sh) {
+  sh.allow_only({"shard_offsets", "shard_sizes", "placement", "bucket_id_offset", "num_buckets"});
+  for (const char* key : {"bucket_id_offset", "num_buckets"}) {
+    if (!is_null(sh, key))
+      sh.at(key).fail(
+          "expected null: bucket-wise shards of a virtual (ZCH) table split rows by buckets, "
+          "which strait does not model");
+  }
+  const auto pair = [&](const char* key, const char* what) {
+    const auto n = sh.at(key);
+    if (!n.is_array() || n.size() != 2) n.fail(fmt::format("expected {}", what));
+    return std::pair{non_negative(n.at(std::size_t{0})), non_negative(n.at(std::size_t{1}))};
+  };
+  const auto [row0, col0] = pair("shard_offsets", "[row offset, column offset]");
+  const auto [rows, cols] = pair("shard_sizes", "[rows, columns]");
+  return {row0, col0, rows, cols, placement_rank(sh.at("placement")), sh};
+}
+
+// The kernels strait's cost model represents: FBGEMM's fused table-batched embeddings in
+// HBM for sharded tables, a dense replica for data-parallel ones.
+void check_kernel(const ConfigNode& entry, const std::string& type) {
+  const auto node = entry.at("compute_kernel");
+  const std::string kernel = node.as_string();
+  const bool dp = type == "data_parallel";
+  if (kernel == (dp ? "dense" : "fused")) return;
+  node.fail(fmt::format(
+      "expected one of the kernels strait models: \"fused\" (sharded tables: HBM, optimizer "
+      "fused into the backward) or \"dense\" (data_parallel); got \"{}\" for {}{}",
+      kernel, type,
+      kernel == "dense" || kernel == "fused"
+          ? ""
+          : " (UVM, caching, quantized, key-value and custom kernels are not modelled)"));
+}
+
+// ParameterSharding fields beyond _serialize()'s: harmless ones ignored, the others only
+// when null.
+void check_extra_keys(const ConfigNode& entry) {
+  for (const char* key : {"cache_params", "output_dtype", "key_value_params"}) {
+    if (!is_null(entry, key))
+      entry.at(key).fail(
+          "expected null: UVM caching, another output type or a key-value store change the "
+          "lookup in ways strait does not model");
+  }
+}
+
+// Shards grouped by column slice (in column order), each group in list order. Column
+// slices must be of equal width dim / k and cover [0, dim) without gap or overlap; other
+// types have one slice spanning every column.
+std::vector<std::vector<const ShardIn*>> column_slices(const std::vector<ShardIn>& shards,
+                                                       const ConfigNode& entry, bool by_column,
+                                                       std::int64_t dim) {
+  std::map<std::int64_t, std::vector<const ShardIn*>> by_offset;
+  for (const auto& s : shards) by_offset[by_column ? s.col0 : 0].push_back(&s);
+  const auto k = static_cast<std::int64_t>(by_offset.size());
+  if (dim % k != 0) {
+    entry.at("shards").fail(fmt::format(
+        "expected column shards of equal width dim/column_shards; {} columns do not split "
+        "into {} equal slices",
+        dim, k));
+  }
+  const std::int64_t width = dim / k;
+  std::vector<std::vector<const ShardIn*>> out;
+  for (auto& [col0, slice] : by_offset) {
+    const auto j = static_cast<std::int64_t>(out.size());
+    for (const ShardIn* s : slice) {
+      if (s->col0 != j * width)
+        s->node.at("shard_offsets")
+            .fail(fmt::format("expected column offset {} (slice {} of {} of {} columns)", j * width,
+                              j, k, width));
+      if (s->cols != width)
+        s->node.at("shard_sizes")
+            .fail(by_column ? fmt::format("expected column shards of equal width "
+                                          "dim/column_shards = {}/{} = {} columns, got {}; "
+                                          "strait models equal column slices only",
+                                          dim, k, width, s->cols)
+                            : fmt::format("expected {} columns (the table's dim)", dim));
+    }
+    out.push_back(std::move(slice));
+  }
+  return out;
+}
+
+// A slice's row blocks: n of ceil(rows / n) rows in list order (TorchRec's layout), on n
+// distinct ranks; `aligned`: ranks b*n .. b*n+n-1 (one host block). Returns the first rank.
+int check_row_blocks(const std::vector<const ShardIn*>& slice, std::int64_t rows, bool aligned) {
+  const int n = static_cast<int>(slice.size());
+  int first = slice.front()->rank;
+  for (const ShardIn* s : slice) first = std::min(first, s->rank);
+  first = aligned ? first - first % n : first;
+  for (int i = 0; i < n; ++i) {
+    const ShardIn& s = *slice[static_cast<std::size_t>(i)];
+    const RowBlock b = row_block(rows, n, i);
+    const auto expected =
+        n == 1 ? fmt::format("row offset 0 and {} rows (all of the table's rows)", rows)
+               : fmt::format(
+                     "row offset {} and {} rows (block {} of {}: TorchRec's "
+                     "ceil({} / {}) = {} rows each)",
+                     b.offset, b.size, i, n, rows, n, b.per);
+    if (s.row0 != b.offset) s.node.at("shard_offsets").fail("expected " + expected);
+    if (s.rows != b.size) s.node.at("shard_sizes").fail("expected " + expected);
+    for (int j = 0; j < i; ++j) {
+      if (slice[static_cast<std::size_t>(j)]->rank == s.rank)
+        s.node.at("placement")
+            .fail(fmt::format("expected a rank holding no other block of this slice; rank {} "
+                              "holds {} too",
+                              s.rank, slice[static_cast<std::size_t>(j)]->node.pointer()));
+    }
+    if (aligned && s.rank >= first + n)
+      s.node.at("placement")
+          .fail(fmt::format("expected a rank of the aligned block {}..{}: a table_row_wise or "
+                            "grid slice's {} row blocks sit on the {} GPUs of one host block",
+                            first, first + n - 1, n, n));
+  }
+  return first;
+}
+
+// One table's entry: sharding, kernel, shards and ranks as checked above.
+TorchRecTable parse_table(const ConfigNode& entry, const sim::workload::EmbeddingTable& tb,
+                          sim::workload::TableSharding& s) {
+  entry.allow_only({"sharding_type", "compute_kernel", "ranks", "shards", "sharding_spec",
+                    "cache_params", "enforce_hbm", "stochastic_rounding", "bounds_check_mode",
+                    "output_dtype", "key_value_params"});
+  const std::string type = entry.choice(
+      "sharding_type",
+      {"data_parallel", "table_wise", "row_wise", "column_wise", "table_row_wise", "grid_shard"});
+  check_kernel(entry, type);
+  check_extra_keys(entry);
+  TorchRecTable rec;
+  rec.entry = entry;
+  std::vector<ShardIn> shards;
+  if (!is_null(entry, "shards")) {
+    for (const auto& sh : entry.at("shards").elements()) shards.push_back(read_shard(sh));
+  }
+  std::vector<TorchRecRank> listed;
+  if (!is_null(entry, "ranks")) {
+    for (const auto& r : entry.at("ranks").elements())
+      listed.push_back({static_cast<int>(non_negative(r)), r});
+  }
+  if (type == "data_parallel") {
+    s.type = ShardingType::kDataParallel;
+    if (!shards.empty())
+      entry.at("shards").fail(
+          "expected no shards: TorchRec writes none for data_parallel (every rank holds the "
+          "whole table)");
+    rec.ranks = std::move(listed);
+    return rec;
+  }
+  if (shards.empty()) entry.fail(fmt::format("expected shards for {} sharding", type));
+  if (!listed.empty() && listed.size() != shards.size())
+    entry.at("ranks").fail(
+        fmt::format("expected one rank per shard ({}), got {}", shards.size(), listed.size()));
+  for (std::size_t i = 0; i < listed.size(); ++i) {
+    if (listed[i].rank != shards[i].rank)
+      listed[i].node.fail(fmt::format("expected {}, the rank of {}'s placement", shards[i].rank,
+                                      shards[i].node.pointer()));
+  }
+  for (const auto& sh : shards) rec.ranks.push_back({sh.rank, sh.node.at("placement")});
+
+  const bool by_column = type == "column_wise" || type == "grid_shard";
+  const auto slices = column_slices(shards, entry, by_column, tb.dim);
+  const int n = static_cast<int>(slices.front().size());
+  for (const auto& slice : slices) {
+    if (static_cast<int>(slice.size()) != n)
+      slice.front()->node.fail(
+          fmt::format("expected {} row blocks in every column slice, as in the first; got {}", n,
+                      slice.size()));
+  }
+  const bool whole_rows = type == "table_wise" || type == "column_wise";
+  if (whole_rows && n != 1)
+    slices.front()[1]->node.fail(fmt::format(
+        "expected one shard per column slice holding all {} rows ({} sharding)", tb.rows, type));
+  const bool aligned = type == "table_row_wise" || type == "grid_shard";
+  std::vector<int> firsts;
+  for (const auto& slice : slices) firsts.push_back(check_row_blocks(slice, tb.rows, aligned));
+  if (type == "table_wise") {
+    s.type = ShardingType::kTableWise;
+  } else if (type == "row_wise") {
+    s.type = ShardingType::kRowWise;
+    firsts.clear();  // every member holds a block
+  } else if (type == "table_row_wise") {
+    s.type = ShardingType::kTableRowWise;
+  } else {
+    s.type = type == "column_wise" ? ShardingType::kColumnWise : ShardingType::kGrid;
+    s.column_shards = static_cast<int>(slices.size());
+  }
+  s.ranks = std::move(firsts);
+  if (!whole_rows) rec.row_blocks = n;
+  return rec;
+}
+
 }  // namespace
 
 Json torchrec_plan_json(const sim::workload::ParallelPlan& plan,
-                        const sim::workload::TrainingScenario& sc, const TableCosts& costs) {
+                        const sim::workload::TrainingScenario& sc, const TableCosts& costs,
+                        const TorchRecModules& modules) {
   const auto& model = sc.model;
   const int M = sc.layout.sparse.size;
   const int host =
       sc.cluster.hosts().empty() ? 1 : static_cast<int>(sc.cluster.hosts().front().gpus.size());
-  const int block = M % host == 0 ? std::min(host, M) : 1;
-  Json modules = Json::object();
+  const int block = host_block(sc.cluster, M);
+  bool pooled = false, sequence = false;
+  for (const auto& tb : model.tables)
+    (tb.pooling == sim::workload::Pooling::kSequence ? sequence : pooled) = true;
+  if ((pooled && modules.pooled.empty()) || (sequence && modules.sequence.empty()))
+    throw Error("TorchRec plan: empty module path");
+  if (pooled && sequence && modules.pooled == modules.sequence) {
+    throw Error(fmt::format(
+        "TorchRec plan: pooled and sequence tables cannot share module \"{}\" (a TorchRec "
+        "module is either an EmbeddingBagCollection or an EmbeddingCollection)",
+        modules.pooled));
+  }
+  Json tables = Json::object();
   Json estimates = Json::object();
   for (std::size_t t = 0; t < model.tables.size(); ++t) {
     const auto& tb = model.tables[t];
@@ -44,10 +301,9 @@ Json torchrec_plan_json(const sim::workload::ParallelPlan& plan,
     }
     std::vector<ShardOut> shards;
     auto row_blocks = [&](int first, int n, std::int64_t col0, std::int64_t cols) {
-      const std::int64_t per = (tb.rows + n - 1) / n;
       for (int i = 0; i < n; ++i) {
-        const std::int64_t r0 = std::min<std::int64_t>(tb.rows, per * i);
-        shards.push_back({r0, col0, std::min<std::int64_t>(per, tb.rows - r0), cols, first + i});
+        const RowBlock b = row_block(tb.rows, n, i);
+        shards.push_back({b.offset, col0, b.size, cols, first + i});
       }
     };
     const std::int64_t width = tb.dim / std::max(1, s.column_shards);
@@ -83,17 +339,17 @@ Json torchrec_plan_json(const sim::workload::ParallelPlan& plan,
                             {"placement", fmt::format("rank:{}/cuda:{}", x.rank,
                                                       sc.cluster.gpu(x.rank).local_index)}});
     }
-    if (s.type == ShardingType::kDataParallel) {
+    const bool dp = s.type == ShardingType::kDataParallel;
+    if (dp) {
       for (int r = 0; r < M; ++r) ranks.push_back(r);
     }
-    const char* module = tb.pooling == sim::workload::Pooling::kSequence
-                             ? "embedding_collection"
-                             : "embedding_bag_collection";
-    modules[module][tb.name] = {
-        {"sharding_type", torchrec_name(s.type)},
-        {"compute_kernel", s.type == ShardingType::kDataParallel ? "dense" : "fused"},
-        {"ranks", ranks},
-        {"shards", shard_list}};
+    const std::string& module =
+        tb.pooling == sim::workload::Pooling::kSequence ? modules.sequence : modules.pooled;
+    Json entry = {{"sharding_type", torchrec_name(s.type)},
+                  {"compute_kernel", dp ? "dense" : "fused"},
+                  {"ranks", ranks}};
+    if (!dp) entry["shards"] = std::move(shard_list);  // as TorchRec: none for data_parallel
+    tables[module][tb.name] = std::move(entry);
     const double f = s.type == ShardingType::kColumnWise || s.type == ShardingType::kGrid
                          ? 1.0 / s.column_shards
                          : 1.0;
@@ -108,7 +364,7 @@ Json torchrec_plan_json(const sim::workload::ParallelPlan& plan,
   }
   Json dcs = Json::array();
   for (const auto& d : sc.cluster.datacenters()) dcs.push_back(d.name);
-  return {{"plan", modules},
+  return {{"plan", tables},
           {"strait",
            {{"note",
              "what TorchRec's plan form drops: the model-parallel group (ranks above are "
@@ -135,10 +391,11 @@ TorchRecPlan parse_torchrec_plan(const ConfigNode& node, const sim::workload::Mo
   if (auto s = node.find("strait"); s && s->has("group_size"))
     out.group_size = static_cast<int>(s->positive_integer("group_size"));
   out.sharding.assign(model.tables.size(), {});
-  std::vector<bool> seen(model.tables.size(), false);
+  out.tables.resize(model.tables.size());
   const auto plan = node.at("plan");
   for (const auto& module_name : plan.keys()) {
     const auto module = plan.at(module_name);
+    if (!module.is_object()) module.fail("expected a module's plan: an object of tables");
     for (const auto& table : module.keys()) {
       const auto entry = module.at(table);
       const int t = model.table_index(table);
@@ -148,50 +405,19 @@ TorchRecPlan parse_torchrec_plan(const ConfigNode& node, const sim::workload::Mo
                                hint.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", hint),
                                model.name));
       }
-      if (seen[static_cast<std::size_t>(t)]) entry.fail("table listed twice");
-      seen[static_cast<std::size_t>(t)] = true;
-      entry.allow_only({"sharding_type", "compute_kernel", "ranks", "shards", "sharding_spec"});
-      const std::string type =
-          entry.choice("sharding_type", {"data_parallel", "table_wise", "row_wise", "column_wise",
-                                         "table_row_wise", "grid_shard"});
-      auto& s = out.sharding[static_cast<std::size_t>(t)];
-      // Shards by column offset: (column offset -> smallest rank holding it).
-      std::map<std::int64_t, int> columns;
-      if (auto shards = entry.find("shards")) {
-        for (const auto& sh : shards->elements()) {
-          sh.allow_only({"shard_offsets", "shard_sizes", "placement"});
-          const auto offsets = sh.at("shard_offsets");
-          if (offsets.size() != 2) offsets.fail("expected [row offset, column offset]");
-          const std::string place = sh.string("placement");
-          int rank = -1;
-          if (std::sscanf(place.c_str(), "rank:%d/", &rank) != 1 || rank < 0)
-            sh.at("placement").fail("expected \"rank:R/cuda:L\"");
-          const auto col = offsets.at(1).as_integer();
-          auto [it, added] = columns.emplace(col, rank);
-          if (!added) it->second = std::min(it->second, rank);
-        }
+      auto& rec = out.tables[static_cast<std::size_t>(t)];
+      if (rec.entry) {
+        entry.fail(
+            fmt::format("table \"{}\" listed twice: also at {} (a table belongs to one "
+                        "module)",
+                        table, rec.entry->pointer()));
       }
-      auto need_shards = [&] {
-        if (columns.empty()) entry.fail(fmt::format("expected shards for {} sharding", type));
-      };
-      if (type == "data_parallel") {
-        s.type = ShardingType::kDataParallel;
-      } else if (type == "row_wise") {
-        s.type = ShardingType::kRowWise;
-      } else if (type == "table_wise" || type == "table_row_wise") {
-        s.type = type == "table_wise" ? ShardingType::kTableWise : ShardingType::kTableRowWise;
-        need_shards();
-        s.ranks = {columns.begin()->second};
-      } else {
-        s.type = type == "column_wise" ? ShardingType::kColumnWise : ShardingType::kGrid;
-        need_shards();
-        s.column_shards = static_cast<int>(columns.size());
-        for (const auto& [col, rank] : columns) s.ranks.push_back(rank);
-      }
+      rec = parse_table(entry, model.tables[static_cast<std::size_t>(t)],
+                        out.sharding[static_cast<std::size_t>(t)]);
     }
   }
   for (std::size_t t = 0; t < model.tables.size(); ++t) {
-    if (!seen[t])
+    if (!out.tables[t].entry)
       plan.fail(fmt::format("expected every model table; \"{}\" is missing", model.tables[t].name));
   }
   return out;
@@ -200,7 +426,37 @@ TorchRecPlan parse_torchrec_plan(const ConfigNode& node, const sim::workload::Mo
 sim::workload::ParallelPlan apply_torchrec_plan(Json& document,
                                                 const sim::workload::ParallelPlan& plan,
                                                 const TorchRecPlan& torchrec,
-                                                const sim::workload::ModelConfig& model) {
+                                                const sim::workload::ModelConfig& model,
+                                                const sim::topology::Cluster* cluster) {
+  // The group the file's ranks index: the "strait" block's, else the whole world.
+  const int M = torchrec.group_size > 0 ? torchrec.group_size
+                : plan.ranks > 0        ? plan.ranks
+                : cluster               ? cluster->gpu_count()
+                                        : 0;
+  const std::string group =
+      torchrec.group_size > 0
+          ? fmt::format("the {}-rank model-parallel group (the \"strait\" block's group_size)", M)
+      : plan.ranks > 0 ? fmt::format("the {}-rank world (the plan's ranks)", M)
+                       : fmt::format("the {}-rank world (every GPU of the cluster)", M);
+  const int block = cluster && M > 0 ? host_block(*cluster, M) : 0;
+  for (std::size_t t = 0; t < torchrec.tables.size(); ++t) {
+    const auto& rec = torchrec.tables[t];
+    if (!rec.entry) continue;
+    const auto type = torchrec.sharding[t].type;
+    if (type == ShardingType::kRowWise && M > 0 && rec.row_blocks != M)
+      rec.entry->at("shards").fail(fmt::format("expected {} row blocks, one per rank of {}; got {}",
+                                               M, group, rec.row_blocks));
+    if ((type == ShardingType::kTableRowWise || type == ShardingType::kGrid) && block > 0 &&
+        rec.row_blocks != block)
+      rec.entry->at("shards").fail(fmt::format(
+          "expected {} row blocks per column slice, one per GPU of a {}-GPU host block of {}; "
+          "got {}",
+          block, block, group, rec.row_blocks));
+    for (const auto& r : rec.ranks) {
+      if (M > 0 && r.rank >= M)
+        r.node.fail(fmt::format("expected a rank of {}, 0..{}; got {}", group, M - 1, r.rank));
+    }
+  }
   sim::workload::ParallelPlan out = plan;
   out.sharding = torchrec.sharding;
   Json& sparse = document["sparse"];
