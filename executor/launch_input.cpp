@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "planner/launch_plan.hpp"
+#include "planner/launch_fingerprint.hpp"
 #include "sim/core/error.hpp"
 
 namespace strait::executor {

@@ -9,7 +9,8 @@
 //   strait exec SCENARIO.json --launch LAUNCH.json  the scenario, checked against the plan
 //
 // Checks (a mismatch throws ConfigError naming the launch file, the key and what differs):
-//   - "fingerprint": planner::fingerprint of the cluster, model, data and plan document the
+//   - "fingerprint": planner::fingerprint (planner/launch_fingerprint.hpp) of the cluster,
+//     model and data configs, the histogram files they name and the plan document the
 //     executor is about to run must equal the launch plan's (a file edited after planning
 //     changes it);
 //   - "world_size" and every "process_groups" entry must be the ranks of the layout's

@@ -1,33 +1,46 @@
 #pragma once
 // Launch plan: what a job needs to start a plan.
 //
-//   {"world_size": W,
+//   {"world_size": W, "nodes": N,
+//    "hosts": [{"hostname", "host", "datacenter", "node_rank", "first_rank", "ranks", "gpus"}],
 //    "ranks": [{"rank", "host", "hostname", "local_rank", "gpu", "datacenter"}],
 //    "process_groups": {"all": [...], "sparse_mp/0": [...], "sparse_mp_replica/0": [...],
 //                       "cp/0", "fsdp/0", "moe_ep/0", "dense_dc/east", "dense_xdc/0", ...},
-//    "env": {"system": {VAR: {"value", "reason"}},       interfaces, HCAs, cross-NIC
-//            "tuning": {VAR: {"value", "reason"}}},      overrides the plan relies on
-//    "launch": {"torchrun": [one line per node], "srun": "...", "mpirun": "..."},
-//    "fingerprint": "fnv1a64:...",
+//    "env": {"system": {VAR: {"value", "reason"}},   NCCL settings the cluster file implies
+//            "tuning": {VAR: {"value", "reason"}}},  overrides the plan relies on (none yet)
+//    "program": "train.py --plan plan.json --launch launch.json",
+//    "launch": {"torchrun": [one line per host], "srun": "...", "mpirun": "..."},
+//    "launch_refused": {"srun": "why"},             a launcher that cannot place the ranks
+//    "files": {"hostfile.txt": "...", ...},         files the lines read, to write beside them
+//    "notes": ["..."],                              what the program itself must do
+//    "fingerprint": "fnv1a64:...",                  launch_fingerprint.hpp
 //    "job": {"name", "cluster", "model", "data", "plan", "steps", "seed", "mode", ...}}
-// Hostnames are the cluster's host names with '/' turned into '-'. The fingerprint is
-// FNV-1a (64 bit) over the cluster (name, GPUs, hosts, link bandwidths), the model
-// (tables, dense sizes), the data (batch, lengths) and the plan document; the executor
-// checks it before it runs. "job" (added by `strait plan --launch`, cli/plan_command.cpp)
+// Hosts are those of the plan's ranks (a plan may use fewer ranks than the cluster has),
+// with the plan's ranks on each; hostnames are the cluster's host names with '/' turned
+// into '-'. Every variable in "env" is set by every line (launch_lines.hpp), and each has
+// its documented meaning as its reason. "program" is the user's training script and its
+// arguments, as torchrun takes them; every line runs it. The executor checks the
+// fingerprint before it runs. "job" (added by `strait plan --launch`, cli/plan_command.cpp)
 // is a scenario: the cluster, model and data files relative to the launch plan and the
 // plan inline, so `strait exec LAUNCH.json` runs exactly what was planned.
 
 #include <string>
 
+#include "planner/launch_fingerprint.hpp"
 #include "sim/core/config_node.hpp"
 #include "sim/workload/scenario.hpp"
 
 namespace strait::planner {
 
-Json launch_plan_json(const sim::workload::ParallelPlan& plan, const Json& document,
-                      const sim::workload::TrainingScenario& scenario);
+struct LaunchOptions {
+  /// The user's training script and its arguments (torchrun's form; srun and mpirun run
+  /// it with python).
+  std::string program = "train.py --plan plan.json --launch launch.json";
+};
 
-/// The fingerprint of a cluster, model, data and plan document.
-std::string fingerprint(const sim::workload::TrainingScenario& scenario, const Json& document);
+/// The launch plan of `plan` (parsed from `document`) on `scenario`'s cluster.
+Json launch_plan_json(const sim::workload::ParallelPlan& plan, const Json& document,
+                      const sim::workload::TrainingScenario& scenario,
+                      const LaunchOptions& options = {});
 
 }  // namespace strait::planner

@@ -50,6 +50,7 @@ TrainingScenario TrainingScenario::from_config(const ConfigNode& node, const Sce
       from_parts(topology::Cluster::from_config(parts.cluster), std::move(model), std::move(data),
                  std::move(plan), static_cast<int>(steps), static_cast<std::uint64_t>(seed));
   s.file = node.file();
+  s.parts = parts;
   s.name = node.string_or("name", std::filesystem::path(node.file()).stem().string());
   s.mode = node.choice_or("mode", {"flow", "analytical"}, "flow") == "flow"
                ? network::NetworkMode::kFlow

@@ -16,6 +16,7 @@
 // kernel from Rng(seed) forked by rank and step), so the cost model's time scales alike.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,9 @@ struct TrainingScenario {
   network::NetworkMode mode = network::NetworkMode::kFlow;
   std::string profiles_dir;  // "" = none; absolute or relative to the working directory
   HardwareNoise hardware;
+  /// The configs it was read from (from_config), kept for the launch plan's fingerprint;
+  /// empty when built from parts already parsed (from_parts).
+  std::optional<ScenarioParts> parts;
 
   /// Loads a scenario and every file it names. Throws ConfigError/IoError.
   static TrainingScenario load(const std::string& path);
