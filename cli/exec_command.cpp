@@ -150,6 +150,7 @@ int run_exec(const std::vector<std::string>& args) {
   if (session.rank() != 0) return 0;
   run.scenario = scenario.name;
   run.cluster = scenario.cluster.name();
+  run.phases = sim::run::steady_state(scenario.plan);
   auto result = executor::measured_report_json(run);
   if (!input.launch_file.empty())
     result["launch_plan"] = {{"file", input.launch_file}, {"fingerprint", input.fingerprint}};

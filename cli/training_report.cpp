@@ -43,6 +43,15 @@ void print_training_report(std::ostream& out, const sim::run::TrainingReport& r)
                      r.mean_ms, r.p50_ms, r.p99_ms);
   for (double ms : r.step_ms) out << fmt::format(" {:.3f}", ms);
   out << ")\n";
+  const auto& st = r.stats;
+  const int last = static_cast<int>(r.step_ms.size()) - st.drain_steps - 1;
+  out << (st.steady ? fmt::format("                 over the steady steps {}..{} (warm-up {}, "
+                                  "drain {}; every step: mean {:.3f} ms)\n",
+                                  st.warmup_steps, last, st.warmup_steps, st.drain_steps,
+                                  st.all_steps_mean_ms)
+                    : fmt::format("                 over every step: {} steps reach no steady "
+                                  "state (warm-up {}, drain {}); simulate more steps\n",
+                                  r.step_ms.size(), st.warmup_steps, st.drain_steps));
   out << fmt::format("  throughput     {:.0f} samples/s ({:.0f} samples per step)\n",
                      r.samples_per_sec, r.samples_per_step);
   out << fmt::format("  MFU            {:.1f}% of bf16 peak\n\n", r.mfu * 100);

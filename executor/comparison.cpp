@@ -13,6 +13,7 @@
 #include "sim/core/error.hpp"
 #include "sim/cost/kernel_work.hpp"
 #include "sim/run/op_replay.hpp"
+#include "sim/run/training_run.hpp"
 #include "sim/workload/op_graph.hpp"
 
 namespace strait::executor {
@@ -293,15 +294,19 @@ void kineto_step_figures(const ConfigNode& simulated, const KinetoRun& run, std:
     }
   }
   compute_ms /= static_cast<double>(run.ranks.size() * job_ms.size());
-  double mean = 0;
-  for (const double ms : job_ms) mean += ms / static_cast<double>(job_ms.size());
-  c.step_time.push_back({"mean", number_at(simulated, "step_time_ms"), mean});
+  // The trace's steps over the simulation's steady steps, as the simulation counts them
+  // (every step for a result that does not say).
+  sim::run::SteadyState phases{0, 0};
+  if (const auto st = simulated.find("steady_state"); st && st->is_object()) {
+    phases.warmup = static_cast<int>(st->integer_or("warmup_steps", phases.warmup));
+    phases.drain = static_cast<int>(st->integer_or("drain_steps", phases.drain));
+  }
+  const auto stats = sim::run::step_statistics(job_ms, phases);
+  c.step_time.push_back({"mean", number_at(simulated, "step_time_ms"), stats.mean_ms});
   if (simulated.has("step_time_p50_ms"))
-    c.step_time.push_back(
-        {"p50", number_at(simulated, "step_time_p50_ms"), sim::run::percentile(job_ms, 0.5)});
+    c.step_time.push_back({"p50", number_at(simulated, "step_time_p50_ms"), stats.p50_ms});
   if (simulated.has("step_time_p99_ms"))
-    c.step_time.push_back(
-        {"p99", number_at(simulated, "step_time_p99_ms"), sim::run::percentile(job_ms, 0.99)});
+    c.step_time.push_back({"p99", number_at(simulated, "step_time_p99_ms"), stats.p99_ms});
   // Exposed communication by purpose, straggler wait and bubble have no measured figure.
   if (const auto b = simulated.find("breakdown_ms"); b && b->is_object() && b->has("compute"))
     c.breakdown.push_back({"compute", number_at(*b, "compute"), compute_ms});

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/run/training_report_json.hpp"
 
 namespace strait::executor {
 namespace {
@@ -173,8 +174,7 @@ nlohmann::json measured_report_json(const MeasuredRun& run) {
     previous = e;
   }
   const Time makespan = previous;
-  const double mean = std::accumulate(step_ms.begin(), step_ms.end(), 0.0) /
-                      static_cast<double>(std::max<std::size_t>(1, step_ms.size()));
+  const auto stats = sim::run::step_statistics(step_ms, run.phases);
   const auto n = graph.ranks.size();
   const auto starts = collective_starts(run);
   std::vector<RankAccount> accounts;
@@ -207,7 +207,6 @@ nlohmann::json measured_report_json(const MeasuredRun& run) {
   nlohmann::json stragglers = nlohmann::json::array();
   for (std::size_t i = 0; i < std::min<std::size_t>(5, by_compute.size()); ++i)
     stragglers.push_back({{"rank", by_compute[i].second}, {"compute_ms", -by_compute[i].first}});
-  const double seconds = makespan.to_s();
   nlohmann::json out = {
       {"scenario", run.scenario},
       {"cluster", run.cluster},
@@ -215,11 +214,12 @@ nlohmann::json measured_report_json(const MeasuredRun& run) {
       {"mode", "measured"},
       {"backend", run.backend},
       {"steps", graph.steps},
-      {"step_time_ms", mean},
-      {"step_time_p50_ms", percentile(step_ms, 0.50)},
-      {"step_time_p99_ms", percentile(step_ms, 0.99)},
+      {"step_time_ms", stats.mean_ms},
+      {"step_time_p50_ms", stats.p50_ms},
+      {"step_time_p99_ms", stats.p99_ms},
       {"step_times_ms", step_ms},
-      {"samples_per_sec", seconds > 0 ? samples * graph.steps / seconds : 0.0},
+      {"steady_state", sim::run::steady_state_json(stats)},
+      {"samples_per_sec", stats.mean_ms > 0 ? samples / (stats.mean_ms * 1e-3) : 0.0},
       {"critical_rank", static_cast<int>(critical)},
       {"breakdown_ms", breakdown(per_step(sum, static_cast<std::int64_t>(graph.steps) *
                                                    static_cast<std::int64_t>(n)))},

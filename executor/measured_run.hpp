@@ -22,6 +22,7 @@
 
 #include "sim/core/units.hpp"
 #include "sim/run/op_replay.hpp"
+#include "sim/run/training_run.hpp"
 #include "sim/workload/op_graph.hpp"
 #include "traces/timeline.hpp"
 
@@ -40,6 +41,8 @@ struct MeasuredRun {
   std::vector<OpTimes> ranks;  // by rank
   double wall_s = 0;           // the executed steps, end to end
   int warmup_runs = 0;         // untimed runs of the whole graph before the measured one
+  /// Which measured steps warm up and drain (the plan's, as the simulator counts them).
+  sim::run::SteadyState phases;
   /// Cores of the machine and how many of them other processes kept busy on average during
   /// the measured run (-1: unknown, e.g. ranks on several machines).
   int machine_cores = 0;

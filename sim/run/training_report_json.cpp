@@ -14,6 +14,13 @@ constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 }  // namespace
 
+nlohmann::json steady_state_json(const StepStatistics& s) {
+  return {{"steady", s.steady},
+          {"warmup_steps", s.warmup_steps},
+          {"drain_steps", s.drain_steps},
+          {"all_steps_mean_ms", s.all_steps_mean_ms}};
+}
+
 nlohmann::json training_report_json(const TrainingReport& r) {
   auto breakdown = [](const RankAccount& a) {
     nlohmann::json b = nlohmann::json::object();
@@ -50,6 +57,7 @@ nlohmann::json training_report_json(const TrainingReport& r) {
           {"step_time_p50_ms", r.p50_ms},
           {"step_time_p99_ms", r.p99_ms},
           {"step_times_ms", r.step_ms},
+          {"steady_state", steady_state_json(r.stats)},
           {"samples_per_sec", r.samples_per_sec},
           {"mfu", r.mfu},
           {"critical_rank", r.critical_rank},

@@ -11,4 +11,8 @@ namespace strait::sim::run {
 /// The report as a JSON object (keys documented in cli/README.md and sweep/README.md).
 nlohmann::json training_report_json(const TrainingReport& report);
 
+/// "steady_state": {"steady", "warmup_steps", "drain_steps", "all_steps_mean_ms"}: which
+/// steps the step-time statistics cover (the executor's result writes the same block).
+nlohmann::json steady_state_json(const StepStatistics& stats);
+
 }  // namespace strait::sim::run

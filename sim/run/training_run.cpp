@@ -15,6 +15,29 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
+SteadyState steady_state(const workload::ParallelPlan& plan) {
+  return {std::max(1, plan.replica_sync_staleness), plan.schedule.pipeline_depth - 1};
+}
+
+StepStatistics step_statistics(const std::vector<double>& step_ms, SteadyState phases) {
+  StepStatistics s;
+  const int steps = static_cast<int>(step_ms.size());
+  s.all_steps_mean_ms = std::accumulate(step_ms.begin(), step_ms.end(), 0.0) /
+                        static_cast<double>(std::max(1, steps));
+  s.warmup_steps = std::min(phases.warmup, steps);
+  s.drain_steps = std::min(phases.drain, steps - s.warmup_steps);
+  s.steady = s.warmup_steps + s.drain_steps < steps;
+  const std::vector<double> steady =
+      s.steady
+          ? std::vector<double>(step_ms.begin() + s.warmup_steps, step_ms.end() - s.drain_steps)
+          : step_ms;
+  s.mean_ms = std::accumulate(steady.begin(), steady.end(), 0.0) /
+              static_cast<double>(std::max<std::size_t>(1, steady.size()));
+  s.p50_ms = percentile(steady, 0.50);
+  s.p99_ms = percentile(steady, 0.99);
+  return s;
+}
+
 cost::CostModel load_cost_model(const workload::TrainingScenario& scenario,
                                 const std::string& default_dir) {
   return cost::CostModel(
@@ -73,10 +96,10 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
     previous = end;
   }
   const Time makespan = previous;
-  report.mean_ms = std::accumulate(report.step_ms.begin(), report.step_ms.end(), 0.0) /
-                   static_cast<double>(std::max<std::size_t>(1, report.step_ms.size()));
-  report.p50_ms = percentile(report.step_ms, 0.50);
-  report.p99_ms = percentile(report.step_ms, 0.99);
+  report.stats = step_statistics(report.step_ms, steady_state(scenario.plan));
+  report.mean_ms = report.stats.mean_ms;
+  report.p50_ms = report.stats.p50_ms;
+  report.p99_ms = report.stats.p99_ms;
 
   // Throughput and MFU.
   double samples = 0, flops = 0, peak = 0;
@@ -87,7 +110,7 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
   for (const auto& a : result.ranks) flops += a.flops;
   report.samples_per_step = samples;
   const double seconds = makespan.to_s();
-  report.samples_per_sec = seconds > 0 ? samples * scenario.steps / seconds : 0;
+  report.samples_per_sec = report.mean_ms > 0 ? samples / (report.mean_ms * 1e-3) : 0;
   report.mfu = seconds > 0 && peak > 0 ? flops / (seconds * peak) : 0;
 
   // Breakdowns: the critical rank and the average rank.

@@ -7,10 +7,17 @@
 //   - Step s ends when its last compute-stream op ends on any rank; step times are the differences
 //     (step 0 includes filling the train pipeline).
 //   - Breakdowns are per step (a rank's totals divided by the steps) and add up, for
-//     every rank, to the mean step time: compute + exposed communication (by class) +
-//     straggler wait + bubble (see op_replay.hpp for how idle time is attributed).
+//     every rank, to the mean over every step (stats.all_steps_mean_ms): compute + exposed
+//     communication (by class) + straggler wait + bubble (see op_replay.hpp for how idle
+//     time is attributed).
 //   - The critical rank is the one with the least straggler wait: the others wait for it.
 //   - MFU = kernel FLOPs of all ranks / (makespan x sum of the GPUs' bf16 peaks).
+//   - Steady state (steady_state()): the first replica_sync_staleness steps warm up (step 0
+//     fills the train pipeline, and up to S replica syncs come to be in flight), the last
+//     pipeline_depth - 1 drain (no batch is left to prefetch, so they are shorter); the
+//     steps between are steady. Step-time statistics (mean, p50, p99) and samples/s are
+//     over the steady steps; a run too short to have one gives them over every step and
+//     says so (steady = false). MFU and the breakdowns are over the whole run.
 
 #include <string>
 #include <vector>
@@ -21,6 +28,25 @@
 #include "sim/workload/scenario.hpp"
 
 namespace strait::sim::run {
+
+/// Steps of a run that warm up and drain (see the conventions above).
+struct SteadyState {
+  int warmup = 1;
+  int drain = 0;
+  /// Steps a run needs for `steady` steady steps.
+  int steps_for(int steady) const { return warmup + drain + steady; }
+};
+SteadyState steady_state(const workload::ParallelPlan& plan);
+
+/// Step-time statistics of a run's steps (simulated or measured) under `phases`: mean,
+/// p50 and p99 over the steady steps, or over every step when there is none.
+struct StepStatistics {
+  double mean_ms = 0, p50_ms = 0, p99_ms = 0;
+  int warmup_steps = 0, drain_steps = 0;
+  bool steady = false;  // some step is neither warm-up nor drain
+  double all_steps_mean_ms = 0;
+};
+StepStatistics step_statistics(const std::vector<double>& step_ms, SteadyState phases);
 
 struct Straggler {
   int rank = 0;
@@ -34,8 +60,9 @@ struct TrainingReport {
   int datacenters = 0;
   network::NetworkMode mode = network::NetworkMode::kFlow;
   int steps = 0;
-  std::vector<double> step_ms;
-  double mean_ms = 0, p50_ms = 0, p99_ms = 0;
+  std::vector<double> step_ms;                 // every step
+  StepStatistics stats;                        // over the steady steps (see the conventions)
+  double mean_ms = 0, p50_ms = 0, p99_ms = 0;  // stats' figures, as most readers want them
   double samples_per_step = 0;
   double samples_per_sec = 0;
   double mfu = 0;

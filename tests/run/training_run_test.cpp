@@ -172,8 +172,9 @@ TEST(TrainingRun, TwoDimensionalSparseParallelismKeepsEmbeddingTrafficInsideData
             0);
 }
 
-// Every rank's breakdown adds up to the mean step time (compute + exposed communication +
-// straggler wait + bubble), for the critical and the average rank.
+// Every rank's breakdown adds up to the mean over every step (compute + exposed
+// communication + straggler wait + bubble), for the critical and the average rank; the
+// step time itself is over the steady steps (here steps 1 and 2: warm-up 1, no drain).
 TEST(TrainingRun, BreakdownsAddUpToTheStepTime) {
   const auto data = hstu_data(R"({"distribution": "lognormal", "mean": 600, "sigma": 1.0})");
   const auto r = run_training(
@@ -181,8 +182,13 @@ TEST(TrainingRun, BreakdownsAddUpToTheStepTime) {
   for (const auto* a : {&r.critical, &r.average}) {
     const double sum = a->compute.to_ms() + a->exposed_comm_total().to_ms() +
                        a->straggler_wait.to_ms() + a->bubble.to_ms();
-    EXPECT_NEAR(sum, r.mean_ms, 1e-6 * r.mean_ms);
+    EXPECT_NEAR(sum, r.stats.all_steps_mean_ms, 1e-6 * r.mean_ms);
   }
+  EXPECT_TRUE(r.stats.steady);
+  EXPECT_EQ(r.stats.warmup_steps, 1);
+  EXPECT_EQ(r.stats.drain_steps, 0);
+  EXPECT_DOUBLE_EQ(r.mean_ms, (r.step_ms[1] + r.step_ms[2]) / 2);
+  EXPECT_DOUBLE_EQ(r.stats.all_steps_mean_ms, (r.step_ms[0] + r.step_ms[1] + r.step_ms[2]) / 3);
   EXPECT_GT(r.samples_per_sec, 0);
   EXPECT_GT(r.mfu, 0);
   EXPECT_LT(r.mfu, 1);
