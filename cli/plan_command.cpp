@@ -105,11 +105,16 @@ planner::PlanRequest make_request(const po::variables_map& vm) {
         std::move(data), std::move(plan), vm["steps"].as<int>(),
         static_cast<std::uint64_t>(vm["seed"].as<int>()));
     req.base.name = std::filesystem::path(vm["model"].as<std::string>()).stem().string();
+    // The configurations as read, so the launch plan's fingerprint covers every input.
+    req.base.parts = sim::workload::ScenarioParts{
+        load_config(vm["cluster"].as<std::string>()), load_config(vm["model"].as<std::string>()),
+        load_config(vm["data"].as<std::string>()), ConfigNode(Json::object(), "<default plan>")};
   }
   if (vm.count("baseline")) {
     const auto tr = planner::read_torchrec_plan(vm["baseline"].as<std::string>(), req.base.model);
     Json doc = req.has_baseline ? req.baseline_document : Json::object();
-    req.base.plan = planner::apply_torchrec_plan(doc, req.base.plan, tr, req.base.model);
+    req.base.plan =
+        planner::apply_torchrec_plan(doc, req.base.plan, tr, req.base.model, &req.base.cluster);
     req.base.layout = sim::workload::Layout::build(req.base.cluster, req.base.plan);
     req.baseline_document = doc;
     req.has_baseline = true;
@@ -124,6 +129,11 @@ planner::PlanRequest make_request(const po::variables_map& vm) {
 planner::PlannerOptions make_options(const po::variables_map& vm, const TrainingScenario& base) {
   planner::PlannerOptions o;
   o.budget_s = budget_seconds(vm["budget"].as<std::string>());
+  o.evaluations = vm["evaluations"].as<int>();
+  if (o.evaluations < 1 || o.evaluations > 100000)
+    throw UsageError(fmt::format(
+        "plan: --evaluations: expected a count of final-mode simulations in 1..100000, got {}",
+        o.evaluations));
   o.top = vm["top"].as<int>();
   o.threads = vm["threads"].as<int>();
   if (o.top < 1) throw UsageError("plan: --top: expected at least 1");
@@ -158,7 +168,10 @@ int run_plan(const std::vector<std::string>& args) {
       "seed", po::value<int>()->default_value(1), "seed (without a scenario)")(
       "constraints", po::value<std::string>(), "constraints file (planner/README.md)")(
       "baseline", po::value<std::string>(), "a TorchRec sharding plan to beat (sparse part)")(
-      "budget", po::value<std::string>()->default_value("60s"), "search time budget")(
+      "evaluations", po::value<int>()->default_value(48),
+      "search effort: final-mode simulations (the same plan on any machine and load)")(
+      "budget", po::value<std::string>()->default_value("10min"),
+      "wall-clock upper bound on the search (reaching it is reported)")(
       "top", po::value<int>()->default_value(5), "plans in the final stage and the report")(
       "threads", po::value<int>()->default_value(1), "worker threads (oneTBB)")(
       "mode", po::value<std::string>(),
@@ -166,7 +179,14 @@ int run_plan(const std::vector<std::string>& args) {
       "profiles", po::value<std::string>(), "calibration profiles directory")(
       "out", po::value<std::string>(), "write the best plan (plan format) to this file")(
       "torchrec", po::value<std::string>(), "write the TorchRec sharding plan to this file")(
+      "torchrec-module", po::value<std::string>()->default_value("embedding_bag_collection"),
+      "module path of pooled tables in the TorchRec plan written (e.g. model.sparse.ebc)")(
+      "torchrec-sequence-module", po::value<std::string>()->default_value("embedding_collection"),
+      "module path of sequence tables in the TorchRec plan written")(
       "launch", po::value<std::string>(), "write the launch plan to this file")(
+      "program",
+      po::value<std::string>()->default_value("train.py --plan plan.json --launch launch.json"),
+      "your training program and its arguments, as the launch plan's lines start it")(
       "json", po::value<std::string>(), "write the report as JSON to this file");
   po::positional_options_description positional;
   positional.add("scenario", 1);
@@ -181,6 +201,8 @@ int run_plan(const std::vector<std::string>& args) {
   const auto options = make_options(vm, request.base);
   const auto outcome = planner::find_plan(request, kernels, options);
   if (options.progress) std::fprintf(stderr, "\r%78s\r", "");
+  // The one figure that depends on the machine, kept out of the report.
+  std::fprintf(stderr, "strait plan: searched in %.1f s\n", outcome.stats.wall_s);
   const planner::TableCosts costs(request.base, kernels);
   print_plan_report(std::cout, outcome, request, costs);
   if (vm.count("json")) {
@@ -194,12 +216,19 @@ int run_plan(const std::vector<std::string>& args) {
   if (vm.count("torchrec")) {
     write_file_atomically(
         vm["torchrec"].as<std::string>(),
-        planner::torchrec_plan_json(best.plan, request.base, costs).dump(2) + "\n");
+        planner::torchrec_plan_json(best.plan, request.base, costs,
+                                    {vm["torchrec-module"].as<std::string>(),
+                                     vm["torchrec-sequence-module"].as<std::string>()})
+                .dump(2) +
+            "\n");
   }
   if (vm.count("launch")) {
     const auto path = vm["launch"].as<std::string>();
-    auto launch = planner::launch_plan_json(best.plan, best.document, request.base);
+    auto launch = planner::launch_plan_json(best.plan, best.document, request.base,
+                                            {vm["program"].as<std::string>()});
     launch["job"] = launch_job(vm, path, best.document, request.base);
+    // The steps the planner simulated the plan for, so `strait exec` measures the same.
+    launch["job"]["steps"] = planner::compared_steps(request.base.steps, best.plan);
     write_file_atomically(path, launch.dump(2) + "\n");
   }
   return 0;

@@ -46,11 +46,18 @@ void print_plan_report(std::ostream& out, const planner::PlanOutcome& o,
       "strait plan: '{}' on cluster '{}' ({} GPUs), objective {}, final stage {} mode\n",
       request.base.name, request.base.cluster.name(), request.base.layout.world,
       planner::to_string(o.objective), sim::network::to_string(o.final_mode));
+  const char* stop = s.stopped_by == planner::StopReason::kEvaluations ? "its evaluations spent"
+                     : s.stopped_by == planner::StopReason::kExhausted
+                         ? "every feasible candidate simulated"
+                         : "the wall-clock budget reached: best so far, may vary by machine";
   out << fmt::format(
-      "  search: {} dimensions, {:.3g} points, {} ({} closed-form estimates, {} simulations) "
-      "in {:.1f} s{}\n\n",
-      s.dimensions, s.space_size, s.exact ? "exhaustive" : "coordinate descent", s.scored,
-      s.simulated, s.wall_s, s.budget_reached ? " (budget reached: best so far)" : "");
+      "  search: {} dimensions, {:.3g} points, {} closed form ({} estimates), {} simulations "
+      "({} in {} mode); stopped with {}\n",
+      s.dimensions, s.space_size, s.exact ? "exhaustive" : "coordinate-descent", s.scored,
+      s.simulated, s.evaluations, sim::network::to_string(o.final_mode), stop);
+  for (const auto& x : o.excluded)
+    out << fmt::format("  excluded by the constraints: {} ({})\n", x.label, x.reason);
+  out << "\n";
   if (o.status != planner::PlanStatus::kFound) {
     if (!o.unmet.empty()) out << "  " << o.unmet << "\n";
     if (o.closest) {

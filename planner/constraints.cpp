@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "planner/plan_document.hpp"
+#include "sim/core/error.hpp"
+
 namespace strait::planner {
 namespace {
 
@@ -23,6 +26,30 @@ ShardingType parse_type(const ConfigNode& node) {
                     v, hint.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", hint)));
   }
   return static_cast<ShardingType>(it - kTypeNames.begin());
+}
+
+/// True when some block of `dim` holds ranks of two datacenters (blocks are contiguous).
+bool crosses_datacenters(const sim::workload::GroupDimension& dim,
+                         const std::vector<int>& rank_dc) {
+  if (dim.size <= 1) return false;
+  for (std::size_t r = 0; r < rank_dc.size(); ++r) {
+    const std::size_t first = r - r % static_cast<std::size_t>(dim.size);
+    if (rank_dc[r] != rank_dc[first]) return true;
+  }
+  return false;
+}
+
+/// The fix document with "/sparse/default" written out for every table it does not name.
+Json expanded_fix(const Json& fix, const sim::workload::ModelConfig& model) {
+  Json f = fix;
+  if (!f.contains("sparse") || !f["sparse"].contains("default")) return f;
+  Json& tables = f["sparse"]["tables"];
+  if (!tables.is_object()) tables = Json::object();
+  for (const auto& t : model.tables) {
+    if (!tables.contains(t.name)) tables[t.name] = f["sparse"]["default"];
+  }
+  f["sparse"].erase("default");
+  return f;
 }
 
 }  // namespace
@@ -119,6 +146,66 @@ bool Constraints::fixed(std::string_view section, std::string_view key) const {
   if (key.empty()) return true;
   const auto s = fix->at(section);
   return !s.is_object() || s.has(key);
+}
+
+std::string Constraints::violation(const Json& document, const sim::workload::ParallelPlan& plan,
+                                   const sim::workload::Layout& layout,
+                                   const sim::topology::Cluster& cluster,
+                                   const sim::workload::ModelConfig& model) const {
+  const std::string where = file.empty() ? "<constraints>" : file;
+  for (std::size_t t = 0; t < model.tables.size(); ++t) {
+    if (forbids(static_cast<int>(t), plan.sharding[t].type)) {
+      return fmt::format("{}: /forbid_sharding: table \"{}\" is {}", where, model.tables[t].name,
+                         sim::workload::to_string(plan.sharding[t].type));
+    }
+  }
+  const std::pair<const sim::workload::GroupDimension*, const char*> spans[] = {
+      {span_sparse ? nullptr : &layout.sparse, "sparse model-parallel"},
+      {span_cp ? nullptr : &layout.cp, "context-parallel"},
+      {span_fsdp || plan.dense != sim::workload::DenseParallelism::kFsdp ? nullptr : &layout.fsdp,
+       "FSDP"},
+      {span_expert ? nullptr : &layout.expert, "expert-parallel"}};
+  for (const auto& [dim, name] : spans) {
+    if (dim && crosses_datacenters(*dim, layout.rank_dc)) {
+      return fmt::format(
+          "{}: /may_span_datacenters: the {} group of {} ranks crosses a datacenter boundary",
+          where, name, dim->size);
+    }
+  }
+  if (!fix) return "";
+  const Json pins = expanded_fix(fix->json(), model);
+  Json pinned = document;
+  pinned.merge_patch(pins);
+  Json want;
+  try {
+    const auto pinned_plan = parse_plan(pinned, where, model);
+    want = plan_summary(pinned_plan, sim::workload::Layout::build(cluster, pinned_plan), model);
+  } catch (const ConfigError& e) {
+    return fmt::format("{}: /fix: the fixed values do not combine with this plan: {}", where,
+                       e.what());
+  }
+  const Json have = plan_summary(plan, layout, model);
+  const Json patch = Json::diff(have, want);
+  if (!patch.empty()) {
+    const std::string path = patch.front()["path"].get<std::string>();
+    const Json::json_pointer p(path);
+    return fmt::format("{}: /fix{}: expected {}, the plan has {}", where, path,
+                       want.contains(p) ? want.at(p).dump() : "nothing",
+                       have.contains(p) ? have.at(p).dump() : "nothing");
+  }
+  // Explicit slice owners, when the fix names them.
+  if (pins.contains("sparse") && pins["sparse"].contains("tables")) {
+    for (std::size_t t = 0; t < model.tables.size(); ++t) {
+      const Json& f = pins["sparse"]["tables"].value(model.tables[t].name, Json());
+      if (f.is_object() && f.contains("ranks") &&
+          f["ranks"].get<std::vector<int>>() != plan.sharding[t].ranks) {
+        return fmt::format("{}: /fix/sparse/tables/{}/ranks: expected {}, the plan places it on {}",
+                           where, model.tables[t].name, f["ranks"].dump(),
+                           Json(plan.sharding[t].ranks).dump());
+      }
+    }
+  }
+  return "";
 }
 
 bool Constraints::forbids(int table, ShardingType type) const {

@@ -15,13 +15,19 @@
 //                                           boundary (default: all)
 //    "objective": "samples_per_sec_per_gpu" | "step_time"}   (default samples/s per GPU)
 // Unknown keys, unknown table names and constraints no plan can meet are ConfigErrors
-// naming the file and the JSON pointer.
+// naming the file and the JSON pointer. The constraints are a filter on every candidate
+// the planner prices, the scenario's own plan and the TorchRec-style plan included
+// (`violation`): a fixed key holds when pinning it changes nothing the plan decides
+// (plan_summary), so "25 MiB" and 26214400 are one bucket size and an absent key is its
+// default.
 
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/core/config_node.hpp"
+#include "sim/topology/cluster.hpp"
+#include "sim/workload/layout.hpp"
 #include "sim/workload/model.hpp"
 #include "sim/workload/plan.hpp"
 
@@ -50,6 +56,14 @@ struct Constraints {
   /// whole section).
   bool fixed(std::string_view section, std::string_view key = "") const;
   bool forbids(int table, sim::workload::ShardingType type) const;
+
+  /// Why a candidate breaks these constraints, or "" when it keeps them: a key fixed to
+  /// another value, a forbidden sharding, a group across datacenters that may not span
+  /// them. `document` is its plan file, `plan` and `layout` what it parses and lays out
+  /// to on `cluster`. The reason names this file and the constraint's pointer.
+  std::string violation(const Json& document, const sim::workload::ParallelPlan& plan,
+                        const sim::workload::Layout& layout, const sim::topology::Cluster& cluster,
+                        const sim::workload::ModelConfig& model) const;
 };
 
 }  // namespace strait::planner

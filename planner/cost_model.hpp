@@ -49,6 +49,11 @@ std::unique_ptr<CostModel> make_closed_form_cost(const sim::cost::CostModel& ker
 std::unique_ptr<CostModel> make_simulation_cost(const sim::cost::CostModel& kernels,
                                                 sim::network::NetworkMode mode);
 
+/// Steps a candidate is simulated for: the scenario's, or more where they would not give
+/// two steady steps past the plan's warm-up and drain (plans are compared on steady
+/// steps, sim/run/training_run.hpp).
+int compared_steps(int scenario_steps, const sim::workload::ParallelPlan& plan);
+
 /// Usable bytes per GPU of the scenario's ranks (capacity - reserved, the smallest).
 double memory_capacity(const sim::workload::TrainingScenario& scenario,
                        const sim::cost::CostModel& kernels);

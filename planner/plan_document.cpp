@@ -25,6 +25,54 @@ void set_tables(Json& document, const sim::workload::ParallelPlan& plan,
   sparse["tables"] = std::move(tables);
 }
 
+Json plan_summary(const sim::workload::ParallelPlan& plan, const sim::workload::Layout& layout,
+                  const sim::workload::ModelConfig& model) {
+  using sim::workload::to_string;
+  const auto group = [](int size, sim::workload::PlacementLevel level) {
+    return Json{{"group_size", size}, {"placement", size > 1 ? to_string(level) : "none"}};
+  };
+  Json dense = {
+      {"parallelism", plan.dense == sim::workload::DenseParallelism::kDdp ? "ddp" : "fsdp"}};
+  if (plan.dense == sim::workload::DenseParallelism::kDdp) {
+    dense["bucket_size"] = plan.bucket_size;
+  } else {
+    dense.update(group(layout.fsdp.size, plan.fsdp.level));
+  }
+  Json cp = group(layout.cp.size, plan.cp.level);
+  cp["degree"] = plan.cp_degree;
+  cp["mode"] = plan.cp_mode == sim::workload::CpMode::kAllGather ? "all_gather" : "all_to_all";
+  Json sparse = group(layout.sparse.size, plan.sparse.level);
+  sparse["replica_sync_every"] = plan.replica_sync_every;
+  sparse["replica_sync_staleness"] = plan.replica_sync_staleness;
+  const auto precision = [](const auto& p) {
+    return p ? Json(static_cast<int>(*p)) : Json("weights");
+  };
+  sparse["comm_precision"] = {{"forward", precision(plan.comm_precision.forward)},
+                              {"backward", precision(plan.comm_precision.backward)}};
+  Json tables = Json::object();
+  for (std::size_t t = 0; t < model.tables.size(); ++t) {
+    const auto& s = plan.sharding[t];
+    tables[model.tables[t].name] = {
+        {"type", to_string(s.type)}, {"column_shards", s.column_shards}, {"hot_rows", s.hot_rows}};
+  }
+  sparse["tables"] = std::move(tables);
+  const auto& s = plan.schedule;
+  Json priorities = Json::array();
+  for (int p : s.priority) priorities.push_back(p);
+  return {{"ranks", layout.world},
+          {"dense", std::move(dense)},
+          {"context_parallel", std::move(cp)},
+          {"sparse", std::move(sparse)},
+          {"moe", group(layout.expert.size, plan.expert.level)},
+          {"schedule",
+           {{"pipeline_depth", s.pipeline_depth},
+            {"priorities", std::move(priorities)},
+            {"sm_free_comm", s.sm_free},
+            {"cross_dc_sync", static_cast<int>(s.cross_dc)},
+            {"load_balance",
+             {{"method", static_cast<int>(s.balance)}, {"scope", to_string(s.balance_scope)}}}}}};
+}
+
 sim::workload::ParallelPlan parse_plan(const Json& document, const std::string& file,
                                        const sim::workload::ModelConfig& model) {
   return sim::workload::ParallelPlan::from_config(ConfigNode(document, file), model);

@@ -134,6 +134,8 @@ Json ranked_json(const RankedPlan& p, const PlanRequest& request) {
   j["memory_binding_term"] = e.memory.dominant;
   j["cross_dc_gib_per_step"] = e.cross_dc_bytes / kGiB;
   if (e.report) {
+    // step_time_ms is the mean of the steady steps of a run of `simulated_steps`.
+    j["simulated_steps"] = e.report->steps;
     j["mfu"] = e.report->mfu;
     Json exposed = Json::object();
     for (int c = 0; c < sim::workload::kCommClassCount; ++c) {
@@ -169,8 +171,12 @@ Json outcome_json(const PlanOutcome& o, const PlanRequest& request, const TableC
               {"exact", o.stats.exact},
               {"scored_closed_form", o.stats.scored},
               {"simulated", o.stats.simulated},
-              {"budget_reached", o.stats.budget_reached},
-              {"wall_s", o.stats.wall_s}}}};
+              {"evaluations", o.stats.evaluations},
+              {"stopped_by", to_string(o.stats.stopped_by)},
+              {"budget_reached", o.stats.budget_reached}}}};
+  Json excluded = Json::array();
+  for (const auto& x : o.excluded) excluded.push_back({{"plan", x.label}, {"reason", x.reason}});
+  j["excluded_references"] = excluded;
   Json top = Json::array();
   for (const auto& p : o.top) top.push_back(ranked_json(p, request));
   j["top"] = top;

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
-#include <map>
 
 #include <fmt/format.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "planner/detail/candidate_pool.hpp"
 #include "planner/plan_document.hpp"
 #include "planner/search_space.hpp"
 #include "planner/table_placement.hpp"
@@ -18,17 +18,13 @@ namespace strait::planner {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using sim::workload::Layout;
+using detail::Candidate;
 using sim::workload::ParallelPlan;
 using sim::workload::TrainingScenario;
 
-struct Candidate {
-  std::vector<int> point;
-  RankedPlan ranked;
-  Layout layout;
-  bool valid = false;
-  std::string error;  // why the plan cannot be built (invalid)
-};
+/// Candidates priced together in the best-first stage. A constant, not the thread count,
+/// so that the order of the search, and with it the plan, never depends on the machine.
+constexpr std::size_t kBatch = 4;
 
 /// The start point: the baseline plan, or without one TorchRec-style sharding over all
 /// ranks (a far better start than the default all-row-wise plan).
@@ -44,7 +40,7 @@ Json start_document(const PlanRequest& request, const TableCosts& costs, int wor
 /// Lexicographic rank of an estimate: feasible first, then by objective; infeasible ones
 /// by how far they miss (memory excess, then cross-DC excess).
 struct Score {
-  int tier = 2;  // 0 feasible, 1 misses the cross-DC limit, 2 does not fit, 3 invalid
+  int tier = 2;  // 0 feasible, 1 misses the cross-DC limit, 2 does not fit, 3 unusable
   double value = std::numeric_limits<double>::infinity();
   bool operator<(const Score& o) const { return tier != o.tier ? tier < o.tier : value < o.value; }
 };
@@ -54,7 +50,6 @@ class Search {
   Search(const PlanRequest& request, const sim::cost::CostModel& kernels,
          const PlannerOptions& options)
       : req_(request),
-        kernels_(kernels),
         opt_(options),
         world_(request.base.layout.world),
         host_(request.base.cluster.hosts().empty()
@@ -63,117 +58,65 @@ class Search {
         costs_(request.base, kernels),
         space_(request.base.cluster, world_, request.base.model, request.constraints,
                start_document(request, costs_, world_, host_)),
+        pool_(request, costs_, space_, host_),
         closed_form_(make_closed_form_cost(kernels)),
         analytical_(make_simulation_cost(kernels, sim::network::NetworkMode::kAnalytical)),
         final_(make_simulation_cost(kernels, options.final_mode)),
         scenarios_([&] { return request.base; }),
         arena_(std::max(1, options.threads)),
-        start_(Clock::now()) {}
+        start_(Clock::now()),
+        analytical_allowance_(options.evaluations *
+                              std::max(0, options.analytical_per_evaluation)) {}
 
   PlanOutcome run();
 
  private:
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  bool over(double share) const { return elapsed() > share * opt_.budget_s; }
-  std::size_t candidate(const std::vector<int>& point);
-  std::size_t add_document(Json document, std::string label, bool place);
-  void build(Candidate& c, Json document, bool place) const;
+  bool out_of_time(double share = 1.0) const { return elapsed() > share * opt_.budget_s; }
+  bool flow_final() const { return opt_.final_mode != sim::network::NetworkMode::kAnalytical; }
   Estimate price(const CostModel& model, const Candidate& c);
   void price_closed_form(const std::vector<std::size_t>& ids);
-  void price_stage(const std::vector<std::size_t>& ids, bool final_stage);
+  void simulate(const std::vector<std::size_t>& ids, bool final_stage);
   Score score(const Estimate& e) const;
   Score score(const Candidate& c) const;
-  void descend();
+  bool better(std::size_t a, std::size_t b) const;
   void enumerate();
+  void descend();
+  void descend_from(std::vector<int> start);
   void add_references();
-  void refine(std::vector<std::size_t>& finals);
+  void best_first();
+  std::vector<std::size_t> next_batch() const;
+  void expand(std::size_t best);
   std::vector<std::size_t> neighbours(std::size_t id);
-  bool room_for_simulation() const;
   std::optional<RankedPlan> reference(std::optional<std::size_t> id, std::string label) const;
+  void unusable_space_error() const;
 
   const PlanRequest& req_;
-  const sim::cost::CostModel& kernels_;
   const PlannerOptions& opt_;
   int world_, host_;
   TableCosts costs_;
   SearchSpace space_;
+  detail::CandidatePool pool_;
   std::unique_ptr<CostModel> closed_form_, analytical_, final_;
   tbb::enumerable_thread_specific<TrainingScenario> scenarios_;
   tbb::task_arena arena_;
   Clock::time_point start_;
-  std::vector<Candidate> all_;
-  std::map<std::string, std::size_t> by_document_;
-  std::map<std::vector<int>, std::size_t> by_point_;
   std::size_t start_id_ = 0;
   std::optional<std::size_t> baseline_id_, torchrec_id_;  // the references as candidates
-  double final_seconds_ = 0;                              // wall time of final-mode pricing
-  int finals_priced_ = 0;
+  std::vector<std::size_t> finals_;                       // simulated in the final mode
+  std::vector<std::size_t> promoted_;                     // neighbours of a best final plan
+  int analytical_runs_ = 0;
+  int analytical_allowance_ = 0;  // analytical simulations the effort allows
   SearchStats stats_;
+  std::vector<ExcludedPlan> excluded_;
 };
-
-void Search::build(Candidate& c, Json document, bool place) const {
-  const auto& model = req_.base.model;
-  if (world_ < req_.base.cluster.gpu_count()) document["ranks"] = world_;
-  try {
-    const int group = document.contains("sparse") && document["sparse"].contains("group_size")
-                          ? document["sparse"]["group_size"].get<int>()
-                          : world_;
-    if (group >= world_ && document.contains("sparse")) {
-      document["sparse"].erase("replica_sync_every");
-      document["sparse"].erase("replica_sync_staleness");
-    }
-    ParallelPlan plan = parse_plan(document, "<candidate>", model);
-    c.layout = Layout::build(req_.base.cluster, plan);
-    req_.base.data.batch_for(c.layout.replicas);
-    if (place) {
-      place_tables(plan, costs_, c.layout.sparse.size, host_, c.layout.cp.size);
-      set_tables(document, plan, model);
-    }
-    c.ranked.plan = std::move(plan);
-    c.ranked.document = std::move(document);
-    c.valid = true;
-  } catch (const ConfigError& e) {
-    c.valid = false;
-    c.error = e.what();
-    c.ranked.document = std::move(document);
-  }
-}
-
-std::size_t Search::candidate(const std::vector<int>& point) {
-  if (auto it = by_point_.find(point); it != by_point_.end()) return it->second;
-  Candidate c;
-  c.point = point;
-  c.ranked.label = space_.describe(point);
-  build(c, space_.compose(point), true);
-  const std::string key = c.ranked.document.dump();
-  if (auto it = by_document_.find(key); it != by_document_.end()) {
-    by_point_[point] = it->second;
-    return it->second;
-  }
-  all_.push_back(std::move(c));
-  by_document_[key] = all_.size() - 1;
-  by_point_[point] = all_.size() - 1;
-  return all_.size() - 1;
-}
-
-std::size_t Search::add_document(Json document, std::string label, bool place) {
-  Candidate c;
-  c.ranked.label = std::move(label);
-  build(c, std::move(document), place);
-  const std::string key = c.ranked.document.dump();
-  if (auto it = by_document_.find(key); it != by_document_.end()) return it->second;
-  all_.push_back(std::move(c));
-  by_document_[key] = all_.size() - 1;
-  return all_.size() - 1;
-}
 
 Estimate Search::price(const CostModel& model, const Candidate& c) {
   TrainingScenario& sc = scenarios_.local();
   sc.plan = c.ranked.plan;
   sc.layout = c.layout;
   Estimate e = model.estimate(sc);
-  const double headroom = req_.constraints.memory_headroom;
-  e.memory.excess += headroom;
+  e.memory.excess += req_.constraints.memory_headroom;
   e.fits = e.memory.excess <= 0;
   return e;
 }
@@ -181,21 +124,21 @@ Estimate Search::price(const CostModel& model, const Candidate& c) {
 void Search::price_closed_form(const std::vector<std::size_t>& ids) {
   std::vector<std::size_t> todo;
   for (auto i : ids) {
-    if (all_[i].valid && !all_[i].ranked.closed_form) todo.push_back(i);
+    if (pool_[i].usable() && !pool_[i].ranked.closed_form) todo.push_back(i);
   }
   std::vector<Estimate> out(todo.size());
   std::vector<std::string> errors(todo.size());
   arena_.execute([&] {
     tbb::parallel_for(std::size_t{0}, todo.size(), [&](std::size_t k) {
       try {
-        out[k] = price(*closed_form_, all_[todo[k]]);
+        out[k] = price(*closed_form_, pool_[todo[k]]);
       } catch (const ConfigError& e) {
         errors[k] = e.what();  // e.g. a balancing method too large for its scope
       }
     });
   });
   for (std::size_t k = 0; k < todo.size(); ++k) {
-    auto& c = all_[todo[k]];
+    auto& c = pool_[todo[k]];
     if (!errors[k].empty()) {
       c.valid = false;
       c.error = errors[k];
@@ -206,31 +149,30 @@ void Search::price_closed_form(const std::vector<std::size_t>& ids) {
   stats_.scored += static_cast<int>(todo.size());
   if (opt_.progress) {
     double best = std::numeric_limits<double>::infinity();
-    for (const auto& c : all_) {
-      if (c.ranked.closed_form && score(c).tier == 0)
-        best = std::min(best, score(*c.ranked.closed_form).value);
+    for (std::size_t i = 0; i < pool_.size(); ++i) {
+      if (score(pool_[i]).tier == 0) best = std::min(best, score(pool_[i]).value);
     }
     opt_.progress(stats_.scored, best, opt_.budget_s - elapsed());
   }
 }
 
-void Search::price_stage(const std::vector<std::size_t>& ids, bool final_stage) {
+void Search::simulate(const std::vector<std::size_t>& ids, bool final_stage) {
   const CostModel& model = final_stage ? *final_ : *analytical_;
-  const auto t0 = Clock::now();
   std::vector<Estimate> out(ids.size());
   arena_.execute([&] {
     tbb::parallel_for(std::size_t{0}, ids.size(),
-                      [&](std::size_t k) { out[k] = price(model, all_[ids[k]]); });
+                      [&](std::size_t k) { out[k] = price(model, pool_[ids[k]]); });
   });
   for (std::size_t k = 0; k < ids.size(); ++k) {
-    auto& r = all_[ids[k]].ranked;
+    auto& r = pool_[ids[k]].ranked;
     (final_stage ? r.final_estimate : r.analytical) = std::move(out[k]);
+    if (final_stage) finals_.push_back(ids[k]);
   }
   stats_.simulated += static_cast<int>(ids.size());
-  if (final_stage) {
-    final_seconds_ += std::chrono::duration<double>(Clock::now() - t0).count();
-    finals_priced_ += static_cast<int>(ids.size());
-  }
+  if (final_stage)
+    stats_.evaluations += static_cast<int>(ids.size());
+  else
+    analytical_runs_ += static_cast<int>(ids.size());
 }
 
 Score Search::score(const Estimate& e) const {
@@ -241,18 +183,23 @@ Score Search::score(const Estimate& e) const {
 }
 
 Score Search::score(const Candidate& c) const {
-  if (!c.valid) return {3, 0};
+  if (!c.usable()) return {3, 0};
   if (!c.ranked.closed_form) return {};
   return score(c.ranked.best());
 }
 
+bool Search::better(std::size_t a, std::size_t b) const {
+  const Score sa = score(pool_[a]), sb = score(pool_[b]);
+  return sa < sb || (!(sb < sa) && a < b);
+}
+
 void Search::enumerate() {
   const auto& dims = space_.dimensions();
-  start_id_ = candidate(space_.start());
+  start_id_ = pool_.point(space_.start());
   std::vector<int> point(dims.size(), 0);
   std::vector<std::size_t> ids;
   for (;;) {
-    ids.push_back(candidate(point));
+    ids.push_back(pool_.point(point));
     std::size_t d = 0;
     while (d < dims.size() && ++point[d] == static_cast<int>(dims[d].choices.size())) {
       point[d++] = 0;
@@ -266,19 +213,35 @@ void Search::enumerate() {
   stats_.exact = true;
 }
 
+/// Coordinate descent from the start point, then again from the start with every table
+/// row-wise (where allowed): the plan that needs least memory for most models, so a space
+/// where little fits is still searched from a point that fits, and the nearest miss is
+/// near the least memory any plan needs.
 void Search::descend() {
+  start_id_ = pool_.point(space_.start());
+  descend_from(space_.start());
+  std::vector<int> row_wise = space_.start();
   const auto& dims = space_.dimensions();
-  std::vector<int> cur = space_.start();
-  std::size_t cur_id = candidate(cur);
-  start_id_ = cur_id;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d].name.rfind("table:", 0) != 0) continue;
+    for (std::size_t c = 0; c < dims[d].choices.size(); ++c) {
+      if (dims[d].choices[c].label == "row_wise") row_wise[d] = static_cast<int>(c);
+    }
+  }
+  if (row_wise != space_.start()) descend_from(row_wise);
+  stats_.space_scored = stats_.scored;
+}
+
+void Search::descend_from(std::vector<int> cur) {
+  const auto& dims = space_.dimensions();
+  std::size_t cur_id = pool_.point(cur);
   price_closed_form({cur_id});
-  for (int round = 0; round < 8; ++round) {
-    bool changed = false;
+  for (bool changed = true; changed;) {
+    changed = false;
     for (std::size_t d = 0; d < dims.size(); ++d) {
       if (dims[d].choices.size() < 2) continue;
-      if (over(0.3)) {
+      if (out_of_time(0.5)) {  // leave the simulations half of the wall-clock bound
         stats_.budget_reached = true;
-        stats_.space_scored = stats_.scored;
         return;
       }
       std::vector<std::size_t> ids;
@@ -286,14 +249,14 @@ void Search::descend() {
       for (int c = 0; c < static_cast<int>(dims[d].choices.size()); ++c) {
         auto p = cur;
         p[d] = c;
-        ids.push_back(candidate(p));
+        ids.push_back(pool_.point(p));
         points.push_back(std::move(p));
       }
       price_closed_form(ids);
       std::size_t best = cur_id;
       std::vector<int> best_point = cur;
       for (std::size_t k = 0; k < ids.size(); ++k) {
-        if (score(all_[ids[k]]) < score(all_[best])) best = ids[k], best_point = points[k];
+        if (score(pool_[ids[k]]) < score(pool_[best])) best = ids[k], best_point = points[k];
       }
       if (best != cur_id) {
         cur_id = best;
@@ -301,16 +264,14 @@ void Search::descend() {
         changed = true;
       }
     }
-    if (!changed) break;
   }
-  stats_.space_scored = stats_.scored;
 }
 
 void Search::add_references() {
   if (!opt_.references) return;
   std::vector<std::size_t> ids;
   if (req_.has_baseline) {
-    baseline_id_ = add_document(req_.baseline_document, "scenario plan", false);
+    baseline_id_ = pool_.document(req_.baseline_document, "scenario plan", false);
     ids.push_back(*baseline_id_);
   }
   // TorchRec's planner over the baseline's model-parallel group (its sharding group under
@@ -322,22 +283,34 @@ void Search::add_references() {
   doc["name"] = "torchrec-style";
   doc.erase("description");
   set_tables(doc, tr, req_.base.model);
-  torchrec_id_ = add_document(doc, "TorchRec-style sharding", false);
+  torchrec_id_ = pool_.document(doc, "TorchRec-style sharding", false);
   ids.push_back(*torchrec_id_);
+  for (auto [id, label] : {std::pair{baseline_id_, "scenario plan"},
+                           std::pair{torchrec_id_, "TorchRec-style sharding"}}) {
+    if (id && pool_[*id].valid && !pool_[*id].excluded.empty())
+      excluded_.push_back({label, pool_[*id].excluded});
+  }
   price_closed_form(ids);
+}
+
+void Search::unusable_space_error() const {
+  std::string why = "empty search space";
+  for (std::size_t i = 0; i < pool_.size(); ++i) {
+    if (!pool_[i].valid || !pool_[i].excluded.empty()) {
+      why = pool_[i].valid ? pool_[i].excluded : pool_[i].error;
+      break;
+    }
+  }
+  throw ConfigError(req_.constraints.file.empty() ? "<constraints>" : req_.constraints.file, "/fix",
+                    fmt::format("no plan keeps these constraints: {}", why));
 }
 
 std::optional<RankedPlan> Search::reference(std::optional<std::size_t> id,
                                             std::string label) const {
-  if (!id || !all_[*id].valid) return std::nullopt;
-  RankedPlan r = all_[*id].ranked;
+  if (!id || !pool_[*id].usable()) return std::nullopt;
+  RankedPlan r = pool_[*id].ranked;
   r.label = std::move(label);
   return r;
-}
-
-bool Search::room_for_simulation() const {
-  const double each = finals_priced_ > 0 ? final_seconds_ / finals_priced_ : 0;
-  return elapsed() + 1.5 * each < 0.9 * opt_.budget_s;
 }
 
 /// One-dimension neighbours of a candidate's document: every other choice of every
@@ -348,7 +321,7 @@ std::vector<std::size_t> Search::neighbours(std::size_t id) {
   for (const auto& d : space_.dimensions()) {
     const bool replace = d.name == "sparse_group" || d.name == "context_parallel";
     for (const auto& choice : d.choices) {
-      Json doc = all_[id].ranked.document;
+      Json doc = pool_[id].ranked.document;
       for (const auto& [ptr, v] : choice.values) {
         const Json::json_pointer p(ptr);
         if (!v.is_null()) {
@@ -362,8 +335,8 @@ std::vector<std::size_t> Search::neighbours(std::size_t id) {
           if (t.is_object()) t.erase("ranks");
         }
       }
-      const std::size_t n = add_document(
-          std::move(doc), all_[id].ranked.label + ", " + d.name + "=" + choice.label, true);
+      const std::size_t n = pool_.document(
+          std::move(doc), pool_[id].ranked.label + ", " + d.name + "=" + choice.label, true);
       if (n != id) out.push_back(n);
     }
   }
@@ -372,72 +345,133 @@ std::vector<std::size_t> Search::neighbours(std::size_t id) {
   return out;
 }
 
-/// Local search from the best plan of the final stage, each step simulated in the final
-/// mode: table slices moved or swapped off the member the simulation found slowest, and
-/// the one-dimension neighbours the closed form ranks best. Stops at a round that finds
-/// nothing better or when the budget has no room for another simulation.
-void Search::refine(std::vector<std::size_t>& finals) {
-  auto by_score = [&](std::size_t a, std::size_t b) {
-    const Score sa = score(all_[a]), sb = score(all_[b]);
-    return sa < sb || (!(sb < sa) && a < b);
-  };
-  constexpr int kPlacementMoves = 2, kNeighbours = 2;
-  for (int round = 0; round < 8; ++round) {
-    std::sort(finals.begin(), finals.end(), by_score);
-    const std::size_t best = finals.front();
-    if (score(all_[best]).tier != 0 || !room_for_simulation()) return;
-    std::vector<std::size_t> trial;
-    const auto& c = all_[best];
-    const auto& report = c.ranked.final_estimate->report;
-    const int group = c.layout.sparse.size;
-    if (report && static_cast<int>(report->rank_compute_ms.size()) >= group && group > 1) {
-      // Simulated compute per step of each group member, over the groups.
-      std::vector<double> member(static_cast<std::size_t>(group), 0.0);
-      const auto& ms = report->rank_compute_ms;
-      for (std::size_t r = 0; r < ms.size(); ++r)
-        member[r % static_cast<std::size_t>(group)] += ms[r] * 1e-3;
-      for (const auto& plan : placement_moves(c.ranked.plan, costs_, member, host_,
-                                              c.layout.cp.size, kPlacementMoves)) {
-        Json doc = c.ranked.document;
-        set_tables(doc, plan, req_.base.model);
-        trial.push_back(
-            add_document(std::move(doc), c.ranked.label + ", slice off the slowest member", false));
-      }
-      price_closed_form(trial);
+/// The neighbours of a new best final plan join the ranking, promoted: slices moved or
+/// swapped off the group member its simulation finds slowest, and every one-dimension
+/// change. A promoted candidate is simulated analytically before the closed form's
+/// favourites, so the search looks around the best plan with simulations, not only where
+/// the closed form points (it mis-ranks what only a simulation sees: contention, overlap).
+void Search::expand(std::size_t best) {
+  constexpr int kPlacementMoves = 2;
+  std::vector<std::size_t> near;
+  const auto& c = pool_[best];
+  const auto& report = c.ranked.final_estimate->report;
+  const int group = c.layout.sparse.size;
+  if (report && static_cast<int>(report->rank_compute_ms.size()) >= group && group > 1) {
+    // Simulated compute per step of each group member, over the groups.
+    std::vector<double> member(static_cast<std::size_t>(group), 0.0);
+    const auto& ms = report->rank_compute_ms;
+    for (std::size_t r = 0; r < ms.size(); ++r)
+      member[r % static_cast<std::size_t>(group)] += ms[r] * 1e-3;
+    for (const auto& plan :
+         placement_moves(c.ranked.plan, costs_, member, host_, c.layout.cp.size, kPlacementMoves)) {
+      Json doc = pool_[best].ranked.document;
+      set_tables(doc, plan, req_.base.model);
+      near.push_back(pool_.document(
+          std::move(doc), pool_[best].ranked.label + ", slice off the slowest member", false));
     }
-    if (!stats_.exact && !over(0.85)) {  // exact: every neighbour was scored already
-      auto near = neighbours(best);
-      // In chunks, so that the estimates never eat the simulations' share of the budget.
-      const std::size_t chunk = 4 * static_cast<std::size_t>(std::max(1, opt_.threads));
-      for (std::size_t k = 0; k < near.size() && !over(0.8); k += chunk) {
-        price_closed_form(
-            {near.begin() + static_cast<std::ptrdiff_t>(k),
-             near.begin() + static_cast<std::ptrdiff_t>(std::min(near.size(), k + chunk))});
-      }
-      near.erase(std::remove_if(near.begin(), near.end(),
-                                [&](std::size_t i) { return !all_[i].ranked.closed_form; }),
-                 near.end());
-      std::sort(near.begin(), near.end(), by_score);
-      int taken = 0;
-      for (auto i : near) {
-        if (taken >= kNeighbours || score(all_[i]).tier != 0) break;
-        if (all_[i].ranked.final_estimate) continue;
-        trial.push_back(i);
-        ++taken;
-      }
-    }
-    for (auto i : trial) {
-      if (!all_[i].valid || all_[i].ranked.final_estimate || score(all_[i]).tier != 0) continue;
-      if (!room_for_simulation()) {
-        stats_.budget_reached = true;
-        break;
-      }
-      price_stage({i}, true);
-      finals.push_back(i);
-    }
-    std::sort(finals.begin(), finals.end(), by_score);
-    if (finals.front() == best) return;
   }
+  const auto more = neighbours(best);
+  near.insert(near.end(), more.begin(), more.end());
+  price_closed_form(near);
+  promoted_.insert(promoted_.end(), near.begin(), near.end());
+}
+
+/// The next candidates to simulate: the usable, feasible ones not yet simulated in the
+/// final mode, best first by their most faithful estimate (analytical, else the closed
+/// form on the analytical scale), at most kBatch.
+std::vector<std::size_t> Search::next_batch() const {
+  // Promoted neighbours of the best plan without an analytical time come first.
+  if (flow_final() && analytical_runs_ < analytical_allowance_) {
+    std::vector<std::size_t> out;
+    for (auto i : promoted_) {
+      const auto& r = pool_[i].ranked;
+      if (!pool_[i].usable() || !r.closed_form || r.analytical || r.final_estimate) continue;
+      if (score(*r.closed_form).tier != 0) continue;
+      if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
+      if (out.size() == kBatch) break;
+    }
+    if (!out.empty()) return out;
+  }
+  // The median ratio of analytical (or final, in analytical final mode) to closed form.
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < pool_.size(); ++i) {
+    const auto& r = pool_[i].ranked;
+    const auto& sim = flow_final() ? r.analytical : r.final_estimate;
+    if (!sim || !r.closed_form || score(*sim).tier != 0 || score(*r.closed_form).tier != 0)
+      continue;
+    const double a = score(*sim).value, c = score(*r.closed_form).value;
+    if (c != 0 && a / c > 0) ratios.push_back(a / c);
+  }
+  double ratio = 1;
+  if (!ratios.empty()) {
+    std::nth_element(ratios.begin(),
+                     ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2), ratios.end());
+    ratio = ratios[ratios.size() / 2];
+  }
+  std::vector<std::pair<double, std::size_t>> ranked;
+  for (std::size_t i = 0; i < pool_.size(); ++i) {
+    const auto& r = pool_[i].ranked;
+    if (!pool_[i].usable() || !r.closed_form || r.final_estimate) continue;
+    if (r.analytical) {
+      if (score(*r.analytical).tier == 0) ranked.emplace_back(score(*r.analytical).value, i);
+    } else if (score(*r.closed_form).tier == 0) {
+      ranked.emplace_back(score(*r.closed_form).value * ratio, i);
+    }
+  }
+  const std::size_t n = std::min(kBatch, ranked.size());
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(n), ranked.end());
+  std::vector<std::size_t> out;
+  for (std::size_t k = 0; k < n; ++k) out.push_back(ranked[k].second);
+  return out;
+}
+
+void Search::best_first() {
+  // The references first: the plan found is never slower than them in the final mode.
+  std::vector<std::size_t> must;
+  for (auto id : {std::optional<std::size_t>(start_id_), baseline_id_, torchrec_id_}) {
+    if (id && score(pool_[*id]).tier == 0 && std::find(must.begin(), must.end(), *id) == must.end())
+      must.push_back(*id);
+  }
+  if (flow_final()) simulate(must, false);
+  simulate(must, true);
+  std::optional<std::size_t> best;
+  for (auto i : finals_) {
+    if (score(pool_[i]).tier == 0 && (!best || better(i, *best))) best = i;
+  }
+  if (best) expand(*best);
+  stats_.stopped_by = StopReason::kExhausted;
+  while (stats_.evaluations < opt_.evaluations) {
+    if (out_of_time()) {
+      stats_.stopped_by = StopReason::kWallClock;
+      stats_.budget_reached = true;
+      return;
+    }
+    auto batch = next_batch();
+    if (batch.empty()) return;  // every feasible candidate simulated: exhausted
+    std::vector<std::size_t> analytical, final_stage;
+    for (auto i : batch) {
+      const bool needs_analytical =
+          flow_final() && !pool_[i].ranked.analytical &&
+          analytical_runs_ + static_cast<int>(analytical.size()) < analytical_allowance_;
+      (needs_analytical ? analytical : final_stage).push_back(i);
+    }
+    if (!analytical.empty()) {
+      simulate(analytical, false);
+      continue;  // re-rank with the simulated times before spending an evaluation
+    }
+    final_stage.resize(std::min(final_stage.size(),
+                                static_cast<std::size_t>(opt_.evaluations - stats_.evaluations)));
+    simulate(final_stage, true);
+    std::optional<std::size_t> now = best;
+    for (auto i : final_stage) {
+      if (score(pool_[i]).tier == 0 && (!now || better(i, *now))) now = i;
+    }
+    if (now != best) {
+      best = now;
+      expand(*best);
+    }
+  }
+  stats_.stopped_by = StopReason::kEvaluations;
 }
 
 PlanOutcome Search::run() {
@@ -451,103 +485,51 @@ PlanOutcome Search::run() {
   else
     descend();
   add_references();
+  out.excluded = excluded_;
 
-  // Every candidate unbuildable: a fixed value the cluster cannot take.
-  if (std::none_of(all_.begin(), all_.end(), [](const Candidate& c) { return c.valid; })) {
-    throw ConfigError(req_.constraints.file.empty() ? "<constraints>" : req_.constraints.file,
-                      "/fix",
-                      fmt::format("no plan can be built with these constraints: {}",
-                                  all_.empty() ? "empty search space" : all_.front().error));
-  }
+  bool any = false;
+  for (std::size_t i = 0; i < pool_.size(); ++i) any = any || pool_[i].usable();
+  if (!any) unusable_space_error();
   std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < all_.size(); ++i) {
-    if (all_[i].ranked.closed_form) order.push_back(i);
+  for (std::size_t i = 0; i < pool_.size(); ++i) {
+    if (pool_[i].usable() && pool_[i].ranked.closed_form) order.push_back(i);
   }
-  auto by_score = [&](std::size_t a, std::size_t b) {
-    const Score sa = score(all_[a]), sb = score(all_[b]);
-    return sa < sb || (!(sb < sa) && a < b);
-  };
-  std::sort(order.begin(), order.end(), by_score);
-  if (order.empty() || score(all_[order.front()]).tier != 0) {
-    out.status = order.empty() || score(all_[order.front()]).tier >= 2
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return better(a, b); });
+  if (order.empty() || score(pool_[order.front()]).tier != 0) {
+    out.status = order.empty() || score(pool_[order.front()]).tier >= 2
                      ? PlanStatus::kNothingFits
                      : PlanStatus::kConstraintUnmet;
-    if (!order.empty()) out.closest = all_[order.front()].ranked;
+    if (!order.empty()) out.closest = pool_[order.front()].ranked;
     if (out.status == PlanStatus::kConstraintUnmet) {
       out.unmet = fmt::format(
           "{}: /max_cross_dc_bytes_per_step: no plan that fits moves at most {:.3g} GiB across "
           "datacenters per step; the closest moves {:.3g} GiB",
           req_.constraints.file, req_.constraints.max_cross_dc_bytes / (1 << 30),
-          all_[order.front()].ranked.closed_form->cross_dc_bytes / (1 << 30));
+          pool_[order.front()].ranked.closed_form->cross_dc_bytes / (1 << 30));
     }
     stats_.wall_s = elapsed();
     out.stats = stats_;
     return out;
   }
-  // Stage 2: the best feasible closed-form candidates in analytical simulation.
-  // The start point (the baseline's values) and the references (the scenario's plan, the
-  // TorchRec-style baseline) always go on: the search keeps the best found so far, and
-  // they are found, so the plan found is never slower than them in the final mode.
-  std::vector<std::size_t> must;
-  for (auto id : {std::optional<std::size_t>(start_id_), baseline_id_, torchrec_id_}) {
-    if (id && score(all_[*id]).tier == 0 && std::find(must.begin(), must.end(), *id) == must.end())
-      must.push_back(*id);
-  }
-  std::vector<std::size_t> stage2 = must;
-  for (auto i : order) {
-    if (score(all_[i]).tier != 0) break;
-    if (stage2.size() >= static_cast<std::size_t>(opt_.analytical_k) + must.size()) break;
-    if (std::find(must.begin(), must.end(), i) == must.end()) stage2.push_back(i);
-  }
-  const bool two_stages = opt_.final_mode == sim::network::NetworkMode::kAnalytical;
-  if (!two_stages) {
-    std::vector<std::size_t> done;
-    for (auto i : stage2) {
-      const bool required = std::find(must.begin(), must.end(), i) != must.end();
-      if (!required && !done.empty() && over(0.5)) {
-        stats_.budget_reached = true;
-        continue;
-      }
-      price_stage({i}, false);
-      done.push_back(i);
-    }
-    stage2 = done;
-    std::sort(stage2.begin(), stage2.end(), by_score);
-  }
-  // Stage 3: the best in the final mode, and the required ones.
-  std::vector<std::size_t> finals;
-  for (auto i : stage2) {
-    const bool required = std::find(must.begin(), must.end(), i) != must.end();
-    if (!required) {
-      if (static_cast<int>(finals.size()) >= std::max(1, opt_.top)) continue;
-      if (!finals.empty() && over(0.6)) {
-        stats_.budget_reached = true;
-        continue;
-      }
-    }
-    price_stage({i}, true);
-    finals.push_back(i);
-  }
-  refine(finals);
+  best_first();
+  if (stats_.budget_reached) stats_.stopped_by = StopReason::kWallClock;
   // References that did not fit still get their final-mode verdict for the report.
   for (auto id : {baseline_id_, torchrec_id_}) {
-    if (id && all_[*id].valid && !all_[*id].ranked.final_estimate) price_stage({*id}, true);
+    if (id && pool_[*id].usable() && !pool_[*id].ranked.final_estimate) simulate({*id}, true);
   }
-  std::sort(finals.begin(), finals.end(), by_score);
+  std::vector<std::size_t> finals;
+  for (auto i : finals_) {
+    if (score(pool_[i]).tier == 0) finals.push_back(i);
+  }
+  std::sort(finals.begin(), finals.end(),
+            [&](std::size_t a, std::size_t b) { return better(a, b); });
+  finals.erase(std::unique(finals.begin(), finals.end()), finals.end());
   if (finals.empty()) {
     out.status = PlanStatus::kNothingFits;
-    out.closest = all_[order.front()].ranked;
-  } else {
-    if (static_cast<int>(finals.size()) > std::max(1, opt_.top))
-      finals.resize(std::max(1, opt_.top));
-    for (auto i : finals) {
-      if (score(all_[i]).tier == 0) out.top.push_back(all_[i].ranked);
-    }
-    if (out.top.empty()) {
-      out.status = PlanStatus::kNothingFits;
-      out.closest = all_[finals.front()].ranked;
-    }
+    out.closest = pool_[order.front()].ranked;
   }
+  if (static_cast<int>(finals.size()) > std::max(1, opt_.top)) finals.resize(std::max(1, opt_.top));
+  for (auto i : finals) out.top.push_back(pool_[i].ranked);
   out.baseline = reference(baseline_id_, "scenario plan");
   out.torchrec = reference(torchrec_id_, "TorchRec-style sharding");
   stats_.wall_s = elapsed();
@@ -556,6 +538,18 @@ PlanOutcome Search::run() {
 }
 
 }  // namespace
+
+const char* to_string(StopReason reason) {
+  switch (reason) {
+    case StopReason::kEvaluations:
+      return "evaluations";
+    case StopReason::kExhausted:
+      return "exhausted";
+    case StopReason::kWallClock:
+      return "wall_clock";
+  }
+  return "?";
+}
 
 const Estimate& RankedPlan::best() const {
   if (final_estimate) return *final_estimate;
@@ -576,7 +570,8 @@ PlanOutcome find_plan(const PlanRequest& request, const sim::cost::CostModel& ke
 TrainingScenario scenario_for(const TrainingScenario& base, const ParallelPlan& plan) {
   TrainingScenario sc = base;
   sc.plan = plan;
-  sc.layout = Layout::build(sc.cluster, plan);
+  sc.steps = compared_steps(base.steps, plan);
+  sc.layout = sim::workload::Layout::build(sc.cluster, plan);
   sc.data.batch_for(sc.layout.replicas);
   return sc;
 }

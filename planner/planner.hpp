@@ -1,25 +1,34 @@
 #pragma once
-// find_plan: the fastest parallel plan for a model, its data and a cluster, within memory.
+// find_plan: the fastest parallel plan for a model, its data and a cluster, within memory
+// and the constraints.
 //
-// Search (SearchSpace) is kept apart from cost (CostModel), staged and anytime:
+// Search (SearchSpace) is kept apart from cost (CostModel). Three fidelities, cheapest first:
 //   1. closed form   every point when the space has at most `exact_limit` points (exact),
-//                    else coordinate descent from the baseline: each dimension in turn,
-//                    all its choices priced in parallel, the best kept, until a round
-//                    changes nothing; table slices placed by the cost-balancing proposer;
-//   2. analytical    the best `analytical_k` feasible candidates simulated;
-//   3. final mode    the best `top` of those simulated in the final mode (flow by default);
-//                    the start point, the scenario's own plan and the TorchRec-style
-//                    baseline always (they are candidates too, so the plan found is never
-//                    slower than them in the final mode);
-//   4. local search  from the best final plan, each step simulated in the final mode: a
-//                    table slice moved or swapped off the group member the simulation finds
-//                    slowest (placement_moves), and the one-dimension neighbours the closed
-//                    form ranks best; until a round finds nothing better or the budget ends.
-// Candidates that do not fit (memory model, with the headroom) or move more cross-DC bytes
-// than allowed are dropped before any simulation. The budget is checked between
-// candidates; when it runs out the best found so far is kept (at least one candidate
-// reaches the final stage). Deterministic for given inputs, threads and an unexhausted
-// budget: parallel work writes into slots by index and every tie breaks by index.
+//                    else coordinate descent from the start point: each dimension in turn,
+//                    all its choices priced, the best kept, until a round changes nothing;
+//                    table slices placed by the cost-balancing proposer;
+//   2. best first    the references (start point, scenario plan, TorchRec-style plan) are
+//                    simulated in the final mode, then, batch after batch, the candidates
+//                    ranked best by their most faithful estimate so far: a candidate with
+//                    only a closed form is simulated analytically first (when the final mode
+//                    is flow), one with an analytical time in the final mode. Closed forms
+//                    are put on the analytical scale by the median ratio of the candidates
+//                    that have both, so the two rank together. Each time the best final
+//                    plan changes, its neighbours join the ranking: a table slice moved or
+//                    swapped off the group member its simulation finds slowest, and every
+//                    one-dimension change (coordinate-descent spaces only; an exact space
+//                    has them all).
+// The effort is counted, not timed: `evaluations` final-mode simulations (references
+// included) and `analytical_per_evaluation` analytical ones for each, so the same inputs
+// give the same plan on any machine, load and thread count (a batch has a fixed size;
+// parallel work writes into slots by index; ties break by index). The search stops when
+// the evaluations are spent, when every feasible candidate has been simulated in the final
+// mode (exhausted), or at the wall-clock `budget_s`, an upper bound: reaching it is
+// reported, and only then may the result depend on the machine.
+// The constraints filter every candidate, the references included (Constraints::violation):
+// a reference that breaks them is never priced and the outcome lists it. Candidates that do
+// not fit (memory model, with the headroom) or move more cross-DC bytes than allowed are
+// never simulated.
 
 #include <functional>
 #include <optional>
@@ -32,11 +41,12 @@
 namespace strait::planner {
 
 struct PlannerOptions {
-  double budget_s = 60;
-  int top = 5;           // plans in the final stage and the report
-  int threads = 1;       // oneTBB arena size
-  int analytical_k = 8;  // candidates of stage 2
-  double exact_limit = 256;
+  int evaluations = 48;               // final-mode simulations, the references' included
+  int analytical_per_evaluation = 8;  // analytical simulations allowed per evaluation
+  double budget_s = 600;              // wall-clock upper bound, seconds
+  int top = 5;                        // plans in the report
+  int threads = 1;                    // oneTBB arena size (never changes the result)
+  double exact_limit = 4096;          // closed form over every point up to this size
   sim::network::NetworkMode final_mode = sim::network::NetworkMode::kFlow;
   bool references = true;  // price the scenario's plan and the TorchRec-style baseline
   /// Called from the search thread after each priced batch (never from a library print).
@@ -62,15 +72,28 @@ struct RankedPlan {
   const Estimate& best() const;
 };
 
+/// What ended the search: the evaluations spent, every feasible candidate simulated in the
+/// final mode, or the wall-clock budget (the only one that depends on the machine).
+enum class StopReason { kEvaluations, kExhausted, kWallClock };
+const char* to_string(StopReason reason);
+
 struct SearchStats {
-  int scored = 0;        // closed-form estimates
-  int space_scored = 0;  // of which points of the search space (stage 1)
-  int simulated = 0;     // simulations (both modes)
-  double wall_s = 0;
-  bool exact = false;  // every point of the space was scored
-  bool budget_reached = false;
+  int scored = 0;               // closed-form estimates
+  int space_scored = 0;         // of which points of the search space (stage 1)
+  int simulated = 0;            // simulations (both modes)
+  int evaluations = 0;          // of which in the final mode
+  double wall_s = 0;            // not in the report: it is the one figure that varies by machine
+  bool exact = false;           // every point of the space was scored
+  bool budget_reached = false;  // the wall-clock budget stopped the search
+  StopReason stopped_by = StopReason::kExhausted;
   double space_size = 0;
   int dimensions = 0;
+};
+
+/// A reference plan the constraints exclude, and the constraint it breaks.
+struct ExcludedPlan {
+  std::string label;
+  std::string reason;
 };
 
 enum class PlanStatus { kFound, kNothingFits, kConstraintUnmet };
@@ -84,18 +107,21 @@ struct PlanOutcome {
   std::optional<RankedPlan> torchrec;  // the TorchRec-style baseline
   std::optional<RankedPlan> closest;   // nothing fits / constraint unmet: the nearest miss
   std::string unmet;                   // which constraint, with file and pointer
+  std::vector<ExcludedPlan> excluded;  // references the constraints rule out
   SearchStats stats;
 };
 
 /// Objective value of an estimate (smaller is better): step ms, or -samples/s per GPU.
 double objective_value(Objective objective, const Estimate& e);
 
-/// Runs the staged search. Throws ConfigError for constraints that no plan can take (a
-/// fixed value the cluster cannot hold); expected outcomes are in PlanOutcome::status.
+/// Runs the search. Throws ConfigError naming the constraints file and key when no plan
+/// can keep the constraints (a fixed value the cluster cannot hold, a fix that contradicts
+/// a forbidden sharding); expected outcomes are in PlanOutcome::status.
 PlanOutcome find_plan(const PlanRequest& request, const sim::cost::CostModel& kernels,
                       const PlannerOptions& options);
 
-/// The scenario for `plan` on the request's cluster, model and data (layout checked).
+/// The scenario for `plan` on the request's cluster, model and data (layout checked), for
+/// the steps the planner simulates it (compared_steps).
 sim::workload::TrainingScenario scenario_for(const sim::workload::TrainingScenario& base,
                                              const sim::workload::ParallelPlan& plan);
 

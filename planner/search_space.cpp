@@ -69,7 +69,15 @@ SearchSpace::SearchSpace(const sim::topology::Cluster& cluster, int world,
     }
     add(std::move(d), baseline, constraints);
   }
-  {
+  // Replica sync only matters where some group is smaller than the world (2D sparse).
+  const bool two_dimensional =
+      std::any_of(dims_.back().choices.begin(), dims_.back().choices.end(), [&](const Choice& c) {
+        for (const auto& [ptr, v] : c.values) {
+          if (ptr == "/sparse/group_size" && v.is_number() && v.get<int>() < world) return true;
+        }
+        return false;
+      });
+  if (two_dimensional) {
     Dimension d{"replica_sync", {}, 0};
     for (int every : {1, 10, 100, 1000}) {
       for (int stale : {1, 4}) {

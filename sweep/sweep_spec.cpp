@@ -341,9 +341,13 @@ Reading SpecReader::read() {
 
 // The "plan_search" block; its "when" filter is returned apart (it needs the axis names).
 PlanSearch read_plan_search(const ConfigNode& node) {
-  if (!node.is_object()) node.fail("expected an object {budget, mode, top, constraints, when}");
-  node.allow_only({"budget", "mode", "top", "constraints", "when"});
+  if (!node.is_object())
+    node.fail("expected an object {evaluations, budget, mode, top, constraints, when}");
+  node.allow_only({"evaluations", "budget", "mode", "top", "constraints", "when"});
   PlanSearch search;
+  search.evaluations = static_cast<int>(node.integer_or("evaluations", search.evaluations));
+  if (search.evaluations < 1 || search.evaluations > 100000)
+    node.at("evaluations").fail("expected a count of final-mode simulations in 1..100000");
   if (auto budget = node.find("budget")) {
     if (budget->json().is_number()) {
       search.budget_s = budget->as_number();

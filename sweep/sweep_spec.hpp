@@ -18,7 +18,7 @@
 //              "axes": [{"name": "sigma", "pointer": "/scenario/hardware/kernel_noise_sigma",
 //                        "from": 0, "to": 0.1}]}],
 //    "filters": [{"axis": "wan_gbps", "op": ">=", "value": 200}],
-//    "plan_search": {"budget": "10s", "mode": "analytical", "top": 1,
+//    "plan_search": {"evaluations": 8, "budget": "10s", "mode": "analytical", "top": 1,
 //                    "constraints": "constraints.json", "when": FILTER}}
 //
 // "plan_search" (optional) runs the planner at each point (or at the points where its
@@ -56,7 +56,8 @@ struct Point {
 /// The sweep's "plan_search" block: how `strait plan` runs at a point. One planner thread
 /// per point, so a point's result does not depend on how the sweep runs.
 struct PlanSearch {
-  double budget_s = 10;          // search budget per point, seconds
+  int evaluations = 8;           // final-mode simulations per point (the deterministic effort)
+  double budget_s = 600;         // wall-clock upper bound per point, seconds
   std::string mode;              // final-stage mode: "flow", "analytical", "" = the point's
   int top = 1;                   // plans in the final stage
   std::string constraints_file;  // path usable from the working directory; "" = none

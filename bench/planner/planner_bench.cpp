@@ -1,7 +1,9 @@
 // planner_bench: `strait plan` on one core for every bundled training scenario and for
-// 256 GPUs x 100 tables, printing the wall time, the search effort and how the found plan
-// compares (final-stage mode) with the scenario's hand-written plan and the TorchRec-style
-// baseline. Usage: planner_bench [NAME ...] (default: all).
+// 256 GPUs x 100 tables, with the default deterministic effort (32 final-mode
+// evaluations) under a wall-clock bound, printing the wall time, the search effort, what
+// stopped it and how the found plan compares (steady step, final-stage mode) with the
+// scenario's hand-written plan and the TorchRec-style baseline.
+// Usage: planner_bench [NAME ...] (default: all).
 
 #include <chrono>
 #include <cstdio>
@@ -61,9 +63,10 @@ int main(int argc, char** argv) {
       {"hstu-16k-4dc", "configs/scenarios/hstu-16k-4dc.json", "", "", "", 300},
   };
   std::printf(
-      "| case | GPUs | tables | final mode | budget | wall | scored | simulated | found "
-      "ms | scenario plan ms | TorchRec-style ms | vs scenario | vs TorchRec |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "| case | GPUs | tables | final mode | evaluations | bound | wall | stopped by | scored | "
+      "simulated | found ms | scenario plan ms | TorchRec-style ms | vs scenario | vs "
+      "TorchRec |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& c : cases) {
     bool wanted = argc <= 1;
     for (int i = 1; i < argc; ++i) wanted = wanted || c.name == argv[i];
@@ -92,11 +95,13 @@ int main(int argc, char** argv) {
       const double x = planner::speedup(out.objective, best, p->best());
       return x > 0 ? std::to_string(x).substr(0, 5) + "x" : std::string("does not fit");
     };
-    std::printf("| %s | %d | %zu | %s | %.0f s | %.1f s | %d | %d | %.3f | %s | %s | %s | %s |\n",
-                c.name.c_str(), req.base.layout.world, req.base.model.tables.size(),
-                sim::network::to_string(out.final_mode), c.budget_s, wall, out.stats.scored,
-                out.stats.simulated, best.step_ms, ms(out.baseline).c_str(),
-                ms(out.torchrec).c_str(), ratio(out.baseline).c_str(), ratio(out.torchrec).c_str());
+    std::printf(
+        "| %s | %d | %zu | %s | %d | %.0f s | %.1f s | %s | %d | %d | %.3f | %s | %s | %s | %s |\n",
+        c.name.c_str(), req.base.layout.world, req.base.model.tables.size(),
+        sim::network::to_string(out.final_mode), out.stats.evaluations, c.budget_s, wall,
+        planner::to_string(out.stats.stopped_by), out.stats.scored, out.stats.simulated,
+        best.step_ms, ms(out.baseline).c_str(), ms(out.torchrec).c_str(),
+        ratio(out.baseline).c_str(), ratio(out.torchrec).c_str());
     std::fflush(stdout);
   }
   return 0;

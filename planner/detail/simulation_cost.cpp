@@ -28,6 +28,11 @@ std::unique_ptr<CostModel> make_simulation_cost(const sim::cost::CostModel& kern
   return std::make_unique<detail::AnalyticalSimulationCost>(kernels);
 }
 
+int compared_steps(int scenario_steps, const sim::workload::ParallelPlan& plan) {
+  constexpr int kSteadySteps = 2;  // steady steps a plan is compared on, at least
+  return std::max(scenario_steps, sim::run::steady_state(plan).steps_for(kSteadySteps));
+}
+
 namespace detail {
 
 Estimate SimulationCost::estimate(const sim::workload::TrainingScenario& scenario) const {
@@ -38,12 +43,20 @@ Estimate SimulationCost::estimate(const sim::workload::TrainingScenario& scenari
   if (!e.fits) return e;
   sim::run::TrainingRunOptions options;
   options.mode = mode_;
-  auto report = sim::run::run_training(scenario, kernels_, options);
+  const int steps = compared_steps(scenario.steps, scenario.plan);
+  sim::run::TrainingReport report;
+  if (scenario.steps == steps) {
+    report = sim::run::run_training(scenario, kernels_, options);
+  } else {
+    auto longer = scenario;
+    longer.steps = steps;
+    report = sim::run::run_training(longer, kernels_, options);
+  }
   e.step_ms = report.mean_ms;
   e.samples_per_sec = report.samples_per_sec;
   e.samples_per_sec_per_gpu = report.samples_per_sec / std::max(1, scenario.layout.world);
   e.cross_dc_bytes =
-      report.traffic.bytes(sim::topology::LinkClass::kCrossDc) / std::max(1, scenario.steps);
+      report.traffic.bytes(sim::topology::LinkClass::kCrossDc) / std::max(1, report.steps);
   e.report = std::move(report);
   return e;
 }

@@ -89,6 +89,7 @@ PlannedPoint plan_point(const PlanSearch& search, const TrainingScenario& scenar
                             ? planner::Constraints::none(scenario.model)
                             : planner::Constraints::load(search.constraints_file, scenario.model);
   planner::PlannerOptions options;
+  options.evaluations = search.evaluations;
   options.budget_s = search.budget_s;
   options.top = search.top;
   options.threads = 1;
@@ -104,6 +105,7 @@ PlannedPoint plan_point(const PlanSearch& search, const TrainingScenario& scenar
   out.fields[kBudgetReached] = outcome.stats.budget_reached ? "true" : "false";
   out.json = {{"found", found},
               {"budget_reached", outcome.stats.budget_reached},
+              {"stopped_by", planner::to_string(outcome.stats.stopped_by)},
               {"scored", outcome.stats.scored},
               {"simulated", outcome.stats.simulated}};
   if (found) {

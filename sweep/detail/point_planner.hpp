@@ -4,8 +4,8 @@
 // the result does not depend on how many points run at once), and returns the point's
 // scenario with the best plan found plus the plan columns of its row. A search that finds
 // nothing (no plan fits, a constraint unmet) is an outcome with its reason, not an
-// exception. Limit: like `strait plan`, the result is deterministic only while the budget
-// is not reached (plan_budget_reached says when it was).
+// exception. The search's effort is its evaluations (PlanSearch), so the result is the same
+// on any machine unless the wall-clock bound stops it (plan_budget_reached).
 
 #include <optional>
 #include <string>

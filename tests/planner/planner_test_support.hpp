@@ -68,11 +68,25 @@ inline PlanRequest request_of(const std::string& cluster, const std::string& mod
   return r;
 }
 
+/// A plan request from a bundled scenario file (configs/scenarios/...), its plan the
+/// baseline, as `strait plan SCENARIO` builds it.
+inline PlanRequest scenario_request(const std::string& scenario,
+                                    const std::string& constraints = "{}") {
+  const auto config = load_config(source("configs/scenarios/" + scenario));
+  PlanRequest r;
+  r.base = sim::workload::TrainingScenario::from_config(config);
+  r.has_baseline = true;
+  r.baseline_document = sim::workload::TrainingScenario::resolve_parts(config).plan.json();
+  r.constraints = Constraints::from_config(ConfigNode(Json::parse(constraints), "constraints.json"),
+                                           r.base.model);
+  return r;
+}
+
 inline PlannerOptions test_options() {
   PlannerOptions o;
-  o.budget_s = 1e6;  // never reached: results are deterministic
+  o.budget_s = 1e6;  // never reached: the effort is the evaluations
+  o.evaluations = 8;
   o.top = 2;
-  o.analytical_k = 4;
   o.final_mode = sim::network::NetworkMode::kAnalytical;
   o.references = false;
   return o;

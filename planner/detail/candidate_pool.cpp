@@ -1,0 +1,73 @@
+#include "planner/detail/candidate_pool.hpp"
+
+#include "planner/plan_document.hpp"
+
+namespace strait::planner::detail {
+
+using sim::workload::Layout;
+using sim::workload::ParallelPlan;
+
+CandidatePool::CandidatePool(const PlanRequest& request, const TableCosts& costs,
+                             const SearchSpace& space, int host_size)
+    : req_(request),
+      costs_(costs),
+      space_(space),
+      world_(request.base.layout.world),
+      host_(host_size) {}
+
+void CandidatePool::build(Candidate& c, Json document, bool place) const {
+  const auto& model = req_.base.model;
+  if (world_ < req_.base.cluster.gpu_count()) document["ranks"] = world_;
+  try {
+    const int group = document.contains("sparse") && document["sparse"].contains("group_size")
+                          ? document["sparse"]["group_size"].get<int>()
+                          : world_;
+    if (group >= world_ && document.contains("sparse")) {
+      document["sparse"].erase("replica_sync_every");
+      document["sparse"].erase("replica_sync_staleness");
+    }
+    ParallelPlan plan = parse_plan(document, "<candidate>", model);
+    c.layout = Layout::build(req_.base.cluster, plan);
+    req_.base.data.batch_for(c.layout.replicas);
+    if (place) {
+      place_tables(plan, costs_, c.layout.sparse.size, host_, c.layout.cp.size);
+      set_tables(document, plan, model);
+    }
+    c.excluded = req_.constraints.violation(document, plan, c.layout, req_.base.cluster, model);
+    c.ranked.plan = std::move(plan);
+    c.ranked.document = std::move(document);
+    c.valid = true;
+  } catch (const ConfigError& e) {
+    c.valid = false;
+    c.error = e.what();
+    c.ranked.document = std::move(document);
+  }
+}
+
+std::size_t CandidatePool::insert(Candidate c) {
+  const std::string key = c.ranked.document.dump();
+  if (auto it = by_document_.find(key); it != by_document_.end()) return it->second;
+  all_.push_back(std::move(c));
+  by_document_[key] = all_.size() - 1;
+  return all_.size() - 1;
+}
+
+std::size_t CandidatePool::point(const std::vector<int>& point) {
+  if (auto it = by_point_.find(point); it != by_point_.end()) return it->second;
+  Candidate c;
+  c.point = point;
+  c.ranked.label = space_.describe(point);
+  build(c, space_.compose(point), true);
+  const std::size_t id = insert(std::move(c));
+  by_point_[point] = id;
+  return id;
+}
+
+std::size_t CandidatePool::document(Json document, std::string label, bool place) {
+  Candidate c;
+  c.ranked.label = std::move(label);
+  build(c, std::move(document), place);
+  return insert(std::move(c));
+}
+
+}  // namespace strait::planner::detail
