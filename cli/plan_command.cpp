@@ -170,7 +170,7 @@ int run_plan(const std::vector<std::string>& args) {
       "baseline", po::value<std::string>(), "a TorchRec sharding plan to beat (sparse part)")(
       "evaluations", po::value<int>()->default_value(48),
       "search effort: final-mode simulations (the same plan on any machine and load)")(
-      "budget", po::value<std::string>()->default_value("10min"),
+      "budget", po::value<std::string>()->default_value("600s"),
       "wall-clock upper bound on the search (reaching it is reported)")(
       "top", po::value<int>()->default_value(5), "plans in the final stage and the report")(
       "threads", po::value<int>()->default_value(1), "worker threads (oneTBB)")(

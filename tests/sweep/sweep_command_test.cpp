@@ -65,6 +65,32 @@ TEST(SweepCommand, SerialThreadsAndMpiRanksWriteTheSameCsv) {
   EXPECT_EQ(csv_without_wall_times(serial), csv_without_wall_times(ranks));
 }
 
+// The planner at a point counts its effort (evaluations), so a sweep with "plan_search"
+// writes the same rows serially, on 2 threads and on 2 MPI ranks while the ranks share
+// the cores with each other.
+TEST(SweepCommand, PlannedPointsAreTheSameSeriallyOnThreadsAndOnMpiRanks) {
+  constexpr const char* kPlanned = "configs/sweeps/dlrm-8gpu-plan.json";
+  const auto serial = temp_path("plan-serial.csv"), threads = temp_path("plan-threads.csv");
+  const auto a = run_strait({"sweep", kPlanned, "--threads", "1", "--csv", serial});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const auto b = run_strait({"sweep", kPlanned, "--threads", "2", "--csv", threads});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(lines(read_text(serial)).size(), 5u);
+  EXPECT_EQ(csv_without_wall_times(serial), csv_without_wall_times(threads));
+
+  const std::string mpiexec = STRAIT_MPIEXEC;
+  if (!mpi_built() || mpiexec.empty() || !std::filesystem::exists(mpiexec))
+    GTEST_SKIP() << "MPI is not installed (scripts/setup.sh installs it): mpirun part skipped";
+  const auto ranks = temp_path("plan-mpi.csv");
+  const auto command = fmt::format(
+      "cd {} && {} --allow-run-as-root --oversubscribe -np 2 {} sweep {} --csv {} >{} 2>&1",
+      STRAIT_SOURCE_DIR, mpiexec, STRAIT_BINARY, kPlanned, ranks, temp_path("plan-mpi.log"));
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << read_text(temp_path("plan-mpi.log"));
+  EXPECT_EQ(csv_without_wall_times(serial), csv_without_wall_times(ranks));
+}
+
 TEST(SweepCommand, AnMpiJobThatCannotWriteStopsEveryRankWithTheError) {
   const std::string mpiexec = STRAIT_MPIEXEC;
   if (!mpi_built() || mpiexec.empty() || !std::filesystem::exists(mpiexec))
