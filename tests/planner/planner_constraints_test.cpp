@@ -133,6 +133,30 @@ TEST(PlannerConstraints, GroupsThatMayNotSpanDatacentersExcludeAReferenceThatDoe
   }
 }
 
+// Memory headroom and a cross-datacenter byte cap judge the references as they judge the
+// search: on three datacenters, a scenario plan whose model-parallel group spans all of
+// them moves its all-to-alls across the long-haul links; under a cap of 1 GiB per step it
+// may be priced but never wins, and the plan found keeps the cap and the headroom.
+TEST(PlannerConstraints, HeadroomAndCrossDatacenterCapJudgeTheReferencesToo) {
+  auto req = request_of(kThreeDc, kSmallDlrm, kSmallDlrmData,
+                        R"({"max_cross_dc_bytes_per_step": "1 GiB", "memory_headroom": "60 GiB",
+                            "fix": {"schedule": {"pipeline_depth": 1}}})");
+  req.has_baseline = true;
+  req.baseline_document = Json::parse(R"({"sparse": {"group_size": 48, "placement": "cluster",
+                                          "default": "row_wise"}})");
+  auto options = test_options();
+  options.references = true;
+  const auto outcome = find_plan(req, bundled_cost(), options);
+  ASSERT_EQ(outcome.status, PlanStatus::kFound);
+  ASSERT_TRUE(outcome.baseline);
+  EXPECT_GT(outcome.baseline->best().cross_dc_bytes, 1.0 * static_cast<double>(kGiB));
+  for (const auto& p : outcome.top) {
+    EXPECT_LE(p.best().cross_dc_bytes, 1.0 * static_cast<double>(kGiB)) << p.label;
+    EXPECT_LE(p.best().memory.total, p.best().memory_capacity - 60.0 * static_cast<double>(kGiB))
+        << p.label;
+  }
+}
+
 // A fixed key holds whatever its spelling: "25 MiB" and 26214400 bytes are one bucket
 // size, an absent pipeline depth is its default of 1, and "/sparse/default" pins every
 // table the fix does not name.
