@@ -10,20 +10,21 @@ namespace {
 using namespace testing_support;
 using sim::workload::ShardingType;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no ConfigError";
-}
-
 /// The reasons the outcome gives for the references the constraints exclude.
 std::string excluded(const PlanOutcome& o) {
   std::string out;
   for (const auto& x : o.excluded) out += x.label + ": " + x.reason + "\n";
   return out;
+}
+
+/// A request on three datacenters whose scenario plan has one model-parallel group over
+/// all 48 GPUs (it crosses both datacenter boundaries), under `constraints`.
+PlanRequest spanning_baseline(const std::string& constraints) {
+  auto req = request_of(kThreeDc, kSmallDlrm, kSmallDlrmData, constraints);
+  req.has_baseline = true;
+  req.baseline_document = Json::parse(R"({"sparse": {"group_size": 48, "placement": "cluster",
+                                          "default": "row_wise"}})");
+  return req;
 }
 
 /// `c`'s verdict on a plan document for `req`'s model and cluster.
@@ -110,12 +111,8 @@ TEST(PlannerConstraints, FixedScheduleExcludesAScenarioPlanThatDiffers) {
 // cluster crosses them; with no dimension allowed to span datacenters it is excluded
 // and the plans found keep every group inside one.
 TEST(PlannerConstraints, GroupsThatMayNotSpanDatacentersExcludeAReferenceThatDoes) {
-  auto req = request_of(kThreeDc, kSmallDlrm, kSmallDlrmData,
-                        R"({"may_span_datacenters": [],
-                            "fix": {"schedule": {"pipeline_depth": 1}}})");
-  req.has_baseline = true;
-  req.baseline_document = Json::parse(R"({"sparse": {"group_size": 48, "placement": "cluster",
-                                          "default": "row_wise"}})");
+  const auto req = spanning_baseline(R"({"may_span_datacenters": [],
+                                         "fix": {"schedule": {"pipeline_depth": 1}}})");
   auto options = test_options();
   options.references = true;
   const auto outcome = find_plan(req, bundled_cost(), options);
@@ -138,12 +135,9 @@ TEST(PlannerConstraints, GroupsThatMayNotSpanDatacentersExcludeAReferenceThatDoe
 // them moves its all-to-alls across the long-haul links; under a cap of 1 GiB per step it
 // may be priced but never wins, and the plan found keeps the cap and the headroom.
 TEST(PlannerConstraints, HeadroomAndCrossDatacenterCapJudgeTheReferencesToo) {
-  auto req = request_of(kThreeDc, kSmallDlrm, kSmallDlrmData,
-                        R"({"max_cross_dc_bytes_per_step": "1 GiB", "memory_headroom": "60 GiB",
-                            "fix": {"schedule": {"pipeline_depth": 1}}})");
-  req.has_baseline = true;
-  req.baseline_document = Json::parse(R"({"sparse": {"group_size": 48, "placement": "cluster",
-                                          "default": "row_wise"}})");
+  const auto req = spanning_baseline(
+      R"({"max_cross_dc_bytes_per_step": "1 GiB", "memory_headroom": "60 GiB",
+          "fix": {"schedule": {"pipeline_depth": 1}}})");
   auto options = test_options();
   options.references = true;
   const auto outcome = find_plan(req, bundled_cost(), options);

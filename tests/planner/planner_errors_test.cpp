@@ -10,15 +10,6 @@ namespace {
 
 using namespace testing_support;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no ConfigError";
-}
-
 TEST(PlannerErrors, UnknownConstraintKeyNamesFileAndKey) {
   const auto msg = error_of([] {
     request_of("hgx-h100-8.json", kSmallDlrm, kSmallDlrmData, R"({"memory_headrom": "1 GiB"})");

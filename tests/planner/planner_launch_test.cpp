@@ -25,16 +25,9 @@ namespace {
 using namespace testing_support;
 
 // Two datacenters of two 8-GPU rail-optimized hosts, joined by a slow long-haul link.
-const Json kTwoDc = Json::parse(R"({"name": "mini-2dc",
-  "defaults": {"host": {"gpus": 8, "gpu_type": "H100-SXM",
-                        "nvlink": {"bandwidth": "450 GB/s", "latency": "1 us"},
-                        "nics": 8, "nic": {"bandwidth": "400 Gb/s", "latency": "1 us"},
-                        "pcie": {"bandwidth": "64 GB/s", "latency": "0.5 us"},
-                        "rail_optimized": true},
-               "network": {"hosts_per_leaf": 16, "link_latency": "1 us"}},
-  "datacenters": [{"name": "west", "hosts": 2}, {"name": "east", "hosts": 2}],
-  "cross_dc": [{"between": ["west", "east"], "bandwidth": "100 Gb/s", "latency": "5 ms",
-                "count": 2}]})");
+const Json kTwoDc = Json::parse(hgx_datacenters(
+    "mini-2dc", R"([{"name": "west", "hosts": 2}, {"name": "east", "hosts": 2}])",
+    R"([{"between": ["west", "east"], "bandwidth": "100 Gb/s", "latency": "5 ms", "count": 2}])"));
 
 // Options each launcher documents (only those a launch line may use are checked against).
 // torchrun: torch/distributed/run.py get_args_parser, docs.pytorch.org elastic/run.html.
@@ -86,6 +79,19 @@ struct Command {
   std::vector<std::string> program;
 };
 
+/// Reads `--name=value` options from token `i` on into `c`, each one `known` must list;
+/// returns the index of the first token that is not one.
+std::size_t read_options(const std::vector<std::string>& t, std::size_t i,
+                         const std::set<std::string>& known, const char* launcher, Command& c) {
+  for (; i < t.size() && t[i].rfind("--", 0) == 0; ++i) {
+    const auto eq = t[i].find('=');
+    const auto name = t[i].substr(0, eq);
+    EXPECT_TRUE(known.count(name)) << name << " is not a " << launcher << " option";
+    c.options[name] = eq == std::string::npos ? "" : t[i].substr(eq + 1);
+  }
+  return i;
+}
+
 Command parse_torchrun(const std::string& line) {
   const auto t = tokens(line);
   Command c;
@@ -98,12 +104,7 @@ Command parse_torchrun(const std::string& line) {
   }
   c.env = assignments_in(env);
   EXPECT_EQ(t.at(i++), "torchrun");
-  for (; i < t.size() && t[i].rfind("--", 0) == 0; ++i) {
-    const auto eq = t[i].find('=');
-    const auto name = t[i].substr(0, eq);
-    EXPECT_TRUE(kTorchrunOptions.count(name)) << name << " is not a torchrun option";
-    c.options[name] = eq == std::string::npos ? "" : t[i].substr(eq + 1);
-  }
+  i = read_options(t, i, kTorchrunOptions, "torchrun", c);
   c.program.assign(t.begin() + static_cast<std::ptrdiff_t>(i), t.end());
   return c;
 }
@@ -115,12 +116,7 @@ Command parse_srun(const std::string& line) {
   std::vector<std::string> before;
   for (; t.at(i) != "srun"; ++i) before.push_back(t[i]);
   c.before = assignments_in(before);
-  for (++i; i < t.size() && t[i].rfind("--", 0) == 0; ++i) {
-    const auto eq = t[i].find('=');
-    const auto name = t[i].substr(0, eq);
-    EXPECT_TRUE(kSrunOptions.count(name)) << name << " is not an srun option";
-    c.options[name] = eq == std::string::npos ? "" : t[i].substr(eq + 1);
-  }
+  i = read_options(t, i + 1, kSrunOptions, "srun", c);
   auto exported = split(c.options.at("--export"), ',');
   EXPECT_EQ(exported.front(), "ALL");
   c.env = assignments_in({exported.begin() + 1, exported.end()});

@@ -173,16 +173,9 @@ TEST(PlannerOptimum, HstuWithContextParallelismAndBalancingWithinHalfAPercent) {
 // or 4) or both, the dense sync flat, hierarchical or overlapped, four tables row-wise,
 // table-wise or data-parallel: 1,944 distinct plans.
 TEST(PlannerOptimum, TwoDatacentersWithReplicaSyncWithinHalfAPercent) {
-  const char* cluster = R"({"name": "two-dc",
-    "defaults": {"host": {"gpus": 8, "gpu_type": "H100-SXM",
-                          "nvlink": {"bandwidth": "450 GB/s", "latency": "1 us"},
-                          "nics": 8, "nic": {"bandwidth": "400 Gb/s", "latency": "1 us"},
-                          "pcie": {"bandwidth": "64 GB/s", "latency": "0.5 us"},
-                          "rail_optimized": true},
-                 "network": {"hosts_per_leaf": 16, "link_latency": "1 us"}},
-    "datacenters": [{"name": "a", "hosts": 1}, {"name": "b", "hosts": 1}],
-    "cross_dc": [{"between": ["a", "b"], "bandwidth": "100 Gb/s", "latency": "2 ms",
-                  "count": 2}]})";
+  const std::string cluster = hgx_datacenters(
+      "two-dc", R"([{"name": "a", "hosts": 1}, {"name": "b", "hosts": 1}])",
+      R"([{"between": ["a", "b"], "bandwidth": "100 Gb/s", "latency": "2 ms", "count": 2}])");
   const auto req = request_of(cluster, kSmallDlrm, kSmallDlrmData, R"({
     "fix": {"dense": {"parallelism": "ddp", "bucket_size": "25 MiB"},
             "schedule": {"pipeline_depth": 1, "sm_free_comm": false,

@@ -2,6 +2,7 @@
 // Helpers for planner tests: small models, data and clusters inline, the bundled profiles,
 // and a planner run with test-sized stages.
 
+#include <functional>
 #include <string>
 
 #include "planner/planner.hpp"
@@ -33,18 +34,38 @@ inline const char* kSmallDlrmData = R"({"name": "small-data", "batch_size": {"pe
                       "mid": {"distribution": "fixed", "value": 5},
                       "tiny": {"distribution": "fixed", "value": 1}}})";
 
-// Three datacenters of two 8-GPU hosts joined by slow long-haul links.
-inline const char* kThreeDc = R"({"name": "mini-3dc",
+/// A cluster of 8-GPU rail-optimized HGX H100 hosts in `datacenters` (the cluster file's
+/// list of {"name", "hosts"}), joined by `cross_dc` (its list of long-haul links).
+inline std::string hgx_datacenters(const std::string& name, const std::string& datacenters,
+                                   const std::string& cross_dc) {
+  return R"({"name": ")" + name + R"(",
   "defaults": {"host": {"gpus": 8, "gpu_type": "H100-SXM",
                         "nvlink": {"bandwidth": "450 GB/s", "latency": "1 us"},
                         "nics": 8, "nic": {"bandwidth": "400 Gb/s", "latency": "1 us"},
                         "pcie": {"bandwidth": "64 GB/s", "latency": "0.5 us"},
                         "rail_optimized": true},
                "network": {"hosts_per_leaf": 16, "link_latency": "1 us"}},
-  "datacenters": [{"name": "a", "hosts": 2}, {"name": "b", "hosts": 2}, {"name": "c", "hosts": 2}],
-  "cross_dc": [{"between": ["a", "b"], "bandwidth": "100 Gb/s", "latency": "5 ms", "count": 2},
-               {"between": ["b", "c"], "bandwidth": "100 Gb/s", "latency": "5 ms", "count": 2},
-               {"between": ["a", "c"], "bandwidth": "100 Gb/s", "latency": "10 ms", "count": 2}]})";
+  "datacenters": )" +
+         datacenters + R"(, "cross_dc": )" + cross_dc + "}";
+}
+
+// Three datacenters of two 8-GPU hosts joined by slow long-haul links.
+inline const std::string kThreeDc = hgx_datacenters(
+    "mini-3dc",
+    R"([{"name": "a", "hosts": 2}, {"name": "b", "hosts": 2}, {"name": "c", "hosts": 2}])",
+    R"([{"between": ["a", "b"], "bandwidth": "100 Gb/s", "latency": "5 ms", "count": 2},
+        {"between": ["b", "c"], "bandwidth": "100 Gb/s", "latency": "5 ms", "count": 2},
+        {"between": ["a", "c"], "bandwidth": "100 Gb/s", "latency": "10 ms", "count": 2}])");
+
+/// The message of the ConfigError `f` throws ("no ConfigError" when it throws none).
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no ConfigError";
+}
 
 inline sim::topology::Cluster cluster_of(const std::string& json_or_file) {
   if (!json_or_file.empty() && json_or_file.front() == '{')

@@ -58,15 +58,6 @@ sim::workload::ParallelPlan read_and_apply(const Json& tr) {
   return apply_torchrec_plan(document, sc.plan, parsed, sc.model, &sc.cluster);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no ConfigError";
-}
-
 #define EXPECT_HAS(msg, text) EXPECT_NE((msg).find(text), std::string::npos) << (msg)
 
 Json& table(Json& tr, const char* name) { return tr["plan"]["embedding_bag_collection"][name]; }

@@ -42,6 +42,22 @@ void quiet() {
   ::dup2(null, STDERR_FILENO);
 }
 
+/// Runs `sweep` on 2 MPI ranks into `csv`; false (and the log) when it fails.
+::testing::AssertionResult sweep_on_mpi_ranks(const std::string& sweep, const std::string& csv) {
+  const auto log = csv + ".log";
+  const auto command = fmt::format(
+      "cd {} && {} --allow-run-as-root --oversubscribe -np 2 {} sweep {} --csv {} >{} 2>&1",
+      STRAIT_SOURCE_DIR, STRAIT_MPIEXEC, STRAIT_BINARY, sweep, csv, log);
+  const int status = std::system(command.c_str());
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << read_text(log);
+}
+
+bool mpi_available() {
+  const std::string mpiexec = STRAIT_MPIEXEC;
+  return mpi_built() && !mpiexec.empty() && std::filesystem::exists(mpiexec);
+}
+
 TEST(SweepCommand, SerialThreadsAndMpiRanksWriteTheSameCsv) {
   const auto serial = temp_path("serial.csv"), threads = temp_path("threads.csv");
   const auto a = run_strait({"sweep", kQuick, "--threads", "1", "--csv", serial});
@@ -53,15 +69,10 @@ TEST(SweepCommand, SerialThreadsAndMpiRanksWriteTheSameCsv) {
   EXPECT_EQ(lines(read_text(serial)).size(), 25u);
   EXPECT_EQ(csv_without_wall_times(serial), csv_without_wall_times(threads));
 
-  const std::string mpiexec = STRAIT_MPIEXEC;
-  if (!mpi_built() || mpiexec.empty() || !std::filesystem::exists(mpiexec))
+  if (!mpi_available())
     GTEST_SKIP() << "MPI is not installed (scripts/setup.sh installs it): mpirun part skipped";
   const auto ranks = temp_path("mpi.csv");
-  const auto command = fmt::format(
-      "cd {} && {} --allow-run-as-root --oversubscribe -np 2 {} sweep {} --csv {} >{} 2>&1",
-      STRAIT_SOURCE_DIR, mpiexec, STRAIT_BINARY, kQuick, ranks, temp_path("mpi.log"));
-  const int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_text(temp_path("mpi.log"));
+  ASSERT_TRUE(sweep_on_mpi_ranks(kQuick, ranks));
   EXPECT_EQ(csv_without_wall_times(serial), csv_without_wall_times(ranks));
 }
 
@@ -78,16 +89,10 @@ TEST(SweepCommand, PlannedPointsAreTheSameSeriallyOnThreadsAndOnMpiRanks) {
   EXPECT_EQ(lines(read_text(serial)).size(), 5u);
   EXPECT_EQ(csv_without_wall_times(serial), csv_without_wall_times(threads));
 
-  const std::string mpiexec = STRAIT_MPIEXEC;
-  if (!mpi_built() || mpiexec.empty() || !std::filesystem::exists(mpiexec))
+  if (!mpi_available())
     GTEST_SKIP() << "MPI is not installed (scripts/setup.sh installs it): mpirun part skipped";
   const auto ranks = temp_path("plan-mpi.csv");
-  const auto command = fmt::format(
-      "cd {} && {} --allow-run-as-root --oversubscribe -np 2 {} sweep {} --csv {} >{} 2>&1",
-      STRAIT_SOURCE_DIR, mpiexec, STRAIT_BINARY, kPlanned, ranks, temp_path("plan-mpi.log"));
-  const int status = std::system(command.c_str());
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      << read_text(temp_path("plan-mpi.log"));
+  ASSERT_TRUE(sweep_on_mpi_ranks(kPlanned, ranks));
   EXPECT_EQ(csv_without_wall_times(serial), csv_without_wall_times(ranks));
 }
 
