@@ -345,9 +345,9 @@ std::vector<std::size_t> Search::neighbours(std::size_t id) {
   return out;
 }
 
-/// The neighbours of a new best final plan join the ranking, promoted: slices moved or
-/// swapped off the group member its simulation finds slowest, and every one-dimension
-/// change. A promoted candidate is simulated analytically before the closed form's
+/// The neighbours of a new best final plan join the ranking, the closed form's best
+/// `evaluations` of them promoted: slices moved or swapped off the group member its
+/// simulation finds slowest, and every one-dimension change. A promoted candidate is simulated analytically before the closed form's
 /// favourites, so the search looks around the best plan with simulations, not only where
 /// the closed form points (it mis-ranks what only a simulation sees: contention, overlap).
 void Search::expand(std::size_t best) {
@@ -373,6 +373,10 @@ void Search::expand(std::size_t best) {
   const auto more = neighbours(best);
   near.insert(near.end(), more.begin(), more.end());
   price_closed_form(near);
+  // At most `evaluations` of them promoted, the closed form's best: a model of 100 tables
+  // has some 600 neighbours, and their analytical runs would eat the effort.
+  std::sort(near.begin(), near.end(), [&](std::size_t a, std::size_t b) { return better(a, b); });
+  near.resize(std::min(near.size(), static_cast<std::size_t>(std::max(1, opt_.evaluations))));
   promoted_.insert(promoted_.end(), near.begin(), near.end());
 }
 
