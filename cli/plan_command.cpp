@@ -172,7 +172,7 @@ int run_plan(const std::vector<std::string>& args) {
       "search effort: final-mode simulations (the same plan on any machine and load)")(
       "budget", po::value<std::string>()->default_value("600s"),
       "wall-clock upper bound on the search (reaching it is reported)")(
-      "top", po::value<int>()->default_value(5), "plans in the final stage and the report")(
+      "top", po::value<int>()->default_value(5), "best plans in the report")(
       "threads", po::value<int>()->default_value(1), "worker threads (oneTBB)")(
       "mode", po::value<std::string>(),
       "final-stage network mode: flow | analytical (default: the scenario's, else flow)")(

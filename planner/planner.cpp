@@ -87,7 +87,7 @@ class Search {
   void best_first();
   std::vector<std::size_t> next_batch() const;
   void expand(std::size_t best);
-  std::vector<std::size_t> neighbours(std::size_t id);
+  std::vector<std::pair<std::size_t, std::size_t>> neighbours(std::size_t id);
   std::optional<RankedPlan> reference(std::optional<std::size_t> id, std::string label) const;
   void unusable_space_error() const;
 
@@ -313,12 +313,14 @@ std::optional<RankedPlan> Search::reference(std::optional<std::size_t> id,
   return r;
 }
 
-/// One-dimension neighbours of a candidate's document: every other choice of every
-/// dimension; a table keeps the other tables' placement, a new group size or context
-/// degree places every table again.
-std::vector<std::size_t> Search::neighbours(std::size_t id) {
-  std::vector<std::size_t> out;
-  for (const auto& d : space_.dimensions()) {
+/// One-dimension neighbours of a candidate's document, each with its dimension's index:
+/// every other choice of every dimension; a table keeps the other tables' placement, a new group
+/// size or context degree places every table again.
+std::vector<std::pair<std::size_t, std::size_t>> Search::neighbours(std::size_t id) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  const auto& dims = space_.dimensions();
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    const auto& d = dims[k];
     const bool replace = d.name == "sparse_group" || d.name == "context_parallel";
     for (const auto& choice : d.choices) {
       Json doc = pool_[id].ranked.document;
@@ -337,7 +339,7 @@ std::vector<std::size_t> Search::neighbours(std::size_t id) {
       }
       const std::size_t n = pool_.document(
           std::move(doc), pool_[id].ranked.label + ", " + d.name + "=" + choice.label, true);
-      if (n != id) out.push_back(n);
+      if (n != id) out.emplace_back(n, k);
     }
   }
   std::sort(out.begin(), out.end());
@@ -347,9 +349,10 @@ std::vector<std::size_t> Search::neighbours(std::size_t id) {
 
 /// The neighbours of a new best final plan join the ranking, the closed form's best
 /// `evaluations` of them promoted: slices moved or swapped off the group member its
-/// simulation finds slowest, and every one-dimension change. A promoted candidate is simulated analytically before the closed form's
-/// favourites, so the search looks around the best plan with simulations, not only where
-/// the closed form points (it mis-ranks what only a simulation sees: contention, overlap).
+/// simulation finds slowest, and every one-dimension change. A promoted candidate is simulated
+/// analytically before the closed form's favourites, so the search looks around the best plan with
+/// simulations, not only where the closed form points (it mis-ranks what only a simulation sees:
+/// contention, overlap).
 void Search::expand(std::size_t best) {
   constexpr int kPlacementMoves = 2;
   std::vector<std::size_t> near;
@@ -371,13 +374,41 @@ void Search::expand(std::size_t best) {
     }
   }
   const auto more = neighbours(best);
-  near.insert(near.end(), more.begin(), more.end());
+  for (const auto& [id, dim] : more) near.push_back(id);
   price_closed_form(near);
-  // At most `evaluations` of them promoted, the closed form's best: a model of 100 tables
-  // has some 600 neighbours, and their analytical runs would eat the effort.
-  std::sort(near.begin(), near.end(), [&](std::size_t a, std::size_t b) { return better(a, b); });
-  near.resize(std::min(near.size(), static_cast<std::size_t>(std::max(1, opt_.evaluations))));
-  promoted_.insert(promoted_.end(), near.begin(), near.end());
+  // At most `evaluations` of them promoted (a model of 100 tables has some 600 neighbours,
+  // whose analytical runs would eat the effort): the slice moves, then the closed form's
+  // best change of each dimension, the plan-wide ones before the tables' (the closed
+  // form misjudges most what changes the whole step: groups, replica sync, schedule),
+  // then the closed form's best of the rest.
+  const std::size_t moves = near.size() - more.size();
+  std::vector<std::size_t> first(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(moves));
+  std::vector<std::size_t> best_of_dim(space_.dimensions().size(), pool_.size());
+  for (const auto& [id, dim] : more) {
+    if (best_of_dim[dim] == pool_.size() || better(id, best_of_dim[dim])) best_of_dim[dim] = id;
+  }
+  const auto is_table = [&](std::size_t dim) {
+    return space_.dimensions()[dim].name.rfind("table:", 0) == 0;
+  };
+  for (int tables = 0; tables < 2; ++tables) {
+    std::vector<std::size_t> pick;
+    for (std::size_t d = 0; d < best_of_dim.size(); ++d) {
+      if (best_of_dim[d] < pool_.size() && is_table(d) == (tables == 1))
+        pick.push_back(best_of_dim[d]);
+    }
+    std::sort(pick.begin(), pick.end(), [&](std::size_t a, std::size_t b) { return better(a, b); });
+    first.insert(first.end(), pick.begin(), pick.end());
+  }
+  std::vector<std::size_t> rest;
+  for (const auto& [id, dim] : more) rest.push_back(id);
+  std::sort(rest.begin(), rest.end(), [&](std::size_t a, std::size_t b) { return better(a, b); });
+  first.insert(first.end(), rest.begin(), rest.end());
+  std::vector<std::size_t> promoted;
+  for (auto id : first) {
+    if (promoted.size() >= static_cast<std::size_t>(std::max(1, opt_.evaluations))) break;
+    if (std::find(promoted.begin(), promoted.end(), id) == promoted.end()) promoted.push_back(id);
+  }
+  promoted_.insert(promoted_.end(), promoted.begin(), promoted.end());
 }
 
 /// The next candidates to simulate: the usable, feasible ones not yet simulated in the

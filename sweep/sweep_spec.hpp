@@ -59,7 +59,7 @@ struct PlanSearch {
   int evaluations = 8;           // final-mode simulations per point (the deterministic effort)
   double budget_s = 600;         // wall-clock upper bound per point, seconds
   std::string mode;              // final-stage mode: "flow", "analytical", "" = the point's
-  int top = 1;                   // plans in the final stage
+  int top = 1;                   // best plans kept
   std::string constraints_file;  // path usable from the working directory; "" = none
 };
 
