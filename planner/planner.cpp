@@ -313,34 +313,13 @@ std::optional<RankedPlan> Search::reference(std::optional<std::size_t> id,
   return r;
 }
 
-/// One-dimension neighbours of a candidate's document, each with its dimension's index:
-/// every other choice of every dimension; a table keeps the other tables' placement, a new group
-/// size or context degree places every table again.
+/// The candidates of a candidate's one-dimension neighbours, each with its dimension.
 std::vector<std::pair<std::size_t, std::size_t>> Search::neighbours(std::size_t id) {
   std::vector<std::pair<std::size_t, std::size_t>> out;
-  const auto& dims = space_.dimensions();
-  for (std::size_t k = 0; k < dims.size(); ++k) {
-    const auto& d = dims[k];
-    const bool replace = d.name == "sparse_group" || d.name == "context_parallel";
-    for (const auto& choice : d.choices) {
-      Json doc = pool_[id].ranked.document;
-      for (const auto& [ptr, v] : choice.values) {
-        const Json::json_pointer p(ptr);
-        if (!v.is_null()) {
-          doc[p] = v;
-        } else if (doc.contains(p)) {
-          doc.at(p.parent_pointer()).erase(p.back());
-        }
-      }
-      if (replace && doc.contains("sparse") && doc["sparse"].contains("tables")) {
-        for (auto& [name, t] : doc["sparse"]["tables"].items()) {
-          if (t.is_object()) t.erase("ranks");
-        }
-      }
-      const std::size_t n = pool_.document(
-          std::move(doc), pool_[id].ranked.label + ", " + d.name + "=" + choice.label, true);
-      if (n != id) out.emplace_back(n, k);
-    }
+  for (auto& n : space_.neighbours(pool_[id].ranked.document)) {
+    const std::size_t c =
+        pool_.document(std::move(n.document), pool_[id].ranked.label + ", " + n.label, true);
+    if (c != id) out.emplace_back(c, n.dimension);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

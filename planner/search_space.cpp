@@ -285,6 +285,32 @@ Json SearchSpace::compose(const std::vector<int>& point) const {
   return doc;
 }
 
+std::vector<Neighbour> SearchSpace::neighbours(const Json& document) const {
+  std::vector<Neighbour> out;
+  for (std::size_t k = 0; k < dims_.size(); ++k) {
+    const auto& d = dims_[k];
+    const bool replace = d.name == "sparse_group" || d.name == "context_parallel";
+    for (const auto& choice : d.choices) {
+      Json doc = document;
+      for (const auto& [ptr, v] : choice.values) {
+        const Pointer p(ptr);
+        if (!v.is_null()) {
+          doc[p] = v;
+        } else if (doc.contains(p)) {
+          doc.at(p.parent_pointer()).erase(p.back());
+        }
+      }
+      if (replace && doc.contains("sparse") && doc["sparse"].contains("tables")) {
+        for (auto& [name, t] : doc["sparse"]["tables"].items()) {
+          if (t.is_object()) t.erase("ranks");
+        }
+      }
+      out.push_back({std::move(doc), k, d.name + "=" + choice.label});
+    }
+  }
+  return out;
+}
+
 std::string SearchSpace::describe(const std::vector<int>& point) const {
   std::string out;
   for (std::size_t i = 0; i < dims_.size(); ++i) {

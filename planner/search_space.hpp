@@ -37,6 +37,13 @@ struct Dimension {
   int start = 0;  // the baseline's choice
 };
 
+/// A plan document one dimension away from another (SearchSpace::neighbours).
+struct Neighbour {
+  Json document;
+  std::size_t dimension = 0;  // index into SearchSpace::dimensions()
+  std::string label;          // "dimension=choice"
+};
+
 class SearchSpace {
  public:
   /// The dimensions for `model` on the first `world` GPUs of `cluster` under
@@ -51,6 +58,10 @@ class SearchSpace {
   double size() const;
   /// The plan document of `point`.
   Json compose(const std::vector<int>& point) const;
+  /// Every other choice of every dimension set in `document` (a plan file): a table's
+  /// change keeps the other tables' slice owners; a new group size or context degree drops
+  /// every owner (they are placed again). May repeat `document` itself.
+  std::vector<Neighbour> neighbours(const Json& document) const;
   /// "dimension=choice" for the choices of `point` that differ from the start.
   std::string describe(const std::vector<int>& point) const;
 
