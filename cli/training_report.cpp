@@ -40,7 +40,7 @@ void print_training_report(std::ostream& out, const sim::run::TrainingReport& r)
       "steps\n\n",
       r.scenario, r.cluster, r.gpus, r.datacenters, sim::network::to_string(r.mode), r.steps);
   out << fmt::format("  step time      mean {:.3f} ms   p50 {:.3f} ms   p99 {:.3f} ms   (steps:",
-                     r.mean_ms, r.p50_ms, r.p99_ms);
+                     r.stats.mean_ms, r.stats.p50_ms, r.stats.p99_ms);
   for (double ms : r.step_ms) out << fmt::format(" {:.3f}", ms);
   out << ")\n";
   const auto& st = r.stats;

@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
         const auto r = strait::sim::run::run_training(sc, cost, {});
         o.build_s = r.build_wall_s;
         o.sim_s = r.sim_wall_s;
-        o.step_ms = r.mean_ms;
+        o.step_ms = r.stats.mean_ms;
         o.events = static_cast<double>(r.events);
         o.ops = static_cast<double>(r.ops);
         o.gpus = r.gpus;

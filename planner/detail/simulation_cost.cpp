@@ -52,7 +52,7 @@ Estimate SimulationCost::estimate(const sim::workload::TrainingScenario& scenari
     longer.steps = steps;
     report = sim::run::run_training(longer, kernels_, options);
   }
-  e.step_ms = report.mean_ms;
+  e.step_ms = report.stats.mean_ms;
   e.samples_per_sec = report.samples_per_sec;
   e.samples_per_sec_per_gpu = report.samples_per_sec / std::max(1, scenario.layout.world);
   e.cross_dc_bytes =

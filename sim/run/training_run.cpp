@@ -97,9 +97,6 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
   }
   const Time makespan = previous;
   report.stats = step_statistics(report.step_ms, steady_state(scenario.plan));
-  report.mean_ms = report.stats.mean_ms;
-  report.p50_ms = report.stats.p50_ms;
-  report.p99_ms = report.stats.p99_ms;
 
   // Throughput and MFU.
   double samples = 0, flops = 0, peak = 0;
@@ -110,7 +107,7 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
   for (const auto& a : result.ranks) flops += a.flops;
   report.samples_per_step = samples;
   const double seconds = makespan.to_s();
-  report.samples_per_sec = report.mean_ms > 0 ? samples / (report.mean_ms * 1e-3) : 0;
+  report.samples_per_sec = report.stats.mean_ms > 0 ? samples / (report.stats.mean_ms * 1e-3) : 0;
   report.mfu = seconds > 0 && peak > 0 ? flops / (seconds * peak) : 0;
 
   // Breakdowns: the critical rank and the average rank.

@@ -60,9 +60,8 @@ struct TrainingReport {
   int datacenters = 0;
   network::NetworkMode mode = network::NetworkMode::kFlow;
   int steps = 0;
-  std::vector<double> step_ms;                 // every step
-  StepStatistics stats;                        // over the steady steps (see the conventions)
-  double mean_ms = 0, p50_ms = 0, p99_ms = 0;  // stats' figures, as most readers want them
+  std::vector<double> step_ms;  // every step
+  StepStatistics stats;         // step time over the steady steps (see the conventions)
   double samples_per_step = 0;
   double samples_per_sec = 0;
   double mfu = 0;

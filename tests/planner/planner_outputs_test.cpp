@@ -29,7 +29,7 @@ TEST(PlannerOutputs, PlanDocumentReproducesTheReportedStepTime) {
   sim::run::TrainingRunOptions run;
   run.mode = sim::network::NetworkMode::kFlow;
   const auto report = sim::run::run_training(scenario_for(req.base, reread), bundled_cost(), run);
-  EXPECT_EQ(report.mean_ms, best.final_estimate->step_ms);
+  EXPECT_EQ(report.stats.mean_ms, best.final_estimate->step_ms);
 }
 
 // Explicit ranks in a plan file place the slices there: table "big" as two column slices

@@ -82,7 +82,7 @@ TEST(TrainingRun, LoadBalancingByCostLowersStragglerWaitOnlyWhenLengthsVary) {
       bundled_cost(), {});
   EXPECT_LT(mean_straggler_ms(greedy), 0.7 * mean_straggler_ms(none));
   EXPECT_LT(mean_straggler_ms(kk), 0.7 * mean_straggler_ms(none));
-  EXPECT_LT(greedy.mean_ms, none.mean_ms);
+  EXPECT_LT(greedy.stats.mean_ms, none.stats.mean_ms);
 
   const auto fixed = hstu_data(R"({"distribution": "fixed", "value": 600})");
   const auto f_none = run_training(
@@ -182,12 +182,12 @@ TEST(TrainingRun, BreakdownsAddUpToTheStepTime) {
   for (const auto* a : {&r.critical, &r.average}) {
     const double sum = a->compute.to_ms() + a->exposed_comm_total().to_ms() +
                        a->straggler_wait.to_ms() + a->bubble.to_ms();
-    EXPECT_NEAR(sum, r.stats.all_steps_mean_ms, 1e-6 * r.mean_ms);
+    EXPECT_NEAR(sum, r.stats.all_steps_mean_ms, 1e-6 * r.stats.mean_ms);
   }
   EXPECT_TRUE(r.stats.steady);
   EXPECT_EQ(r.stats.warmup_steps, 1);
   EXPECT_EQ(r.stats.drain_steps, 0);
-  EXPECT_DOUBLE_EQ(r.mean_ms, (r.step_ms[1] + r.step_ms[2]) / 2);
+  EXPECT_DOUBLE_EQ(r.stats.mean_ms, (r.step_ms[1] + r.step_ms[2]) / 2);
   EXPECT_DOUBLE_EQ(r.stats.all_steps_mean_ms, (r.step_ms[0] + r.step_ms[1] + r.step_ms[2]) / 3);
   EXPECT_GT(r.samples_per_sec, 0);
   EXPECT_GT(r.mfu, 0);
@@ -348,7 +348,7 @@ TEST(TrainingRun, FsdpShardsDenseStateAndSyncsByGatherAndReduceScatter) {
   EXPECT_GT(term(fsdp, "dense_params"), term(ddp, "dense_params") / 8);
   EXPECT_GT(fsdp.class_traffic[static_cast<std::size_t>(workload::CommClass::kDenseSync)].transfers,
             0u);
-  EXPECT_GT(fsdp.mean_ms, 0);
+  EXPECT_GT(fsdp.stats.mean_ms, 0);
 }
 
 // Expert parallelism over a host sends tokens to their experts with all-to-alls (MoE
