@@ -326,12 +326,12 @@ std::vector<std::pair<std::size_t, std::size_t>> Search::neighbours(std::size_t 
   return out;
 }
 
-/// The neighbours of a new best final plan join the ranking, the closed form's best
-/// `evaluations` of them promoted: slices moved or swapped off the group member its
-/// simulation finds slowest, and every one-dimension change. A promoted candidate is simulated
-/// analytically before the closed form's favourites, so the search looks around the best plan with
-/// simulations, not only where the closed form points (it mis-ranks what only a simulation sees:
-/// contention, overlap).
+/// The neighbours of a new best final plan join the ranking: slices moved or swapped off
+/// the group member its simulation finds slowest, and every one-dimension change. Up to
+/// `evaluations` of them are promoted (see below): a promoted candidate is simulated
+/// analytically before the closed form's favourites, so the search looks around the best
+/// plan with simulations, not only where the closed form points (it mis-ranks what only a
+/// simulation sees: contention, overlap).
 void Search::expand(std::size_t best) {
   constexpr int kPlacementMoves = 2;
   std::vector<std::size_t> near;
