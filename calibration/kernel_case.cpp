@@ -26,22 +26,26 @@ constexpr double kIdBytes = 8;
 
 void add_gemms(std::vector<KernelCase>& out, const std::vector<std::int64_t>& ms,
                const std::vector<std::int64_t>& ns, const std::vector<std::int64_t>& ks,
-               Precision p, SampleSet set) {
+               Precision p, SampleSet set, bool backward = false) {
   for (auto m : ms)
     for (auto n : ns)
-      for (auto k : ks) out.push_back(with_set(gemm_case(m, n, k, p), set));
+      for (auto k : ks) out.push_back(with_set(gemm_case(m, n, k, p, backward), set));
 }
 
 void cpu_cases(std::vector<KernelCase>& out, bool quick) {
   const auto fit = SampleSet::kFit, val = SampleSet::kValidation;
   const Precision f32 = Precision::kFp32;
   // GEMM: the tiny models' MLP and HSTU projections (tokens or samples x 16..512).
+  // Their backward (input and weight gradient) on part of the grid.
   if (quick) {
     add_gemms(out, {256}, {64}, {64, 256}, f32, fit);
     add_gemms(out, {512}, {128}, {128}, f32, val);
+    add_gemms(out, {256}, {64}, {64}, f32, fit, true);
   } else {
     add_gemms(out, {128, 512, 2048}, {32, 128, 512}, {16, 64, 256}, f32, fit);
     add_gemms(out, {256, 1024}, {64, 256}, {32, 128}, f32, val);
+    add_gemms(out, {128, 2048}, {32, 512}, {16, 256}, f32, fit, true);
+    add_gemms(out, {512}, {128}, {64}, f32, val, true);
   }
   // HSTU attention: the tiny model's 2 heads x 32 over lognormal histories. The CPU
   // reference skips padding, so padded cases use samples of one length (no padding): the
@@ -106,7 +110,7 @@ void cpu_cases(std::vector<KernelCase>& out, bool quick) {
 
 void cuda_cases(std::vector<KernelCase>& out, bool quick) {
   const auto fit = SampleSet::kFit, val = SampleSet::kValidation;
-  // GEMM: square sizes 256..16384 and the bundled models' projection shapes.
+  // GEMM: square sizes 256..16384 and the bundled models' projection and MLP shapes.
   const int top = quick ? 2048 : 16384;
   for (Precision p : {Precision::kBf16, Precision::kFp16, Precision::kFp8}) {
     for (std::int64_t s = 256; s <= top; s *= 2) out.push_back(gemm_case(s, s, s, p));
@@ -115,6 +119,20 @@ void cuda_cases(std::vector<KernelCase>& out, bool quick) {
   if (!quick) {
     add_gemms(out, {32768, 131072}, {1024, 2048}, {256, 512, 1024}, Precision::kBf16, fit);
     add_gemms(out, {65536}, {1536}, {384, 768}, Precision::kBf16, val);
+    add_gemms(out, {8192, 65536}, {256, 1024}, {512, 3456}, Precision::kBf16, fit);
+  }
+  // GEMM backward (input and weight gradient) in bf16: square sizes, then the bundled
+  // models' shapes: HSTU projections (tokens x model dim) and DLRM MLP and DCN layers
+  // (samples x 256..3456), which run well below the square sizes of the same mnk.
+  for (std::int64_t s = 256; s <= top; s *= 2)
+    out.push_back(gemm_case(s, s, s, Precision::kBf16, true));
+  out.push_back(with_set(gemm_case(3072, 3072, 3072, Precision::kBf16, true), val));
+  if (!quick) {
+    const Precision bf16 = Precision::kBf16;
+    add_gemms(out, {16384, 65536}, {512, 2048}, {512, 1024}, bf16, fit, true);
+    add_gemms(out, {8192, 65536}, {256, 1024}, {512, 3456}, bf16, fit, true);
+    add_gemms(out, {32768}, {1536}, {768}, bf16, val, true);
+    add_gemms(out, {16384}, {512}, {3456}, bf16, val, true);
   }
   // HSTU attention: 4 heads x 128 (hstu-large) and 4 x 64 (hstu-medium), lognormal lengths.
   std::uint64_t seed = 1;
@@ -135,10 +153,10 @@ void cuda_cases(std::vector<KernelCase>& out, bool quick) {
       }
     }
   }
-  // Embeddings: dims 32..256 in fp32 and fp16, pooling 20 and 1 (the two sizes per row
-  // size give the family's fixed time per call), 1M rows per table.
+  // Embeddings: dims 32..512 in fp32 and fp16 (512: HSTU item tables), pooling 20 and 1
+  // (the two sizes per row size give the family's fixed time per call), 1M rows per table.
   for (Precision p : {Precision::kFp32, Precision::kFp16}) {
-    for (int dim : {32, 64, 128, 256}) {
+    for (int dim : {32, 64, 128, 256, 512}) {
       for (int pooling : {20, 1}) {
         out.push_back(embedding_lookup_case(8, 8192, dim, pooling, 1 << 20, 0, p));
         out.push_back(embedding_update_case(8, 8192, dim, pooling, 1 << 20, 0, p));
@@ -176,16 +194,23 @@ Measurement measure(const KernelCase& c, const std::vector<double>& samples_us) 
   return m;
 }
 
-KernelCase gemm_case(std::int64_t m, std::int64_t n, std::int64_t k, Precision p) {
+KernelCase gemm_case(std::int64_t m, std::int64_t n, std::int64_t k, Precision p, bool backward) {
   KernelCase c;
   c.family = kernel_family(KernelKind::kGemm);
   c.shape = {{"m", m}, {"n", n}, {"k", k}};
+  if (backward) c.shape["pass"] = "backward";
   c.dtype = p;
   const double dm = static_cast<double>(m), dn = static_cast<double>(n),
-               dk = static_cast<double>(k);
-  c.flops = 2 * dm * dn * dk;
-  c.bytes = (dm * dk + dk * dn + dm * dn) * sim::cost::bytes_per_element(p);
+               dk = static_cast<double>(k), passes = backward ? 2 : 1;
+  c.flops = passes * 2 * dm * dn * dk;
+  c.bytes = passes * (dm * dk + dk * dn + dm * dn) * sim::cost::bytes_per_element(p);
   return c;
+}
+
+bool is_backward(const KernelCase& c) {
+  if (c.family.kernel && *c.family.kernel != sim::cost::forward_kind(*c.family.kernel)) return true;
+  const auto it = c.shape.find("pass");
+  return it != c.shape.end() && it->is_string() && it->get<std::string>() == "backward";
 }
 
 KernelCase attention_case(bool padded, bool backward, const std::vector<int>& lengths, int heads,

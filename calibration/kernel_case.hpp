@@ -4,7 +4,8 @@
 //
 // Work formulas (the same as sim/workload's dense_stack.cpp and sparse_traffic.cpp, so a
 // fitted efficiency means the same thing to the cost model as to the benchmark):
-//   gemm:               flops 2mnk, bytes (mk + kn + mn) * e
+//   gemm:               flops 2mnk, bytes (mk + kn + mn) * e; backward (input and weight
+//                       gradient, the gemm_backward family): 2x flops, 2x bytes
 //   attention forward:  flops 2 h (dqk + dv) * pairs (causal valid pairs, sum L(L+1)/2;
 //                       padded: B * Lmax(Lmax+1)/2), bytes touched * h * (2 dqk + 3 dv) * e
 //                       (touched = tokens, padded: B * Lmax); backward: 2.5x flops, 2x bytes
@@ -49,6 +50,10 @@ struct CollectiveCase {
 /// and warm-up are the caller's to set.
 Measurement measure(const KernelCase& c, const std::vector<double>& samples_us);
 
+/// True for a case that times a backward pass: a backward family, or shape "pass":
+/// "backward" (GEMM, attention).
+bool is_backward(const KernelCase& c);
+
 /// Cases for `backend` ("cpu" or "cuda"). `quick` keeps a few shapes per family (tests).
 std::vector<KernelCase> kernel_cases(const std::string& backend, bool quick);
 /// Collective sizes 8 B .. `max_bytes` by factors of 2 (fit) with held-out sizes 1.5x
@@ -57,7 +62,10 @@ std::vector<KernelCase> kernel_cases(const std::string& backend, bool quick);
 std::vector<CollectiveCase> collective_cases(std::int64_t max_bytes, bool quick);
 
 // The work formulas above, one per family (`e` = bytes per element of `p`).
-KernelCase gemm_case(std::int64_t m, std::int64_t n, std::int64_t k, sim::cost::Precision p);
+/// A GEMM of a linear layer's shape, forward or (`backward`, shape "pass": "backward") its
+/// input and weight gradient.
+KernelCase gemm_case(std::int64_t m, std::int64_t n, std::int64_t k, sim::cost::Precision p,
+                     bool backward = false);
 /// Jagged or padded HSTU attention over `lengths` (tokens per sample), one pass.
 KernelCase attention_case(bool padded, bool backward, const std::vector<int>& lengths, int heads,
                           int head_dim, sim::cost::Precision p);

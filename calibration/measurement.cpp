@@ -83,8 +83,13 @@ Measurement read_record(const ConfigNode& r) {
     m.algbw_gbps = non_negative(r, "algbw_gbps");
     m.busbw_gbps = non_negative(r, "busbw_gbps");
     m.check = r.choice("check", {"ok"});
-  } else if (m.family.kernel != sim::cost::backward_kind(*m.family.kernel)) {
+  } else if (sim::cost::is_attention(*m.family.kernel) &&
+             m.family.kernel != sim::cost::backward_kind(*m.family.kernel)) {
     // A forward attention family: the record says which pass it timed.
+    shape.choice("pass", {"forward", "backward"});
+  } else if (shape.has("pass")) {
+    // A GEMM: the forward unless the record says it timed the backward (input and weight
+    // gradient); records written before the split have no pass.
     shape.choice("pass", {"forward", "backward"});
   }
   if (m.table_key() <= 0) {
@@ -126,6 +131,7 @@ double Measurement::table_key() const {
   if (family.is_collective()) return static_cast<double>(shape_int("bytes"));
   switch (*family.kernel) {
     case KernelKind::kGemm:
+    case KernelKind::kGemmBackward:
       return std::cbrt(static_cast<double>(shape_int("m")) * static_cast<double>(shape_int("n")) *
                        static_cast<double>(shape_int("k")));
     case KernelKind::kJaggedAttention:

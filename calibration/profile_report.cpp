@@ -55,7 +55,7 @@ std::string format_fit_summary(const FitResult& fit) {
 }
 
 std::string family_group(const std::string& family) {
-  if (family == "gemm") return "gemm";
+  if (family == "gemm" || family == "gemm_backward") return "gemm";
   if (family.find("attention") != std::string::npos) return "attention";
   if (family.find("embedding") != std::string::npos) return "embedding";
   if (family == "elementwise" || family == "optimizer") return "elementwise";

@@ -16,6 +16,7 @@ std::vector<double> detail::KernelBackend::time(KernelCase& c, int warmup, int r
   prepare(c);
   switch (*c.family.kernel) {
     case sim::cost::KernelKind::kGemm:
+    case sim::cost::KernelKind::kGemmBackward:
       return time_gemm(c, warmup, repetitions);
     case sim::cost::KernelKind::kJaggedAttention:
     case sim::cost::KernelKind::kPaddedAttention:

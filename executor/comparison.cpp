@@ -29,6 +29,7 @@ constexpr std::size_t kTopOps = 10;
 const char* family_of(KernelKind k) {
   switch (k) {
     case KernelKind::kGemm:
+    case KernelKind::kGemmBackward:  // one family, as in a Kineto trace (names do not tell)
       return "gemm";
     case KernelKind::kJaggedAttention:
     case KernelKind::kPaddedAttention:

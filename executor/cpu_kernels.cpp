@@ -67,10 +67,13 @@ CpuKernels::Table& CpuKernels::table(int dim) {
 int CpuKernels::prepare(const sim::cost::KernelWork& k, std::int64_t step) {
   const auto handle = static_cast<int>(work_.size());
   switch (k.kind) {
-    case KernelKind::kGemm: {
-      // Forward: out[m x n] = a[m x k] b[k x n]. Backward (twice the flops): the input
-      // gradient da[m x k] = dout b^T and the weight gradient db[k x n] = a^T dout.
-      const bool backward = gemm_passes(k) == 2;
+    case KernelKind::kGemm:
+    case KernelKind::kGemmBackward: {
+      // Forward: out[m x n] = a[m x k] b[k x n]. Backward: the input gradient
+      // da[m x k] = dout b^T and the weight gradient db[k x n] = a^T dout. An op of several
+      // GEMMs (gemm_runs) runs them one after the other on the same buffers.
+      const bool backward = k.kind == KernelKind::kGemmBackward;
+      const int runs = gemm_runs(k);
       auto& g = gemms_[{k.m, k.n, k.k}];
       if (!g) {
         g = std::make_shared<Gemm>();
@@ -84,14 +87,16 @@ int CpuKernels::prepare(const sim::cost::KernelWork& k, std::int64_t step) {
         g->db.resize(k.k, k.n);
       }
       if (!backward) {
-        work_.emplace_back([this, g] {
-          g->out.noalias() = g->a * g->b;
+        work_.emplace_back([this, g, runs] {
+          for (int i = 0; i < runs; ++i) g->out.noalias() = g->a * g->b;
           sink_ = sink_ + (g->out.size() > 0 ? g->out(0, 0) : 0.0f);
         });
       } else {
-        work_.emplace_back([this, g] {
-          g->da.noalias() = g->dout * g->b.transpose();
-          g->db.noalias() = g->a.transpose() * g->dout;
+        work_.emplace_back([this, g, runs] {
+          for (int i = 0; i < runs; ++i) {
+            g->da.noalias() = g->dout * g->b.transpose();
+            g->db.noalias() = g->a.transpose() * g->dout;
+          }
           sink_ = sink_ + (g->da.size() > 0 ? g->da(0, 0) + g->db(0, 0) : 0.0f);
         });
       }

@@ -94,7 +94,8 @@ struct CudaKernels::Resources {
 };
 
 struct CudaKernels::Gemm {
-  std::unique_ptr<LtGemm> forward, dgrad, wgrad;
+  std::unique_ptr<LtGemm> forward;
+  std::unique_ptr<calibration::detail::LtGemmBackward> backward;
   DeviceBuffer x, w, y;       // forward: y[m, n] = x[m, k] w[n, k]^T
   DeviceBuffer dout, dx, dw;  // backward (allocated when a backward op has this shape)
 };
@@ -174,7 +175,8 @@ int CudaKernels::prepare(const sim::cost::KernelWork& k, std::int64_t step, int 
   const auto handle = static_cast<int>(work_.size());
   Resources& r = *resources_;
   switch (k.kind) {
-    case KernelKind::kGemm: {
+    case KernelKind::kGemm:
+    case KernelKind::kGemmBackward: {
       // One workspace per stream: GEMMs on two streams may run at once.
       auto& workspace = r.workspaces[stream];
       if (workspace.bytes() == 0)
@@ -236,12 +238,12 @@ int CudaKernels::prepare(const sim::cost::KernelWork& k, std::int64_t step, int 
 }
 
 void CudaKernels::prepare_gemm(const sim::cost::KernelWork& k, cudaStream_t s, void* workspace) {
-  // Forward y[m, n] = x[m, k] w[n, k]^T. Backward (twice the flops): the input gradient
-  // dx[m, k] = dout[m, n] w'[k, n]^T and the weight gradient dw[n, k] = dout'[n, m]
-  // x'[k, m]^T, TN GEMMs of 2 m n k flops each on buffers of the forward's sizes (the
-  // primed operands are the same memory read in the other order: the values are random).
+  // Forward y[m, n] = x[m, k] w[n, k]^T; backward: calibration's LtGemmBackward (the input
+  // and the weight gradient), what calibrate times for the gemm_backward family. An op of
+  // several GEMMs (gemm_runs) runs them one after the other on the same buffers.
   Resources& r = *resources_;
-  const bool backward = gemm_passes(k) == 2;
+  const bool backward = k.kind == KernelKind::kGemmBackward;
+  const int runs = gemm_runs(k);
   const auto types = calibration::detail::gemm_types(k.precision);
   if (!types || k.m <= 0 || k.n <= 0 || k.k <= 0)
     throw Error(fmt::format("cuda backend: cannot run a {} GEMM of m {}, n {}, k {}",
@@ -265,22 +267,23 @@ void CudaKernels::prepare_gemm(const sim::cost::KernelWork& k, cudaStream_t s, v
     g->w = r.random(n * kk * in, t.in_element);
     g->y = DeviceBuffer(m * n * out);
   }
-  if (backward && !g->dgrad) {
-    g->dgrad = std::make_unique<LtGemm>(r.lt, t, k.m, k.k, k.n);
-    g->wgrad = std::make_unique<LtGemm>(r.lt, t, k.n, k.k, k.m);
-    if (!g->dgrad->has_algorithm() || !g->wgrad->has_algorithm()) throw no_algorithm("backward");
+  if (backward && !g->backward) {
+    g->backward = std::make_unique<calibration::detail::LtGemmBackward>(r.lt, t, k.m, k.n, k.k);
+    if (!g->backward->has_algorithm()) throw no_algorithm("backward");
     g->dout = r.random(m * n * in, t.in_element);
     g->dx = DeviceBuffer(m * kk * out);
     g->dw = DeviceBuffer(n * kk * out);
   }
   if (!backward) {
-    work_.emplace_back([g, s, workspace] {
-      g->forward->run(g->x.data(), g->w.data(), g->y.data(), workspace, s);
+    work_.emplace_back([g, s, workspace, runs] {
+      for (int i = 0; i < runs; ++i)
+        g->forward->run(g->x.data(), g->w.data(), g->y.data(), workspace, s);
     });
   } else {
-    work_.emplace_back([g, s, workspace] {
-      g->dgrad->run(g->dout.data(), g->w.data(), g->dx.data(), workspace, s);
-      g->wgrad->run(g->dout.data(), g->x.data(), g->dw.data(), workspace, s);
+    work_.emplace_back([g, s, workspace, runs] {
+      for (int i = 0; i < runs; ++i)
+        g->backward->run(g->dout.data(), g->x.data(), g->w.data(), g->dx.data(), g->dw.data(),
+                         workspace, s);
     });
   }
 }

@@ -15,16 +15,17 @@ namespace strait::executor {
 
 using sim::cost::KernelKind;
 
-int gemm_passes(const sim::cost::KernelWork& k) {
-  const double one =
-      2.0 * static_cast<double>(k.m) * static_cast<double>(k.n) * static_cast<double>(k.k);
-  const long passes = one > 0 ? std::lround(k.flops / one) : 1;
-  if (passes != 1 && passes != 2)
-    throw Error(
-        fmt::format("strait exec: a GEMM of {} x {} x {} with {} flops is {} passes; the "
-                    "executor runs 1 (forward) or 2 (backward)",
-                    k.m, k.n, k.k, k.flops, passes));
-  return static_cast<int>(passes);
+int gemm_runs(const sim::cost::KernelWork& k) {
+  const bool backward = k.kind == KernelKind::kGemmBackward;
+  const double one = (backward ? 4.0 : 2.0) * static_cast<double>(k.m) * static_cast<double>(k.n) *
+                     static_cast<double>(k.k);
+  const double runs = one > 0 ? k.flops / one : 0;
+  if (runs < 0.5 || std::abs(runs - std::round(runs)) > 1e-6 * runs)
+    throw Error(fmt::format(
+        "strait exec: a {} op of {} x {} x {} with {} flops is not a whole number of {}",
+        to_string(k.kind), k.m, k.n, k.k, k.flops,
+        backward ? "input and weight gradient pairs" : "GEMMs"));
+  return static_cast<int>(std::lround(runs));
 }
 
 std::int64_t embedding_ids(const sim::cost::KernelWork& k) {

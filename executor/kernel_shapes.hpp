@@ -17,9 +17,11 @@
 //                     are the op's unique_fraction u of its ids (the formula the workload
 //                     computed u with): the update's optimizer work (per distinct row) and
 //                     the lookup's reuse are the op's, hot rows hot as in a real batch.
-//   GEMM              flops = 2 m n k per pass: 1 pass is the forward, 2 the backward
-//                     (the input gradient m x n x k and the weight gradient k x m x n,
-//                     workload/dense_stack's backward_of(gemm, 2)).
+//   GEMM              flops = 2 m n k per GEMM: a forward (gemm) op runs flops / (2 m n k)
+//                     GEMMs (1; 2 for a DCN cross layer's or an MoE expert's pair), a
+//                     backward (gemm_backward) op half as many pairs of the input gradient
+//                     m x n x k and the weight gradient k x m x n (workload/dense_stack's
+//                     backward_of(gemm, 2)).
 //   attention         flops = 2 h (dqk + dv) sum_b L_b (L_b + 1) / 2 (x2.5 backward), as
 //                     calibration's attention_case counts it with dqk = dv = head_dim (the
 //                     reference kernel's shape): `batch` samples of equal length
@@ -35,9 +37,9 @@
 
 namespace strait::executor {
 
-/// Passes of a GEMM op: round(flops / (2 m n k)), 1 (forward) or 2 (backward); throws
-/// for anything else (no workload builds it).
-int gemm_passes(const sim::cost::KernelWork& k);
+/// Runs of a GEMM op: forward GEMMs for a gemm op, (input, weight) gradient pairs for a
+/// gemm_backward op; throws when its flops are not a whole number (>= 1) of them.
+int gemm_runs(const sim::cost::KernelWork& k);
 
 /// Ids an embedding lookup or update op looks up (at least 1 when it has work).
 std::int64_t embedding_ids(const sim::cost::KernelWork& k);

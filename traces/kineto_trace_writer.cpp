@@ -57,6 +57,9 @@ constexpr KernelKindName kKernelNames[] = {
      "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
      "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, "
      "at::detail::Array<char*, 3>)"},
+    {"gemm_backward",
+     "sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_"
+     "segment_k_off_kernel__5x_cublas"},
     {"optimizer",
      "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
      "namespace)::TensorListMetadata<4>, at::native::(anonymous "
@@ -183,11 +186,14 @@ class KinetoTraceWriter {
     const std::string& category = text(s.category);
     if (const std::string_view* name = kernel_name(category)) {
       const bool ampere = compute_capability(options_.device.name).first == 8;
-      return GpuEvent{&s, std::string(category == "gemm" && ampere ? kAmpereGemm : *name),
-                      fmt::format(",\"strait op\":{},\"strait kind\":{}", json_quote(text(s.name)),
-                                  json_quote(category)) +
-                          args,
-                      false, step};
+      return GpuEvent{
+          &s,
+          std::string((category == "gemm" || category == "gemm_backward") && ampere ? kAmpereGemm
+                                                                                    : *name),
+          fmt::format(",\"strait op\":{},\"strait kind\":{}", json_quote(text(s.name)),
+                      json_quote(category)) +
+              args,
+          false, step};
     }
     // Collective scenarios name the op in the category; training runs in the "op" arg (their
     // category is the communication purpose).

@@ -115,6 +115,17 @@ class CpuKernelBackend final : public KernelBackend {
     const auto m = c.shape.at("m").get<Eigen::Index>(), n = c.shape.at("n").get<Eigen::Index>(),
                k = c.shape.at("k").get<Eigen::Index>();
     const Matrix a = Matrix::Random(m, k), b = Matrix::Random(k, n);
+    if (is_backward(c)) {
+      // What strait exec's CPU backend runs for a gemm_backward op (executor/cpu_kernels.cpp).
+      const Matrix dout = Matrix::Random(m, n);
+      Matrix da(m, k), db(k, n);
+      auto samples = run(warmup, repetitions, Cache::kCold, [&] {
+        da.noalias() = dout * b.transpose();
+        db.noalias() = a.transpose() * dout;
+      });
+      sink_ = sink_ + da(0, 0) + db(0, 0);
+      return samples;
+    }
     Matrix out(m, n);
     auto samples = run(warmup, repetitions, Cache::kCold, [&] { out.noalias() = a * b; });
     sink_ = sink_ + out(0, 0);

@@ -82,15 +82,11 @@ bool padded_attention(const KernelCase& c) {
 
 // The backward families, or a forward family's case with shape "pass": "backward".
 bool backward_attention(const KernelCase& c) {
-  if (c.family.kernel == KernelKind::kJaggedAttentionBackward ||
-      c.family.kernel == KernelKind::kPaddedAttentionBackward)
-    return true;
   const auto it = c.shape.find("pass");
-  if (it == c.shape.end()) return false;
-  if (*it != "forward" && *it != "backward")
+  if (it != c.shape.end() && *it != "forward" && *it != "backward")
     throw Error(
         fmt::format("cuda backend: {}: expected pass \"forward\" or \"backward\"", case_name(c)));
-  return *it == "backward";
+  return is_backward(c);
 }
 
 // ---- the backend --------------------------------------------------------------------------
@@ -189,6 +185,7 @@ bool CudaKernelBackend::supports(const KernelCase& c) const {
   bool runs = false;
   switch (*c.family.kernel) {
     case KernelKind::kGemm:
+    case KernelKind::kGemmBackward:
       runs = gemm_types(c.dtype).has_value() &&
              (c.dtype != Precision::kFp8 || compute_capability_ >= 89);
       break;
@@ -223,10 +220,12 @@ bool CudaKernelBackend::supports(const KernelCase& c) const {
 double CudaKernelBackend::case_bytes(const KernelCase& c) const {
   const auto num = [&](const char* key) { return static_cast<double>(shape_int(c, key)); };
   switch (*c.family.kernel) {
-    case KernelKind::kGemm: {
+    case KernelKind::kGemm:
+    case KernelKind::kGemmBackward: {
       const GemmTypes t = *gemm_types(c.dtype);
-      return (num("m") + num("n")) * num("k") * element_bytes(t.in_element) +
-             num("m") * num("n") * t.out_bytes;
+      const double forward = (num("m") + num("n")) * num("k") * element_bytes(t.in_element) +
+                             num("m") * num("n") * t.out_bytes;
+      return is_backward(c) ? 2 * forward : forward;  // + dY, dX, dW
     }
     case KernelKind::kJaggedAttention:
     case KernelKind::kPaddedAttention:
@@ -322,6 +321,21 @@ std::vector<double> CudaKernelBackend::time_gemm(const KernelCase& c, int warmup
   DeviceBuffer x = random_buffer(count(m, k) * in, t.in_element);
   DeviceBuffer w = random_buffer(count(n, k) * in, t.in_element);
   DeviceBuffer y(count(m, n) * static_cast<std::size_t>(t.out_bytes));
+  if (is_backward(c)) {
+    // What strait exec runs for a gemm_backward op (calibration/detail/lt_gemm.hpp).
+    DeviceBuffer dy = random_buffer(count(m, n) * in, t.in_element);
+    DeviceBuffer dx(count(m, k) * static_cast<std::size_t>(t.out_bytes));
+    DeviceBuffer dw(count(n, k) * static_cast<std::size_t>(t.out_bytes));
+    LtGemmBackward backward(lt_, t, m, n, k);
+    if (!backward.has_algorithm())
+      throw Error(fmt::format("cuda backend: cuBLASLt found no algorithm for {}", case_name(c)));
+    return sample(
+        [&] {
+          backward.run(dy.data(), x.data(), w.data(), dx.data(), dw.data(), workspace_.data(),
+                       timer_.stream());
+        },
+        warmup, repetitions, true);
+  }
   LtGemm plan(lt_, t, m, n, k);
   if (plan.has_algorithm()) {
     return sample(

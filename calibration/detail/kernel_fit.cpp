@@ -109,7 +109,7 @@ void fit_peaks(const std::vector<const Measurement*>& records, Time launch,
   double best_bandwidth = 0;
   for (const Measurement* m : records) {
     const double s = work_seconds(*m, launch);
-    if (m->family.kernel == KernelKind::kGemm) {
+    if (kind_of(*m) == KernelKind::kGemm) {
       best_flops[m->dtype] = std::max(best_flops[m->dtype], m->flops / s);
     }
     if (m->family.kernel == KernelKind::kElementwise) {
@@ -216,7 +216,7 @@ sim::cost::KernelWork work_of(const Measurement& m) {
   w.m = m.shape_int("m");
   w.n = m.shape_int("n");
   w.k = m.shape_int("k");
-  if (sim::cost::forward_kind(w.kind) != w.kind || sim::cost::backward_kind(w.kind) != w.kind) {
+  if (sim::cost::is_attention(w.kind)) {
     w.mean_length = m.table_key();
     w.heads = static_cast<int>(m.shape_int("heads"));
     w.head_dim = static_cast<int>(m.shape_int("head_dim"));
@@ -266,6 +266,12 @@ std::vector<KernelKind> fit_kernels(const std::vector<const Measurement*>& fit_r
       if (fit_device_peaks) eff.compute = sim::cost::EfficiencyTable::constant(1.0);
     }
     fitted.push_back(kind);
+  }
+  // A GEMM backward without records of its own is costed like the GEMM just fitted (as
+  // profiles before the split did), not like the base profile's GEMM.
+  if (by_kind.count(KernelKind::kGemm) && !by_kind.count(KernelKind::kGemmBackward)) {
+    profile.kernels[static_cast<std::size_t>(KernelKind::kGemmBackward)] =
+        profile.kernel(KernelKind::kGemm);
   }
   return fitted;
 }

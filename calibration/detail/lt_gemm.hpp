@@ -91,4 +91,28 @@ class LtGemm {
   bool found_ = false;
 };
 
+/// A linear layer's backward as `strait exec` runs it and `strait calibrate` times it (the
+/// gemm_backward family): the input gradient dX[m, k] = dY[m, n] W'[k, n]^T and the weight
+/// gradient dW[n, k] = dY'[n, m] X'[k, m]^T, two TN plans of 2 m n k flops each on buffers
+/// of the forward's sizes (the primed operands are the same memory read in the other
+/// order: the values are random, so the work and traffic are a real backward's).
+class LtGemmBackward {
+ public:
+  LtGemmBackward(cublasLtHandle_t lt, const GemmTypes& t, std::int64_t m, std::int64_t n,
+                 std::int64_t k)
+      : dgrad_(lt, t, m, k, n), wgrad_(lt, t, n, k, m) {}
+
+  bool has_algorithm() const { return dgrad_.has_algorithm() && wgrad_.has_algorithm(); }
+
+  /// Queues dX then dW on `stream` (x[m, k], w[n, k], dy[m, n]; dx[m, k], dw[n, k]).
+  void run(const void* dy, const void* x, const void* w, void* dx, void* dw, void* workspace,
+           cudaStream_t stream) {
+    dgrad_.run(dy, w, dx, workspace, stream);
+    wgrad_.run(dy, x, dw, workspace, stream);
+  }
+
+ private:
+  LtGemm dgrad_, wgrad_;
+};
+
 }  // namespace strait::calibration::detail

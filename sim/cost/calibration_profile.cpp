@@ -55,6 +55,7 @@ Provenance read_provenance(const ConfigNode& node) {
 const char* table_key_name(KernelKind k) {
   switch (k) {
     case KernelKind::kGemm:
+    case KernelKind::kGemmBackward:
       return "mnk_cube_root";
     case KernelKind::kJaggedAttention:
     case KernelKind::kPaddedAttention:
@@ -89,8 +90,8 @@ CalibrationProfile CalibrationProfile::from_config(const ConfigNode& root) {
   kernels.allow_only(names);
   for (int i = 0; i < kKernelKindCount; ++i) {
     const auto kind = static_cast<KernelKind>(i);
-    // A profile without an attention backward family costs the backward with the forward
-    // family's efficiencies (the profiles written before the split).
+    // A profile without a backward family (GEMM, attention) costs the backward with the
+    // forward family's efficiencies (the profiles written before the split).
     const KernelKind source = kernels.has(to_string(kind)) ? kind : forward_kind(kind);
     profile.kernels[static_cast<std::size_t>(i)] =
         read_kernel(kernels.at(to_string(source)), source);

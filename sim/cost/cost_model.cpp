@@ -37,6 +37,7 @@ double log2_key(const KernelWork& w) {
   };
   switch (w.kind) {
     case KernelKind::kGemm:
+    case KernelKind::kGemmBackward:
       // (m*n*k)^(1/3) in the log domain: exact for powers of two, no int64 overflow.
       return (safe_log2(static_cast<double>(w.m)) + safe_log2(static_cast<double>(w.n)) +
               safe_log2(static_cast<double>(w.k))) /

@@ -16,7 +16,8 @@ constexpr std::array<const char*, kKernelKindCount> kKindNames = {"gemm",
                                                                   "elementwise",
                                                                   "optimizer",
                                                                   "jagged_attention_backward",
-                                                                  "padded_attention_backward"};
+                                                                  "padded_attention_backward",
+                                                                  "gemm_backward"};
 
 }  // namespace
 
@@ -53,7 +54,7 @@ std::optional<KernelKind> parse_kernel_kind(std::string_view text) {
 }
 
 bool uses_tensor_cores(KernelKind k) {
-  return k == KernelKind::kGemm || forward_kind(k) == KernelKind::kJaggedAttention ||
+  return forward_kind(k) == KernelKind::kGemm || forward_kind(k) == KernelKind::kJaggedAttention ||
          forward_kind(k) == KernelKind::kPaddedAttention;
 }
 
@@ -67,6 +68,7 @@ bool is_embedding(KernelKind k) {
 }
 
 KernelKind backward_kind(KernelKind k) {
+  if (k == KernelKind::kGemm) return KernelKind::kGemmBackward;
   if (k == KernelKind::kJaggedAttention) return KernelKind::kJaggedAttentionBackward;
   if (k == KernelKind::kPaddedAttention) return KernelKind::kPaddedAttentionBackward;
   return k;
@@ -96,6 +98,7 @@ std::array<double, kAttentionTileCount> attention_tile_factors(
 }
 
 KernelKind forward_kind(KernelKind k) {
+  if (k == KernelKind::kGemmBackward) return KernelKind::kGemm;
   if (k == KernelKind::kJaggedAttentionBackward) return KernelKind::kJaggedAttention;
   if (k == KernelKind::kPaddedAttentionBackward) return KernelKind::kPaddedAttention;
   return k;

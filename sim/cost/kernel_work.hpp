@@ -36,12 +36,13 @@ enum class KernelKind {
   kOptimizer,                // dense optimizer step (Adam, AdaGrad)
   kJaggedAttentionBackward,  // its backward (dQ, dK, dV): its own efficiency
   kPaddedAttentionBackward,
+  kGemmBackward,  // a GEMM's backward: input and weight gradient, its own efficiency
 };
-inline constexpr int kKernelKindCount = 9;
+inline constexpr int kKernelKindCount = 10;
 
 /// "gemm", "jagged_attention", "padded_attention", "embedding_lookup", "embedding_update",
-/// "elementwise", "optimizer", "jagged_attention_backward", "padded_attention_backward"
-/// (the names profile files use).
+/// "elementwise", "optimizer", "jagged_attention_backward", "padded_attention_backward",
+/// "gemm_backward" (the names profile files use).
 const char* to_string(KernelKind k);
 /// The inverse of to_string; nullopt for any other text.
 std::optional<KernelKind> parse_kernel_kind(std::string_view text);
@@ -52,9 +53,9 @@ bool uses_tensor_cores(KernelKind k);
 bool is_attention(KernelKind k);
 /// True for embedding lookup and update (their bytes follow the profile's repeat_hit_rate).
 bool is_embedding(KernelKind k);
-/// The backward family of a forward attention family (others: itself).
+/// The backward family of GEMM or a forward attention family (others: itself).
 KernelKind backward_kind(KernelKind k);
-/// The forward family of a backward attention family (others: itself).
+/// The forward family of a backward GEMM or attention family (others: itself).
 KernelKind forward_kind(KernelKind k);
 
 /// Query-tile sizes (query rows per thread block) an attention kernel may use; a profile's

@@ -92,7 +92,8 @@ EfficiencyTable on_keys(const std::vector<double>& keys,
 // with a knot at every fit key can equal it everywhere (between fit keys both are linear in
 // log2 of the key). Compute-bound families have memory efficiency 1, memory-bound ones
 // compute efficiency 1 (what a fit without a base profile writes).
-//   gemm (7 keys 2^(16/3) .. 2^(28/3)): 0.25, 0.6 at 2^(22/3), `top_gemm` at 2^(28/3)
+//   gemm (7 keys 2^(16/3) .. 2^(28/3)): 0.25, 0.6 at 2^(22/3), `top_gemm` at 2^(28/3);
+//     its backward (4 keys 40 .. 645): 0.2, 0.45 (3rd), 0.55
 //   jagged attention (4 sample means of 32 .. 256): forward 0.2, 0.45 (3rd), 0.5;
 //     backward 0.15 .. 0.4
 //   padded attention (32, 64, 128, 256): forward 0.3 .. 0.6; backward 0.25, 0.45 at 128, 0.5
@@ -128,6 +129,8 @@ CalibrationProfile known_profile(const std::vector<Measurement>& records, double
     }
   };
   set(KernelKind::kGemm, on_keys(keys(KernelKind::kGemm), {{0, 0.25}, {3, 0.6}, {6, top_gemm}}));
+  set(KernelKind::kGemmBackward,
+      on_keys(keys(KernelKind::kGemmBackward), {{0, 0.2}, {2, 0.45}, {3, 0.55}}));
   set(KernelKind::kJaggedAttention,
       on_keys(keys(KernelKind::kJaggedAttention), {{0, 0.2}, {2, 0.45}, {3, 0.5}}));
   set(KernelKind::kJaggedAttentionBackward,
@@ -187,9 +190,9 @@ void remove_records(MeasurementSet& set, const std::function<bool(const Measurem
 }
 
 const std::vector<std::string> kFamilies = {
-    "elementwise", "embedding_lookup", "embedding_update",
-    "gemm",        "jagged_attention", "jagged_attention_backward",
-    "optimizer",   "padded_attention", "padded_attention_backward"};
+    "elementwise",      "embedding_lookup",         "embedding_update",          "gemm",
+    "gemm_backward",    "jagged_attention",         "jagged_attention_backward", "optimizer",
+    "padded_attention", "padded_attention_backward"};
 
 // The recovered profile: launch and peaks within 1%, every family's binding efficiency at
 // every fit key within 1% of the known table, the hit rates within 0.01, and every
@@ -218,9 +221,9 @@ void expect_recovered(const FitResult& fit, const Synthetic& s) {
     EXPECT_NEAR(got, want, kTolerance * want) << m.label();
     ++checked;
   }
-  // 27 GEMM + 16 attention (4 means x 2 layouts x 2 passes) + 16 embedding (8 shapes x
-  // lookup and update) + 7 copies + 7 Adam steps.
-  EXPECT_EQ(checked, 73);
+  // 27 GEMM + 8 GEMM backward + 16 attention (4 means x 2 layouts x 2 passes) + 16
+  // embedding (8 shapes x lookup and update) + 7 copies + 7 Adam steps.
+  EXPECT_EQ(checked, 81);
   EXPECT_NEAR(fit.profile.kernel(KernelKind::kEmbeddingLookup).repeat_hit_rate, kLookupHitRate,
               0.01);
   EXPECT_NEAR(fit.profile.kernel(KernelKind::kEmbeddingUpdate).repeat_hit_rate, kUpdateHitRate,

@@ -104,7 +104,7 @@ TEST(CalibrationProfile, RejectsUnknownKeysWithASuggestion) {
   EXPECT_EQ(message_of(j),
             "test.json: /kernels/matmul: unknown key (known keys: gemm, jagged_attention, "
             "padded_attention, embedding_lookup, embedding_update, elementwise, optimizer, "
-            "jagged_attention_backward, padded_attention_backward)");
+            "jagged_attention_backward, padded_attention_backward, gemm_backward)");
 }
 
 TEST(CalibrationProfile, RequiresEveryPeakButFp8) {
@@ -153,7 +153,7 @@ TEST(CalibrationProfile, BothBundledProfilesLoad) {
 
 TEST(ProfileSet, LoadsEveryProfileOfADirectory) {
   const ProfileSet set = load_profile_dir(kProfileDir);
-  EXPECT_EQ(set.gpu_types(), (std::vector<std::string>{"A100-SXM", "CPU", "H100-SXM"}));
+  EXPECT_EQ(set.gpu_types(), (std::vector<std::string>{"A100-SXM", "CPU", "H100-SXM", "H200-SXM"}));
   ASSERT_NE(set.find("H100-SXM"), nullptr);
   EXPECT_EQ(set.find("B200"), nullptr);
 }

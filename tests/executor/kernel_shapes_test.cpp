@@ -8,6 +8,8 @@
 #include "calibration/kernel_case.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/rng.hpp"
+#include "sim/workload/op_graph_builder.hpp"
+#include "sim/workload/scenario.hpp"
 #include "sim/workload/unique_rows.hpp"
 
 namespace strait::executor {
@@ -16,19 +18,47 @@ namespace {
 using sim::cost::KernelKind;
 using sim::cost::KernelWork;
 
-TEST(KernelShapes, GemmPassesSplitForwardFromBackward) {
-  // dense_stack: forward 2 m n k flops; backward_of(gemm, 2) doubles them at the same shape.
+TEST(KernelShapes, GemmRunsCountForwardGemmsAndBackwardPairs) {
+  // dense_stack: a linear layer's forward is 2 m n k flops, its backward (backward_of(gemm,
+  // 2), the gemm_backward family) 4 m n k: one input- and weight-gradient pair. A DCN cross
+  // layer's forward is two GEMMs of its shape (4 m n k), its backward two pairs (8 m n k).
   KernelWork k;
   k.kind = KernelKind::kGemm;
   k.m = 1536;
   k.n = 128;
   k.k = 64;
-  k.flops = 2.0 * 1536 * 128 * 64;
-  EXPECT_EQ(gemm_passes(k), 1);
-  k.flops *= 2;
-  EXPECT_EQ(gemm_passes(k), 2);
-  k.flops *= 2;
-  EXPECT_THROW(gemm_passes(k), Error);
+  const double one = 2.0 * 1536 * 128 * 64;
+  k.flops = one;
+  EXPECT_EQ(gemm_runs(k), 1);
+  k.flops = 2 * one;
+  EXPECT_EQ(gemm_runs(k), 2);
+  k.flops = 1.5 * one;
+  EXPECT_THROW(gemm_runs(k), Error);
+  k.kind = KernelKind::kGemmBackward;
+  k.flops = 2 * one;
+  EXPECT_EQ(gemm_runs(k), 1);
+  k.flops = 4 * one;
+  EXPECT_EQ(gemm_runs(k), 2);
+  k.flops = one;  // half a pair
+  EXPECT_THROW(gemm_runs(k), Error);
+}
+
+TEST(KernelShapes, EveryGemmOfTheBundledOneGpuDlrmIsWholeRuns) {
+  // dlrm-1gpu has DCNv2 cross layers: two GEMMs forward, two gradient pairs backward.
+  const auto scenario = sim::workload::TrainingScenario::load(std::string(STRAIT_SOURCE_DIR) +
+                                                              "/configs/scenarios/dlrm-1gpu.json");
+  const auto graph = sim::workload::build_op_graph(scenario);
+  int forward_pairs = 0, backward_pairs = 0;
+  for (const auto& op : graph.ranks.at(0).ops) {
+    if (op.kind != sim::workload::OpKind::kKernel) continue;
+    const auto kind = op.kernel.kind;
+    if (kind != KernelKind::kGemm && kind != KernelKind::kGemmBackward) continue;
+    const int runs = gemm_runs(op.kernel);
+    if (runs == 2) ++(kind == KernelKind::kGemm ? forward_pairs : backward_pairs);
+  }
+  // Three cross layers per step, four steps.
+  EXPECT_EQ(forward_pairs, 3 * 4);
+  EXPECT_EQ(backward_pairs, 3 * 4);
 }
 
 TEST(KernelShapes, EmbeddingLookupIdsAreFlopsOverTheRowLength) {

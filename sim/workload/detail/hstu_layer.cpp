@@ -94,9 +94,7 @@ void DenseStack::hstu_layer(std::int32_t n0, Precision p, const BatchShape& s, L
   if (cp && !gather)
     b.push_back(comm_item(n0 + 17, CollectiveOp::kAllToAll, cls, grp, T * h * dv * e));
   if (padded) b.push_back(kernel_item(n0 + 18, to_jagged));
-  Kernel attn_bwd = backward_of(attn, 2.5);
-  attn_bwd.kind = cost::backward_kind(attn.kind);
-  b.push_back(kernel_item(n0 + 19, attn_bwd));
+  b.push_back(kernel_item(n0 + 19, backward_of(attn, 2.5)));
   if (padded) b.push_back(kernel_item(n0 + 20, to_padded));
   if (cp && gather)
     b.push_back(

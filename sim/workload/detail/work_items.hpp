@@ -31,8 +31,10 @@ inline Kernel elementwise(double flops, double bytes, Precision p) {
   return e;
 }
 
-/// Backward of a forward kernel: `flop_factor` x flops, 2x bytes, same shape.
+/// Backward of a forward kernel: `flop_factor` x flops, 2x bytes, same shape, costed as
+/// its family's backward (GEMM and attention have their own; sim/cost's backward_kind).
 inline Kernel backward_of(Kernel k, double flop_factor) {
+  k.kind = cost::backward_kind(k.kind);
   k.flops *= flop_factor;
   k.hbm_bytes *= 2;
   return k;
