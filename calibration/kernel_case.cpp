@@ -162,6 +162,11 @@ void cuda_cases(std::vector<KernelCase>& out, bool quick) {
         out.push_back(embedding_update_case(8, 8192, dim, pooling, 1 << 20, 0, p));
       }
     }
+    // Skewed ids (Zipf 1.1: hot rows), the cache's share of repeated reads.
+    for (int dim : {64, 256}) {
+      out.push_back(embedding_lookup_case(8, 8192, dim, 20, 1 << 20, 1.1, p));
+      out.push_back(embedding_update_case(8, 8192, dim, 20, 1 << 20, 1.1, p));
+    }
     out.push_back(with_set(embedding_lookup_case(8, 4096, 96, 30, 1 << 20, 1.1, p), val));
     out.push_back(with_set(embedding_update_case(8, 4096, 96, 30, 1 << 20, 1.1, p), val));
   }

@@ -263,14 +263,17 @@ void CudaKernels::prepare_gemm(const sim::cost::KernelWork& k, cudaStream_t s, v
     g = std::make_shared<Gemm>();
     g->forward = std::make_unique<LtGemm>(r.lt, t, k.m, k.n, k.k);
     if (!g->forward->has_algorithm()) throw no_algorithm("forward");
-    g->x = r.random(m * kk * in, t.in_element);
+    // Rows for the backward's weight gradient too (LtGemmBackward::reduction_rows).
+    const auto rows = as_size(calibration::detail::LtGemmBackward::reduction_rows(k.m));
+    g->x = r.random(rows * kk * in, t.in_element);
     g->w = r.random(n * kk * in, t.in_element);
     g->y = DeviceBuffer(m * n * out);
   }
   if (backward && !g->backward) {
     g->backward = std::make_unique<calibration::detail::LtGemmBackward>(r.lt, t, k.m, k.n, k.k);
     if (!g->backward->has_algorithm()) throw no_algorithm("backward");
-    g->dout = r.random(m * n * in, t.in_element);
+    g->dout = r.random(as_size(calibration::detail::LtGemmBackward::reduction_rows(k.m)) * n * in,
+                       t.in_element);
     g->dx = DeviceBuffer(m * kk * out);
     g->dw = DeviceBuffer(n * kk * out);
   }

@@ -1,5 +1,7 @@
 #include "kernels/device.hpp"
 
+#include <cstdint>
+#include <limits>
 #include <utility>
 
 #ifdef STRAIT_HAVE_CUDA
@@ -15,6 +17,15 @@ namespace strait::kernels {
 namespace detail {
 void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line) {
   throw CudaError(fmt::format("{}:{}: {}: {}", file, line, call, cudaGetErrorString(err)));
+}
+
+void keep_freed_scratch_mapped() {
+  int device = 0;
+  STRAIT_CUDA_CHECK(cudaGetDevice(&device));
+  cudaMemPool_t pool = nullptr;
+  STRAIT_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  std::uint64_t threshold = std::numeric_limits<std::uint64_t>::max();
+  STRAIT_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
 }
 }  // namespace detail
 

@@ -185,6 +185,12 @@ int main() {
           for (const std::int64_t rows : {std::int64_t{100000}, std::int64_t{1000000}})
             for (const char* skew : {"uniform", "zipf"})
               run_gpu({8, 8192, dim, pf, rows, skew, t}, copy_gbs, rng);
+    // The one-GPU scenarios' embedding ops as strait exec runs them: hstu-1gpu's item table
+    // (one id per bag, dim 512, 10M rows) and dlrm-1gpu's 26 tables as one (pooling ~214).
+    for (const char* skew : {"uniform", "zipf"}) {
+      run_gpu({1, 22696, 512, 1, 10000000, skew, DType::kF32}, copy_gbs, rng);
+      run_gpu({1, 55296, 128, 214, 2000000, skew, DType::kF32}, copy_gbs, rng);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_tbe: %s\n", e.what());
     return 1;

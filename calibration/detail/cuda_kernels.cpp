@@ -318,12 +318,14 @@ std::vector<double> CudaKernelBackend::time_gemm(const KernelCase& c, int warmup
   const GemmTypes t = *gemm_types(c.dtype);
   const auto in = static_cast<std::size_t>(element_bytes(t.in_element));
   const auto count = [](std::int64_t a, std::int64_t b) { return static_cast<std::size_t>(a * b); };
-  DeviceBuffer x = random_buffer(count(m, k) * in, t.in_element);
+  // Rows for the backward's weight gradient too (LtGemmBackward::reduction_rows).
+  const std::int64_t rows = LtGemmBackward::reduction_rows(m);
+  DeviceBuffer x = random_buffer(count(rows, k) * in, t.in_element);
   DeviceBuffer w = random_buffer(count(n, k) * in, t.in_element);
   DeviceBuffer y(count(m, n) * static_cast<std::size_t>(t.out_bytes));
   if (is_backward(c)) {
     // What strait exec runs for a gemm_backward op (calibration/detail/lt_gemm.hpp).
-    DeviceBuffer dy = random_buffer(count(m, n) * in, t.in_element);
+    DeviceBuffer dy = random_buffer(count(rows, n) * in, t.in_element);
     DeviceBuffer dx(count(m, k) * static_cast<std::size_t>(t.out_bytes));
     DeviceBuffer dw(count(n, k) * static_cast<std::size_t>(t.out_bytes));
     LtGemmBackward backward(lt_, t, m, n, k);

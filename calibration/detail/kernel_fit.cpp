@@ -33,6 +33,16 @@ double unique_fraction(const Measurement& m) {
   return it != m.shape.end() && it->is_number() ? it->get<double>() : 1.0;
 }
 
+// Ids drawn uniformly: the record's id_skew is 0, or, for records that do not say (a
+// Kineto import), nearly every id is distinct. Uniform ids repeat (pooling 20 over 1M rows
+// repeats 7% of them) but far apart, so the cache sees no reuse: their times fit the
+// tables and the fixed time per call, and only skewed ids (hot rows) fit the hit rate.
+bool uniform_ids(const Measurement& m) {
+  const auto it = m.shape.find("id_skew");
+  if (it != m.shape.end() && it->is_number()) return it->get<double>() == 0;
+  return unique_fraction(m) >= kUniformIds;
+}
+
 // Tile factors of an attention record (sim::cost::attention_tile_factors): of its lengths,
 // or of its longest length for every sample where the kernel computes the padded layout.
 std::array<double, sim::cost::kAttentionTileCount> tile_factors(const Measurement& m,
@@ -183,8 +193,8 @@ double fit_repeat_hit_rate(const std::vector<const Measurement*>& records,
                            Time call_latency) {
   double num = 0, den = 0;
   for (const Measurement* m : records) {
+    if (uniform_ids(*m)) continue;
     const double u = unique_fraction(*m);
-    if (u >= kUniformIds) continue;
     const double seconds = m->median_us * 1e-6;
     const double full = m->bytes / (d.hbm_bandwidth * t.at(m->table_key()));  // h = 0
     // predicted = launch + full * (1 - h (1 - u)): residual r - h s, relative to t.
@@ -243,7 +253,7 @@ std::vector<KernelKind> fit_kernels(const std::vector<const Measurement*>& fit_r
     if (is_embedding(kind)) {
       std::vector<const Measurement*> uniform;
       for (const Measurement* m : records) {
-        if (unique_fraction(*m) >= kUniformIds) uniform.push_back(m);
+        if (uniform_ids(*m)) uniform.push_back(m);
       }
       if (!uniform.empty()) {
         if (const double c = fit_call_latency(uniform, profile.device.launch_overhead); c >= 0)

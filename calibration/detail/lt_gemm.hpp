@@ -93,14 +93,22 @@ class LtGemm {
 
 /// A linear layer's backward as `strait exec` runs it and `strait calibrate` times it (the
 /// gemm_backward family): the input gradient dX[m, k] = dY[m, n] W'[k, n]^T and the weight
-/// gradient dW[n, k] = dY'[n, m] X'[k, m]^T, two TN plans of 2 m n k flops each on buffers
-/// of the forward's sizes (the primed operands are the same memory read in the other
-/// order: the values are random, so the work and traffic are a real backward's).
+/// gradient dW[n, k] = dY'[n, m_r] X'[k, m_r]^T, two TN plans of about 2 m n k flops each
+/// on buffers of the forward's sizes (the primed operands are the same memory read in the
+/// other order: the values are random, so the work and traffic are a real backward's).
+/// The weight gradient reduces over m_r = m rounded up to 16 rows: in the TN layout the
+/// reduction is the operands' contiguous dimension, and cuBLASLt's fast kernels need it
+/// 16-byte aligned; a framework reads dY^T and X with their feature dimensions contiguous,
+/// so its kernels never see an odd token count (measured on an H200: an odd m ran the
+/// weight gradient 3x slower). Callers size x and dy for m_r rows (reduction_rows).
 class LtGemmBackward {
  public:
   LtGemmBackward(cublasLtHandle_t lt, const GemmTypes& t, std::int64_t m, std::int64_t n,
                  std::int64_t k)
-      : dgrad_(lt, t, m, k, n), wgrad_(lt, t, n, k, m) {}
+      : dgrad_(lt, t, m, k, n), wgrad_(lt, t, n, k, reduction_rows(m)) {}
+
+  /// m rounded up to a multiple of 16: the rows x and dy must hold.
+  static std::int64_t reduction_rows(std::int64_t m) { return (m + 15) / 16 * 16; }
 
   bool has_algorithm() const { return dgrad_.has_algorithm() && wgrad_.has_algorithm(); }
 

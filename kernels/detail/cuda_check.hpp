@@ -10,6 +10,12 @@ namespace strait::kernels::detail {
 
 [[noreturn]] void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line);
 
+/// Keeps what the kernels' stream-ordered scratch (cudaMallocAsync) frees mapped in the
+/// current device's default pool (release threshold: no limit), as a framework's caching
+/// allocator keeps its blocks: otherwise every synchronization hands it back to the driver
+/// and the next call maps it again, a cost no production kernel pays. Idempotent.
+void keep_freed_scratch_mapped();
+
 }  // namespace strait::kernels::detail
 
 #define STRAIT_CUDA_CHECK(call)                                                                 \

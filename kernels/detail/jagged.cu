@@ -107,6 +107,7 @@ void lengths_to_offsets_cuda(const std::int32_t* lengths, std::int32_t* offsets,
   std::size_t bytes = 0;
   STRAIT_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, lengths, offsets + 1, batch, st));
   void* temp = nullptr;
+  keep_freed_scratch_mapped();
   STRAIT_CUDA_CHECK(cudaMallocAsync(&temp, bytes, st));
   const cudaError_t err =
       cub::DeviceScan::InclusiveSum(temp, bytes, lengths, offsets + 1, batch, st);

@@ -333,7 +333,7 @@ void launch_update(const TbeParams& p, const TbeBackwardArgs& a, std::int64_t to
 // Stream-ordered scratch memory, freed on scope exit.
 class Scratch {
  public:
-  explicit Scratch(cudaStream_t st) : st_(st) {}
+  explicit Scratch(cudaStream_t st) : st_(st) { keep_freed_scratch_mapped(); }
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
   ~Scratch() {
