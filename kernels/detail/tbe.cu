@@ -127,36 +127,21 @@ __global__ void tbe_linearize_kernel(const TbeParams p, std::int64_t total_rows,
   }
 }
 
-// Adds the gradients of sorted occurrences [from, to) into g (this lane's columns), in
-// occurrence order. `from` and `to` are the same for the whole warp. The occurrences'
-// gradient rows and scales are found 32 at a time, one per lane, and broadcast with
-// shuffles: one chain of dependent loads (position, bag, bag size) per 32 occurrences
-// instead of per occurrence, which bounded a warp summing a row with many occurrences (a
-// hot row, or a long chunk of one) by memory latency, not bandwidth.
+// Adds the gradients of sorted occurrences [from, to) into g (this lane's columns).
 __device__ __forceinline__ void add_occurrences(const TbeParams& p, const float* grad_out,
                                                 const std::int64_t* sorted_pos,
                                                 const std::int64_t* bag_of, std::int64_t from,
                                                 std::int64_t to, float* g, int lane) {
-  for (std::int64_t e0 = from; e0 < to; e0 += 32) {
-    std::int64_t row_offset = 0;
-    float scale = 0.0f;
-    if (e0 + lane < to) {
-      const std::int64_t k = sorted_pos[e0 + lane];
-      const std::int64_t bag = bag_of[k];
-      scale = p.psw != nullptr ? p.psw[k] : 1.0f;
-      if (p.pooling == PoolingMode::kMean)
-        scale /= static_cast<float>(p.offsets[bag + 1] - p.offsets[bag]);
-      row_offset = p.pooling == PoolingMode::kNone
-                       ? k * p.dim
-                       : ((bag % p.batch) * p.tables + bag / p.batch) * p.dim;
-    }
-    const int count = static_cast<int>(to - e0 < 32 ? to - e0 : 32);
-    for (int j = 0; j < count; ++j) {
-      const std::int64_t offset = __shfl_sync(0xffffffffu, row_offset, j);
-      const float s = __shfl_sync(0xffffffffu, scale, j);
-      const float* go = grad_out + offset;
-      for (int c = lane; c < p.dim; c += 32) g[c] += s * go[c];
-    }
+  for (std::int64_t e = from; e < to; ++e) {
+    const std::int64_t k = sorted_pos[e];
+    const std::int64_t bag = bag_of[k];
+    float scale = p.psw != nullptr ? p.psw[k] : 1.0f;
+    if (p.pooling == PoolingMode::kMean)
+      scale /= static_cast<float>(p.offsets[bag + 1] - p.offsets[bag]);
+    const float* go = p.pooling == PoolingMode::kNone
+                          ? grad_out + k * p.dim
+                          : grad_out + ((bag % p.batch) * p.tables + bag / p.batch) * p.dim;
+    for (int c = lane; c < p.dim; c += 32) g[c] += scale * go[c];
   }
 }
 
