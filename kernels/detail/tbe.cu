@@ -127,11 +127,13 @@ __global__ void tbe_linearize_kernel(const TbeParams p, std::int64_t total_rows,
   }
 }
 
-// Adds the gradients of sorted occurrences [from, to) into g (this lane's columns).
-__device__ __forceinline__ void add_occurrences(const TbeParams& p, const float* grad_out,
-                                                const std::int64_t* sorted_pos,
-                                                const std::int64_t* bag_of, std::int64_t from,
-                                                std::int64_t to, float* g, int lane) {
+// Adds the gradients of sorted occurrences [from, to) into g (this lane's columns), one
+// occurrence at a time.
+__device__ __forceinline__ void add_occurrences_serial(const TbeParams& p, const float* grad_out,
+                                                       const std::int64_t* sorted_pos,
+                                                       const std::int64_t* bag_of,
+                                                       std::int64_t from, std::int64_t to, float* g,
+                                                       int lane) {
   for (std::int64_t e = from; e < to; ++e) {
     const std::int64_t k = sorted_pos[e];
     const std::int64_t bag = bag_of[k];
@@ -142,6 +144,58 @@ __device__ __forceinline__ void add_occurrences(const TbeParams& p, const float*
                           ? grad_out + k * p.dim
                           : grad_out + ((bag % p.batch) * p.tables + bag / p.batch) * p.dim;
     for (int c = lane; c < p.dim; c += 32) g[c] += scale * go[c];
+  }
+}
+
+// The same, the occurrences' gradient rows and scales found 32 at a time, one per lane, and
+// broadcast with shuffles: one chain of dependent loads (position, bag, bag size) per 32
+// occurrences instead of per occurrence, which bounds a warp summing a row with many
+// occurrences (a hot row, or a long chunk of one) by memory latency.
+__device__ __forceinline__ void add_occurrences_batched(const TbeParams& p, const float* grad_out,
+                                                        const std::int64_t* sorted_pos,
+                                                        const std::int64_t* bag_of,
+                                                        std::int64_t from, std::int64_t to,
+                                                        float* g, int lane) {
+  for (std::int64_t e0 = from; e0 < to; e0 += 32) {
+    std::int64_t row_offset = 0;
+    float scale = 0.0f;
+    if (e0 + lane < to) {
+      const std::int64_t k = sorted_pos[e0 + lane];
+      const std::int64_t bag = bag_of[k];
+      scale = p.psw != nullptr ? p.psw[k] : 1.0f;
+      if (p.pooling == PoolingMode::kMean)
+        scale /= static_cast<float>(p.offsets[bag + 1] - p.offsets[bag]);
+      row_offset = p.pooling == PoolingMode::kNone
+                       ? k * p.dim
+                       : ((bag % p.batch) * p.tables + bag / p.batch) * p.dim;
+    }
+    const int count = static_cast<int>(to - e0 < 32 ? to - e0 : 32);
+    for (int j = 0; j < count; ++j) {
+      const std::int64_t offset = __shfl_sync(0xffffffffu, row_offset, j);
+      const float s = __shfl_sync(0xffffffffu, scale, j);
+      const float* go = grad_out + offset;
+      for (int c = lane; c < p.dim; c += 32) g[c] += s * go[c];
+    }
+  }
+}
+
+// Rows of at most this many elements sum their occurrences batched. Measured on an H200
+// (bench/README.md, "On a GPU"): batched is 10-30% faster at dims 64-128 (pooling 1-214,
+// uniform and Zipf ids), serial 2-3x faster at dims 256-512 with Zipf ids; the cause of the
+// latter is not established (no profiler run yet). Both add in occurrence order, so the
+// sums are the same either way.
+constexpr int kBatchedIdsMaxDim = 128;
+
+// Adds the gradients of sorted occurrences [from, to) into g (this lane's columns), in
+// occurrence order; `from` and `to` are the same for the whole warp.
+__device__ __forceinline__ void add_occurrences(const TbeParams& p, const float* grad_out,
+                                                const std::int64_t* sorted_pos,
+                                                const std::int64_t* bag_of, std::int64_t from,
+                                                std::int64_t to, float* g, int lane) {
+  if (p.dim <= kBatchedIdsMaxDim) {
+    add_occurrences_batched(p, grad_out, sorted_pos, bag_of, from, to, g, lane);
+  } else {
+    add_occurrences_serial(p, grad_out, sorted_pos, bag_of, from, to, g, lane);
   }
 }
 

@@ -346,6 +346,7 @@ TEST(TbeGpu, HotRowsSummedInChunksMatchCpu) {
   STRAIT_REQUIRE_GPU();
   run_tbe_case(DType::kF32, PoolingMode::kSum, true, true, 128, 400);
   run_tbe_case(DType::kF16, PoolingMode::kNone, false, true, 32, 400);
+  run_tbe_case(DType::kF32, PoolingMode::kNone, false, true, 512, 400);  // serial adds
 }
 
 // The bundled models' embedding shapes: dims 64-256, pooling up to 100, skewed ids with
