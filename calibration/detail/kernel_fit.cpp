@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 #include <Eigen/Dense>
@@ -187,10 +188,12 @@ sim::cost::EfficiencyTable table_for(const std::vector<const Measurement*>& reco
   return fit_table(observed, monotone(kind));
 }
 
-// h minimising the relative error of the records with repeats, given their table `t`.
-double fit_repeat_hit_rate(const std::vector<const Measurement*>& records,
-                           const sim::cost::EfficiencyTable& t, const sim::cost::DeviceSpec& d,
-                           Time call_latency) {
+// h in [-1, 1] minimising the relative error of the records with skewed ids, given their
+// table `t`; nullopt without such records. Negative where repeated ids cost more than the
+// bytes they save (a hot row's occurrences summed in sequence, sim/cost's profile).
+std::optional<double> fit_repeat_hit_rate(const std::vector<const Measurement*>& records,
+                                          const sim::cost::EfficiencyTable& t,
+                                          const sim::cost::DeviceSpec& d, Time call_latency) {
   double num = 0, den = 0;
   for (const Measurement* m : records) {
     if (uniform_ids(*m)) continue;
@@ -203,7 +206,8 @@ double fit_repeat_hit_rate(const std::vector<const Measurement*>& records,
     num += slope * r;
     den += slope * slope;
   }
-  return den > 0 ? std::clamp(num / den, 0.0, 1.0) : -1;
+  if (den <= 0) return std::nullopt;
+  return std::clamp(num / den, -1.0, 1.0);
 }
 
 }  // namespace
@@ -259,11 +263,8 @@ std::vector<KernelKind> fit_kernels(const std::vector<const Measurement*>& fit_r
         if (const double c = fit_call_latency(uniform, profile.device.launch_overhead); c >= 0)
           eff.call_latency = Time::from_s(c);
         const auto t = table_for(uniform, kind, profile, 0);
-        if (const double fitted_h =
-                fit_repeat_hit_rate(records, t, profile.device, eff.call_latency);
-            fitted_h >= 0) {
-          h = fitted_h;
-        }
+        if (const auto fitted_h = fit_repeat_hit_rate(records, t, profile.device, eff.call_latency))
+          h = *fitted_h;
       }
       eff.repeat_hit_rate = h;
     }

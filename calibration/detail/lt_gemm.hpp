@@ -99,8 +99,8 @@ class LtGemm {
 /// The weight gradient reduces over m_r = m rounded up to 16 rows: in the TN layout the
 /// reduction is the operands' contiguous dimension, and cuBLASLt's fast kernels need it
 /// 16-byte aligned; a framework reads dY^T and X with their feature dimensions contiguous,
-/// so its kernels never see an odd token count (measured on an H200: an odd m ran the
-/// weight gradient 3x slower). Callers size x and dy for m_r rows (reduction_rows).
+/// so its kernels never see that stride (measured on an H200: m not a multiple of 8 ran the
+/// weight gradient 2-3x slower). Callers size x and dy for m_r rows (reduction_rows).
 class LtGemmBackward {
  public:
   LtGemmBackward(cublasLtHandle_t lt, const GemmTypes& t, std::int64_t m, std::int64_t n,

@@ -20,8 +20,8 @@ KernelEfficiency read_kernel(const ConfigNode& node, KernelKind kind) {
   if (is_embedding(kind)) {
     const ConfigNode h = node.at("repeat_hit_rate");
     out.repeat_hit_rate = h.as_number();
-    if (out.repeat_hit_rate < 0 || out.repeat_hit_rate > 1) {
-      h.fail(fmt::format("expected a fraction in [0, 1], got {}", out.repeat_hit_rate));
+    if (out.repeat_hit_rate < -1 || out.repeat_hit_rate > 1) {
+      h.fail(fmt::format("expected a number in [-1, 1], got {}", out.repeat_hit_rate));
     }
     if (auto c = node.find("call_latency")) out.call_latency = c->as_duration();
   }

@@ -13,9 +13,11 @@
 //   jagged/padded_attention  "mean_length"    mean sequence length (tokens)
 //   embedding_lookup/update  "row_bytes"      embedding_dim * bytes_per_element(precision)
 //   elementwise, optimizer   "hbm_bytes"      bytes the kernel moves
-// Embedding kinds also carry "repeat_hit_rate" h in [0, 1]: the fraction of repeated row
+// Embedding kinds also carry "repeat_hit_rate" h in [-1, 1]: the fraction of repeated row
 // accesses (1 - unique_fraction of them) that the L2 cache serves, so the bytes reaching HBM
-// are hbm_bytes * (1 - h * (1 - unique_fraction)).
+// are hbm_bytes * (1 - h * (1 - unique_fraction)). A negative h says repeats cost more
+// than the bytes they save: an update kernel that sums a hot row's occurrences in sequence
+// (strait's TBE backward on an H200 fits -0.32 from Zipf ids; bench/README.md, "On a GPU").
 // Embedding kinds may carry "call_latency" c (default 0): a fixed time per call on top of
 // the device's launch overhead, for what a table-batched embedding call does whatever its
 // size (index sorting, de-duplication and run-length encoding, the chain of kernels one
@@ -41,7 +43,7 @@ namespace strait::sim::cost {
 struct KernelEfficiency {
   EfficiencyTable compute;       // fraction of peak FLOP/s
   EfficiencyTable memory;        // fraction of HBM bandwidth
-  double repeat_hit_rate = 0.0;  // embedding kinds only, in [0, 1]
+  double repeat_hit_rate = 0.0;  // embedding kinds only, in [-1, 1]
   Time call_latency;             // embedding kinds only: fixed time per call, see above
   int tile_rows = 0;             // attention kinds only: query tile, 0 = no quantization
 };

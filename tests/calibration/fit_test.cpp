@@ -30,7 +30,7 @@ constexpr double kPeak = 40e9;       // FLOP/s in fp32, tf32, bf16 and fp16; no 
 constexpr double kBandwidth = 30e9;  // B/s
 constexpr double kLaunchUs = 1.0;    // launch overhead
 constexpr double kLookupHitRate = 0.3;
-constexpr double kUpdateHitRate = 0.2;
+constexpr double kUpdateHitRate = -0.3;        // repeats cost more than they save (an update)
 constexpr double kSkewedUniqueFraction = 0.4;  // unique fraction of the Zipf embedding cases
 // The acceptance bound of the fit: known parameters recovered within 1%.
 constexpr double kTolerance = 0.01;
@@ -98,7 +98,7 @@ EfficiencyTable on_keys(const std::vector<double>& keys,
 //     backward 0.15 .. 0.4
 //   padded attention (32, 64, 128, 256): forward 0.3 .. 0.6; backward 0.25, 0.45 at 128, 0.5
 //   embedding lookup (row bytes 64 .. 512): 0.3, 0.55 at 256, 0.6; repeat_hit_rate 0.3
-//   embedding update: 0.2 at 64 .. 0.5 at 512; repeat_hit_rate 0.2
+//   embedding update: 0.2 at 64 .. 0.5 at 512; repeat_hit_rate -0.3
 //   elementwise (copies of 2^14 .. 2^26 B): 0.5 up to 2^18, `top_copy` at 2^22, 0.7 at 2^26
 //   optimizer (Adam over 2^14 / 28 .. 2^26 / 28 parameters): 0.4, 0.9 (4th), 0.8 (7th)
 CalibrationProfile known_profile(const std::vector<Measurement>& records, double top_gemm,

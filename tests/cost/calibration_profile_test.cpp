@@ -133,7 +133,7 @@ TEST(CalibrationProfile, RejectsOtherBadDeviceAndKernelValues) {
   j = valid_profile();
   j["kernels"]["embedding_update"]["repeat_hit_rate"] = 1.5;
   EXPECT_EQ(message_of(j),
-            "test.json: /kernels/embedding_update/repeat_hit_rate: expected a fraction in [0, 1], "
+            "test.json: /kernels/embedding_update/repeat_hit_rate: expected a number in [-1, 1], "
             "got 1.5");
   j = valid_profile();
   j["provenance"]["sources"] = Json::array();

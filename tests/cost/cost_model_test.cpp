@@ -134,6 +134,20 @@ TEST_F(CostModelTest, RepeatedEmbeddingRowsPartlyHitTheCache) {
   EXPECT_THROW(model().cost(w, "H100-SXM"), std::invalid_argument);
 }
 
+// A negative factor (repeats that cost more than they save, an update summing hot rows in
+// sequence): h = -0.4, half the rows unique: 1e8 * (1 + 0.4 * 0.5) = 1.2e8 B.
+TEST_F(CostModelTest, ANegativeRepeatFactorChargesRepeatedRows) {
+  KernelWork w;
+  w.kind = KernelKind::kEmbeddingUpdate;
+  w.precision = Precision::kBf16;
+  w.embedding_dim = 128;
+  w.hbm_bytes = 1e8;
+  w.unique_fraction = 0.5;
+  CalibrationProfile p = model().profile("H100-SXM");
+  p.kernels[static_cast<std::size_t>(KernelKind::kEmbeddingUpdate)].repeat_hit_rate = -0.4;
+  EXPECT_DOUBLE_EQ(CostModel::cost(w, p).hbm_bytes, 1.2e8);
+}
+
 // The same lookup (all rows unique) with the family's call_latency at 60 us: the fixed
 // time adds to the launch, the bytes keep their bandwidth term:
 //   duration = 2.5 + 60 + 1e8 / (3350e9 * 0.70) us = 62.5 + 42.644 = 105.144 us.

@@ -346,7 +346,9 @@ TEST(TbeGpu, HotRowsSummedInChunksMatchCpu) {
   STRAIT_REQUIRE_GPU();
   run_tbe_case(DType::kF32, PoolingMode::kSum, true, true, 128, 400);
   run_tbe_case(DType::kF16, PoolingMode::kNone, false, true, 32, 400);
-  run_tbe_case(DType::kF32, PoolingMode::kNone, false, true, 512, 400);  // serial adds
+  // dim 512 sums in sequence (the serial path); ~800 f32 gradients per row in chunks against
+  // in order on the CPU differ by rounding up to 2e-5 relative (H200): 100x the tolerance.
+  run_tbe_case(DType::kF32, PoolingMode::kNone, false, true, 512, 400, 40, false, 100.0f);
 }
 
 // The bundled models' embedding shapes: dims 64-256, pooling up to 100, skewed ids with
