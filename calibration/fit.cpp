@@ -11,6 +11,7 @@
 
 #include "calibration/detail/collective_fit.hpp"
 #include "calibration/detail/kernel_fit.hpp"
+#include "calibration/kernel_case.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 #include "sim/cost/cost_model.hpp"
@@ -190,6 +191,17 @@ FitResult fit_profile(const MeasurementSet& set, const FitOptions& options) {
   fit.profile = starting_profile(set, options, ranks);
   const auto fitted = detail::fit_kernels(kernel_fit, !has_base, fit.profile);
   fill_unmeasured({fitted.begin(), fitted.end()}, has_base, fit.profile);
+  // The fitted tables describe the kernels the backend ran (a GEMM backward without records
+  // of its own took the GEMM's tables, and so its name).
+  for (const KernelKind kind : fitted) {
+    fit.profile.kernels[static_cast<std::size_t>(kind)].implementation =
+        implementation_of(set.backend, kind);
+  }
+  if (std::find(fitted.begin(), fitted.end(), KernelKind::kGemm) != fitted.end() &&
+      std::find(fitted.begin(), fitted.end(), KernelKind::kGemmBackward) == fitted.end()) {
+    fit.profile.kernels[static_cast<std::size_t>(KernelKind::kGemmBackward)].implementation =
+        implementation_of(set.backend, KernelKind::kGemm);
+  }
 
   std::optional<sim::topology::Cluster> cluster;
   bool has_collectives = false;

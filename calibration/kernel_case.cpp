@@ -212,6 +212,18 @@ KernelCase gemm_case(std::int64_t m, std::int64_t n, std::int64_t k, Precision p
   return c;
 }
 
+std::string implementation_of(const std::string& backend, KernelKind kind) {
+  const KernelKind k = sim::cost::forward_kind(kind);
+  const bool cuda = backend == "cuda";
+  if (backend == "kineto") return "traced";
+  if (!cuda && backend != "cpu") return "";
+  if (k == KernelKind::kGemm) return cuda ? "cublaslt" : "eigen";
+  if (sim::cost::is_attention(k)) return cuda ? "strait" : "strait-cpu-reference";
+  if (sim::cost::is_embedding(k)) return cuda ? "strait-tbe" : "strait-cpu-tbe";
+  if (k == KernelKind::kElementwise) return cuda ? "cuda-memcpy" : "memcpy";
+  return cuda ? "strait-adam" : "strait-cpu-adam";
+}
+
 bool is_backward(const KernelCase& c) {
   if (c.family.kernel && *c.family.kernel != sim::cost::forward_kind(*c.family.kernel)) return true;
   const auto it = c.shape.find("pass");

@@ -50,6 +50,13 @@ struct CollectiveCase {
 /// and warm-up are the caller's to set.
 Measurement measure(const KernelCase& c, const std::vector<double>& samples_us);
 
+/// The kernel implementation a backend's records of family `kind` time, as profiles name
+/// it: "cuda": cuBLASLt GEMMs ("cublaslt"), strait's attention ("strait") and TBE
+/// ("strait-tbe"), device copies ("cuda-memcpy"), strait's Adam ("strait-adam"); "cpu":
+/// "eigen", "strait-cpu-reference", "strait-cpu-tbe", "memcpy", "strait-cpu-adam"; "kineto"
+/// (a production job's trace): "traced". Empty for any other backend.
+std::string implementation_of(const std::string& backend, sim::cost::KernelKind kind);
+
 /// True for a case that times a backward pass: a backward family, or shape "pass":
 /// "backward" (GEMM, attention).
 bool is_backward(const KernelCase& c);

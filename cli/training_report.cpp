@@ -1,8 +1,12 @@
 #include "cli/training_report.hpp"
 
+#include <map>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/core/quantity.hpp"
 
@@ -54,7 +58,17 @@ void print_training_report(std::ostream& out, const sim::run::TrainingReport& r)
                                   r.step_ms.size(), st.warmup_steps, st.drain_steps));
   out << fmt::format("  throughput     {:.0f} samples/s ({:.0f} samples per step)\n",
                      r.samples_per_sec, r.samples_per_step);
-  out << fmt::format("  MFU            {:.1f}% of bf16 peak\n\n", r.mfu * 100);
+  out << fmt::format("  MFU            {:.1f}% of bf16 peak\n", r.mfu * 100);
+  // Which kernels the durations describe: each implementation with its families.
+  for (const auto& [gpu, families] : r.kernel_implementations) {
+    std::map<std::string, std::vector<std::string>> by_name;
+    for (const auto& [family, name] : families) by_name[name].push_back(family);
+    std::vector<std::string> parts;
+    for (const auto& [name, list] : by_name)
+      parts.push_back(fmt::format("{} ({})", name, fmt::join(list, ", ")));
+    out << fmt::format("  kernels        {}: {}\n", gpu, fmt::join(parts, "; "));
+  }
+  out << "\n";
 
   const auto crit = categories(r.critical);
   const auto avg = categories(r.average);

@@ -1,5 +1,7 @@
 #include "sim/cost/calibration_profile.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace strait::sim::cost {
@@ -7,14 +9,28 @@ namespace {
 
 KernelEfficiency read_kernel(const ConfigNode& node, KernelKind kind) {
   if (is_embedding(kind)) {
-    node.allow_only({"compute_efficiency", "memory_efficiency", "repeat_hit_rate", "call_latency"});
+    node.allow_only({"implementation", "compute_efficiency", "memory_efficiency", "repeat_hit_rate",
+                     "call_latency"});
   } else if (is_attention(kind)) {
-    node.allow_only({"compute_efficiency", "memory_efficiency", "tile_rows"});
+    node.allow_only({"implementation", "compute_efficiency", "memory_efficiency", "tile_rows"});
   } else {
-    node.allow_only({"compute_efficiency", "memory_efficiency"});
+    node.allow_only({"implementation", "compute_efficiency", "memory_efficiency"});
   }
   const std::string key = table_key_name(kind);
   KernelEfficiency out;
+  if (auto name = node.find("implementation")) {
+    out.implementation = name->as_string();
+    const bool valid =
+        !out.implementation.empty() &&
+        std::all_of(out.implementation.begin(), out.implementation.end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+                 c == '.';
+        });
+    if (!valid)
+      name->fail(
+          fmt::format("expected an implementation name of a-z, 0-9, '-', '_' and '.', got \"{}\"",
+                      out.implementation));
+  }
   out.compute = EfficiencyTable::from_config(node.at("compute_efficiency"), key);
   out.memory = EfficiencyTable::from_config(node.at("memory_efficiency"), key);
   if (is_embedding(kind)) {
@@ -113,6 +129,7 @@ Json to_json(const CalibrationProfile& profile) {
     const KernelEfficiency& e = profile.kernel(kind);
     Json k = {{"compute_efficiency", to_json(e.compute, table_key_name(kind))},
               {"memory_efficiency", to_json(e.memory, table_key_name(kind))}};
+    if (!e.implementation.empty()) k["implementation"] = e.implementation;
     if (is_embedding(kind)) {
       k["repeat_hit_rate"] = e.repeat_hit_rate;
       if (e.call_latency > Time::zero())

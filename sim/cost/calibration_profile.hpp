@@ -46,6 +46,9 @@ struct KernelEfficiency {
   double repeat_hit_rate = 0.0;  // embedding kinds only, in [-1, 1]
   Time call_latency;             // embedding kinds only: fixed time per call, see above
   int tile_rows = 0;             // attention kinds only: query tile, 0 = no quantization
+  /// The kernel implementation the tables describe ("cublaslt", "strait", "fbgemm-tbe",
+  /// "traced", ...): what a job costed with them runs. Empty: not named.
+  std::string implementation;
 };
 
 /// Where a profile's numbers come from ("estimated" from datasheets and published

@@ -71,6 +71,7 @@ nlohmann::json training_report_json(const TrainingReport& r) {
           {"memory_terms_gib", terms},
           {"traffic_bytes", traffic},
           {"traffic_bytes_by_comm_class", by_class},
+          {"kernel_implementations", r.kernel_implementations},
           {"ops", r.ops},
           {"events", r.events},
           {"build_wall_s", r.build_wall_s},

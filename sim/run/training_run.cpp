@@ -79,6 +79,16 @@ TrainingReport run_training(const workload::TrainingScenario& scenario, const co
   replay_graph.finish(graph);
   // The job's GPUs: a plan may use only the first N of the cluster's.
   report.gpus = static_cast<int>(graph.ranks.size());
+  for (const auto& r : graph.ranks) {
+    const std::string& type = scenario.cluster.gpu(r.gpu).type;
+    if (report.kernel_implementations.count(type)) continue;
+    auto& named = report.kernel_implementations[type];
+    const cost::CalibrationProfile& profile = cost.profile(type);
+    for (int k = 0; k < cost::kKernelKindCount; ++k) {
+      const auto& name = profile.kernels[static_cast<std::size_t>(k)].implementation;
+      if (!name.empty()) named[cost::to_string(static_cast<cost::KernelKind>(k))] = name;
+    }
+  }
   std::vector<std::vector<workload::ReplicaBatch>>().swap(batches);  // not needed past here
   report.build_wall_s = seconds_since(build_start);
 

@@ -19,6 +19,7 @@
 //     over the steady steps; a run too short to have one gives them over every step and
 //     says so (steady = false). MFU and the breakdowns are over the whole run.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,9 @@ struct TrainingReport {
   double memory_capacity = 0;  // bytes per GPU of the critical GPU type
   network::TrafficStats traffic;
   std::array<network::TrafficStats, workload::kCommClassCount> class_traffic;  // by CommClass
+  /// Per GPU type of the job, each kernel family's implementation as its profile names it
+  /// (families without a name are left out).
+  std::map<std::string, std::map<std::string, std::string>> kernel_implementations;
   std::uint64_t events = 0;
   std::uint64_t ops = 0;
   double build_wall_s = 0;  // op graph and memory model

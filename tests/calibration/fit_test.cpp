@@ -278,6 +278,26 @@ TEST(FitProfile, RecoversAKnownProfileFromItsOwnPredictions) {
   expect_recovered(fit, s);
 }
 
+// The fitted families name the kernels the CPU backend ran (calibration's
+// implementation_of), and the name survives writing and reading the profile.
+TEST(FitProfile, NamesTheImplementationEachFamilyMeasured) {
+  const Synthetic s = synthetic(1.0, 1.0);
+  const FitResult fit = fit_profile(s.set, {});
+  const auto name = [&](KernelKind k) { return fit.profile.kernel(k).implementation; };
+  EXPECT_EQ(name(KernelKind::kGemm), "eigen");
+  EXPECT_EQ(name(KernelKind::kGemmBackward), "eigen");
+  EXPECT_EQ(name(KernelKind::kJaggedAttentionBackward), "strait-cpu-reference");
+  EXPECT_EQ(name(KernelKind::kEmbeddingUpdate), "strait-cpu-tbe");
+  EXPECT_EQ(name(KernelKind::kElementwise), "memcpy");
+  EXPECT_EQ(name(KernelKind::kOptimizer), "strait-cpu-adam");
+  const std::string path = write_profile(fit.profile, "named.json");
+  const auto back = sim::cost::load_profile(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(back.kernel(KernelKind::kGemm).implementation, "eigen");
+  EXPECT_EQ(implementation_of("cuda", KernelKind::kGemmBackward), "cublaslt");
+  EXPECT_EQ(implementation_of("kineto", KernelKind::kEmbeddingLookup), "traced");
+}
+
 // Setup: the known profile with a fixed time per call of 50 us on embedding updates and
 // 5 us on lookups; uniform-id lookup and update cases of 8 tables x 512 samples at dims 32
 // and 64 (row bytes 128, 256), each at pooling 1 and 8, timed on it. Per row size the two

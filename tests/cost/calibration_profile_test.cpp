@@ -98,7 +98,7 @@ TEST(CalibrationProfile, RejectsUnknownKeysWithASuggestion) {
   j["kernels"]["gemm"]["repeat_hit_rate"] = 0.5;  // embedding kinds only
   EXPECT_EQ(message_of(j),
             "test.json: /kernels/gemm/repeat_hit_rate: unknown key (known keys: "
-            "compute_efficiency, memory_efficiency)");
+            "implementation, compute_efficiency, memory_efficiency)");
   j = valid_profile();
   j["kernels"]["matmul"] = 0.5;
   EXPECT_EQ(message_of(j),
@@ -140,9 +140,28 @@ TEST(CalibrationProfile, RejectsOtherBadDeviceAndKernelValues) {
   EXPECT_EQ(message_of(j), "test.json: /provenance/sources: expected at least one source");
 }
 
+// A family may name its kernel implementation; a backward family without tables of its
+// own takes the forward's, name included. A name outside a-z, 0-9, '-', '_', '.' is refused.
+TEST(CalibrationProfile, ReadsEachFamilysImplementation) {
+  Json j = valid_profile();
+  j["kernels"]["gemm"]["implementation"] = "cublaslt";
+  j["kernels"]["jagged_attention"]["implementation"] = "cutlass-hstu";
+  const CalibrationProfile p = parse(j);
+  EXPECT_EQ(p.kernel(KernelKind::kGemm).implementation, "cublaslt");
+  EXPECT_EQ(p.kernel(KernelKind::kGemmBackward).implementation, "cublaslt");
+  EXPECT_EQ(p.kernel(KernelKind::kJaggedAttention).implementation, "cutlass-hstu");
+  EXPECT_EQ(p.kernel(KernelKind::kOptimizer).implementation, "");
+  EXPECT_EQ(to_json(p)["kernels"]["gemm_backward"]["implementation"], "cublaslt");
+  j["kernels"]["gemm"]["implementation"] = "cuBLAS Lt";
+  EXPECT_EQ(message_of(j),
+            "test.json: /kernels/gemm/implementation: expected an implementation name of a-z, "
+            "0-9, '-', '_' and '.', got \"cuBLAS Lt\"");
+}
+
 TEST(CalibrationProfile, BothBundledProfilesLoad) {
   const CalibrationProfile h100 = load_profile(kProfileDir + "/h100-sxm.json");
   EXPECT_EQ(h100.device.gpu_type, "H100-SXM");
+  EXPECT_EQ(h100.kernel(KernelKind::kJaggedAttention).implementation, "strait");
   EXPECT_EQ(h100.device.sm_count, 132);
   EXPECT_DOUBLE_EQ(*h100.device.peak(Precision::kFp8), 1978.9e12);
   const CalibrationProfile a100 = load_profile(kProfileDir + "/a100-sxm.json");
@@ -205,8 +224,8 @@ TEST(CalibrationProfile, AttentionTileRowsAreReadCheckedAndWritten) {
   j = valid_profile();
   j["kernels"]["gemm"]["tile_rows"] = 128;
   EXPECT_EQ(message_of(j),
-            "test.json: /kernels/gemm/tile_rows: unknown key (known keys: compute_efficiency, "
-            "memory_efficiency)");
+            "test.json: /kernels/gemm/tile_rows: unknown key (known keys: implementation, "
+            "compute_efficiency, memory_efficiency)");
 }
 
 TEST(CalibrationProfile, EmbeddingCallLatencyIsReadCheckedAndWritten) {
