@@ -14,7 +14,11 @@ bool parse_options(const std::string& command, const std::string& usage,
   po::options_description all = options;
   all.add_options()("help,h", "show this help");
   try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+    // No prefix guessing: `--json x` must not quietly become `--jsonl x`.
+    const int style =
+        po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(args).options(all).positional(positional).style(style).run(),
+              vm);
     if (vm.count("help")) {
       std::cout << "usage: strait " << command << " " << usage << "\n\n" << all << "\n";
       return false;

@@ -25,6 +25,15 @@ TEST(CliInputErrors, UnknownOptionIsAUsageError) {
   EXPECT_EQ(run.out, "");
 }
 
+// An option is never guessed from its prefix: sweep has --jsonl, and --json must not
+// quietly become it.
+TEST(CliInputErrors, AnOptionPrefixIsNotGuessed) {
+  const auto run = run_strait({"sweep", "configs/sweeps/dlrm-8gpu-quick.json", "--json", "x"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "strait: sweep: unrecognised option '--json' (see 'strait sweep --help')\n");
+  EXPECT_EQ(run.out, "");
+}
+
 TEST(CliInputErrors, MisspelledOpIsAUsageErrorListingValidOps) {
   const auto run = run_strait({"collective", "--cluster", kCluster, "--op", "allreduc"});
   EXPECT_EQ(run.exit_code, 2);
