@@ -2,8 +2,10 @@
 // over the ranks of an MPI job, writing a CSV and a JSON Lines file; --resume continues
 // an interrupted sweep. A progress bar goes to stderr when it is a terminal.
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -47,17 +49,31 @@ std::string format_eta(double seconds) {
   return fmt::format("{}s", s);
 }
 
+// Columns of the terminal on stderr (80 when it does not say).
+int terminal_columns() {
+  winsize size{};
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  return 80;
+}
+
+// One line that never reaches the terminal's last column (a full line would wrap, and every
+// update would start a new one): the counts first, then a bar of what room is left (at most
+// 28 marks), the line cut at the width if even the counts do not fit.
 void draw_progress(const sweep::SweepProgress& p) {
-  constexpr int kWidth = 28;
   const double fraction = p.total ? static_cast<double>(p.done) / static_cast<double>(p.total) : 1;
-  const int filled = static_cast<int>(fraction * kWidth);
   const double rate = p.elapsed_s > 0 ? static_cast<double>(p.ran) / p.elapsed_s : 0;
   const std::string eta =
       rate > 0 ? format_eta(static_cast<double>(p.total - p.done) / rate) : std::string("?");
-  std::fprintf(stderr, "\r  [%s%s] %zu/%zu points  %.2f points/s  ETA %s  %zu failed   ",
-               std::string(static_cast<std::size_t>(filled), '#').c_str(),
-               std::string(static_cast<std::size_t>(kWidth - filled), '.').c_str(), p.done, p.total,
-               rate, eta.c_str(), p.failed);
+  const std::string counts = fmt::format("{}/{} points  {:.2f} points/s  ETA {}  {} failed", p.done,
+                                         p.total, rate, eta, p.failed);
+  const int room = terminal_columns() - 1;
+  const int bar = std::clamp(room - static_cast<int>(counts.size()) - 5, 0, 28);
+  const int filled = static_cast<int>(fraction * bar);
+  std::string line = bar > 0 ? fmt::format("  [{}{}] {}", std::string(filled, '#'),
+                                           std::string(bar - filled, '.'), counts)
+                             : "  " + counts;
+  line.resize(static_cast<std::size_t>(std::max(room, 0)), ' ');
+  std::fprintf(stderr, "\r%s", line.c_str());
   std::fflush(stderr);
 }
 
