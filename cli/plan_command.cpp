@@ -205,14 +205,21 @@ int run_plan(const std::vector<std::string>& args) {
   std::fprintf(stderr, "strait plan: searched in %.1f s\n", outcome.stats.wall_s);
   const planner::TableCosts costs(request.base, kernels);
   print_plan_report(std::cout, outcome, request, costs);
+  // Each file written, named with what it holds, after the report.
+  const auto wrote = [](const char* what, const std::string& path) {
+    std::cout << fmt::format("  wrote {:<9} {}\n", what, path);
+  };
   if (vm.count("json")) {
     write_file_atomically(vm["json"].as<std::string>(),
                           planner::outcome_json(outcome, request, costs).dump(2) + "\n");
+    wrote("result", vm["json"].as<std::string>() + " (this report as JSON)");
   }
   if (outcome.status != planner::PlanStatus::kFound) return 1;
   const auto& best = outcome.top.front();
-  if (vm.count("out"))
+  if (vm.count("out")) {
     write_file_atomically(vm["out"].as<std::string>(), best.document.dump(2) + "\n");
+    wrote("plan", vm["out"].as<std::string>() + " (strait's plan: simulate --plan)");
+  }
   if (vm.count("torchrec")) {
     write_file_atomically(
         vm["torchrec"].as<std::string>(),
@@ -221,6 +228,7 @@ int run_plan(const std::vector<std::string>& args) {
                                      vm["torchrec-sequence-module"].as<std::string>()})
                 .dump(2) +
             "\n");
+    wrote("torchrec", vm["torchrec"].as<std::string>() + " (TorchRec sharding plan)");
   }
   if (vm.count("launch")) {
     const auto path = vm["launch"].as<std::string>();
@@ -230,6 +238,7 @@ int run_plan(const std::vector<std::string>& args) {
     // The steps the planner simulated the plan for, so `strait exec` measures the same.
     launch["job"]["steps"] = planner::compared_steps(request.base.steps, best.plan);
     write_file_atomically(path, launch.dump(2) + "\n");
+    wrote("launch", path + " (launch plan: strait exec, and its launcher lines)");
   }
   return 0;
 }
