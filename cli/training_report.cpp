@@ -63,10 +63,13 @@ void print_training_report(std::ostream& out, const sim::run::TrainingReport& r)
   for (const auto& [gpu, families] : r.kernel_implementations) {
     std::map<std::string, std::vector<std::string>> by_name;
     for (const auto& [family, name] : families) by_name[name].push_back(family);
-    std::vector<std::string> parts;
-    for (const auto& [name, list] : by_name)
-      parts.push_back(fmt::format("{} ({})", name, fmt::join(list, ", ")));
-    out << fmt::format("  kernels        {}: {}\n", gpu, fmt::join(parts, "; "));
+    const std::string head = fmt::format("  kernels        {}: ", gpu);
+    bool first = true;
+    for (const auto& [name, list] : by_name) {
+      out << fmt::format("{:<{}}{} ({})\n", first ? head : "", head.size(), name,
+                         fmt::join(list, ", "));
+      first = false;
+    }
   }
   out << "\n";
 
