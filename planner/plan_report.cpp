@@ -71,8 +71,10 @@ std::vector<TableStat> table_stats(const sim::workload::ParallelPlan& plan, cons
           for (int j = 0; j < width; ++j) st.members.push_back(m + j);
         }
         const int slices = static_cast<int>(std::max<std::size_t>(1, s.ranks.size()));
-        st.lookup_ms = slices * costs.slice_seconds(ti, f, 1, M, cp) * 1e3;
-        st.bytes_per_member = costs.slice_bytes(ti, f, 1.0 / width);
+        // A table_row_wise table over several blocks: each holds 1/slices of its rows.
+        const double rows = s.type == ShardingType::kTableRowWise ? 1.0 / slices : 1.0;
+        st.lookup_ms = slices * costs.slice_seconds(ti, f, rows, M, cp) * 1e3;
+        st.bytes_per_member = costs.slice_bytes(ti, f, rows / width);
       }
     }
     if (s.type != ShardingType::kDataParallel && M > 1) {

@@ -322,6 +322,11 @@ Json torchrec_plan_json(const sim::workload::ParallelPlan& plan,
                             s.ranks.empty() ? c % M : s.ranks[static_cast<std::size_t>(c)]});
         break;
       case ShardingType::kTableRowWise:
+        if (s.ranks.size() > 1)
+          throw Error(
+              fmt::format("torchrec plan: table {} is table_row_wise over {} hosts; TorchRec's "
+                          "table_row_wise keeps a table on one host (write it as row_wise or grid)",
+                          tb.name, s.ranks.size()));
         row_blocks(s.ranks.empty() ? 0 : s.ranks[0], block, 0, tb.dim);
         break;
       case ShardingType::kGrid:

@@ -57,13 +57,20 @@ TableSharding parse_sharding(const ConfigNode& node) {
       const auto slices =
           static_cast<std::size_t>(type == "column_wise" || type == "grid" ? s.column_shards : 1);
       const auto elements = ranks->elements();
-      if (elements.size() != slices) {
+      if (type == "table_row_wise") {
+        // One block start per host the rows span (HugeCTR's hier_auto puts a big table's
+        // rows on several nodes).
+        if (elements.empty()) ranks->fail("expected at least one rank (a block start per host)");
+      } else if (elements.size() != slices) {
         ranks->fail(fmt::format("expected {} rank{} (one per slice), got {}", slices,
                                 slices == 1 ? "" : "s", elements.size()));
       }
       for (const auto& e : elements) {
         const auto r = e.as_integer();
         if (r < 0 || r >= (1 << 24)) e.fail("expected a group member index >= 0");
+        if (type == "table_row_wise" &&
+            std::find(s.ranks.begin(), s.ranks.end(), static_cast<int>(r)) != s.ranks.end())
+          e.fail(fmt::format("block {} is named twice", r));
         s.ranks.push_back(static_cast<int>(r));
       }
     }

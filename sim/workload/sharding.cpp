@@ -54,7 +54,8 @@ ShardMap ShardMap::build(const ModelConfig& model, const ParallelPlan& plan, int
     int table;
     double col_fraction;
     bool host_block;
-    int member;  // explicit group member (block start for host blocks), or -1
+    int member;      // explicit group member (block start for host blocks), or -1
+    int blocks = 1;  // host blocks a table_row_wise table's rows span
   };
   std::vector<Slice> slices;
   for (int t = 0; t < n; ++t) {
@@ -80,9 +81,12 @@ ShardMap ShardMap::build(const ModelConfig& model, const ParallelPlan& plan, int
       case ShardingType::kTableWise:
         slices.push_back({t, 1.0, false, member(0)});
         break;
-      case ShardingType::kTableRowWise:
-        slices.push_back({t, 1.0, true, member(0)});
+      case ShardingType::kTableRowWise: {
+        // Its rows over every GPU of each block it names (one block when it names none).
+        const int k = std::max<int>(1, static_cast<int>(s.ranks.size()));
+        for (int c = 0; c < k; ++c) slices.push_back({t, 1.0, true, member(c), k});
         break;
+      }
       case ShardingType::kColumnWise:
       case ShardingType::kGrid:
         for (int c = 0; c < s.column_shards; ++c) {
@@ -110,11 +114,11 @@ ShardMap ShardMap::build(const ModelConfig& model, const ParallelPlan& plan, int
     for (int m = 0; m < group_size; ++m)
       block_load[static_cast<std::size_t>(m / host_size)] += load[static_cast<std::size_t>(m)];
     const int b = s.member >= 0 ? s.member / host_size : least_loaded(block_load);
+    const double share = 1.0 / (static_cast<double>(s.blocks) * host_size);
     for (int i = 0; i < host_size; ++i) {
       const int m = b * host_size + i;
-      map.member_shards[static_cast<std::size_t>(m)].push_back(
-          {s.table, 1.0 / host_size, s.col_fraction});
-      load[static_cast<std::size_t>(m)] += size / host_size;
+      map.member_shards[static_cast<std::size_t>(m)].push_back({s.table, share, s.col_fraction});
+      load[static_cast<std::size_t>(m)] += size * share;
     }
   }
   return map;

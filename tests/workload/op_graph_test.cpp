@@ -205,5 +205,35 @@ TEST(OpGraph, TableRowWiseOutputsAreSummedInsideTheHostFirst) {
   EXPECT_EQ(r11.count("emb/grad_dist/host_all_gather"), 0u);
 }
 
+// The same table's rows over both blocks (HugeCTR's hier_auto puts a big table on several
+// nodes): every rank holds 1/16 of t0, both blocks reduce-scatter their partial sums of
+// every group sample (131,072 B each), and rank k and 8 + k each send the other, and
+// themselves, their host's sums for the other's samples: 2 x 8,192 from both sides. The
+// lookups split the same way: each rank looks up 1/16 of the group's 16 x 256 ids.
+TEST(OpGraph, TableRowWiseOverTwoBlocksSplitsRowsOverBoth) {
+  const auto sc = scenario_of(
+      "h100-64-rail.json", kOneLayerModel, kFixedData,
+      R"({"ranks": 16, "sparse": {"tables": {"t0": {"type": "table_row_wise", "ranks": [0, 8]}}}})");
+  const OpGraph g = build_op_graph(sc);
+  for (int rank : {3, 11}) {
+    std::map<std::string, Json> ops;
+    double lookup_flops = 0;
+    const Json j = to_json(g, rank);
+    for (const auto& op : j["ops"]) {
+      if (op["step"] != 0) continue;
+      if (op.contains("collective")) ops[op["name"]] = op["collective"];
+      if (op["name"] == "emb/lookup") lookup_flops = op["kernel"]["flops"].get<double>();
+    }
+    EXPECT_EQ(ops.at("emb/output_dist/host_reduce_scatter")["bytes"], 131072) << rank;
+    EXPECT_EQ(ops.at("emb/output_dist/cross_host")["bytes"], 2 * 8192) << rank;
+    EXPECT_DOUBLE_EQ(lookup_flops, 16.0 * 256 / 16 * 16) << rank;  // ids x dim 16
+  }
+  EXPECT_THROW(
+      scenario_of(
+          "h100-64-rail.json", kOneLayerModel, kFixedData,
+          R"({"ranks": 16, "sparse": {"tables": {"t0": {"type": "table_row_wise", "ranks": [0, 0]}}}})"),
+      ConfigError);
+}
+
 }  // namespace
 }  // namespace strait::sim::workload
