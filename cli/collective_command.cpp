@@ -68,7 +68,8 @@ int run_collective(const std::vector<std::string>& args) {
       "chunk-bytes", po::value<std::string>()->default_value("512K"),
       "pipelining chunk of tree/chain")("ecmp", po::value<std::string>()->default_value("dmodk"),
                                         "equal-cost path choice: dmodk | hash")(
-      "json", po::value<std::string>(), "also write the results as JSON to this file");
+      "json", po::value<std::string>(),
+      "also write the results as JSON to this file (-: stdout, the report to stderr)");
   po::positional_options_description positional;
   po::variables_map vm;
   if (!parse_options("collective", "--cluster FILE [options]", args, desc, positional, vm))
@@ -218,7 +219,7 @@ int run_collective(const std::vector<std::string>& args) {
                           {"results", results},
                           {"events", events_total},
                           {"wall_s", wall_total}};
-    write_file_atomically(vm["json"].as<std::string>(), out.dump(2) + "\n");
+    write_json(vm["json"].as<std::string>(), out.dump(2) + "\n");
   }
   return 0;
 }

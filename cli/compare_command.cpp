@@ -144,8 +144,9 @@ int run_compare(const std::vector<std::string>& args) {
       "measured-trace", po::value<std::string>(), "strait exec --trace of the same run")(
       "kineto", po::value<std::vector<std::string>>()->multitoken(),
       "PyTorch profiler (Kineto) traces of a real job instead of MEASURED: files, one per rank, "
-      "or directories of them (*.json)")("json", po::value<std::string>(),
-                                         "write the comparison as JSON to this file")(
+      "or directories of them (*.json)")(
+      "json", po::value<std::string>(),
+      "write the comparison as JSON to this file (-: stdout, the report to stderr)")(
       "trace", po::value<std::string>(),
       "write one Perfetto trace with both timelines as sibling processes");
   po::positional_options_description positional;
@@ -162,7 +163,7 @@ int run_compare(const std::vector<std::string>& args) {
   print_report(comparison);
   if (vm.count("json")) {
     const auto path = vm["json"].as<std::string>();
-    write_file_atomically(path, executor::comparison_json(comparison).dump(2) + "\n");
+    write_json(path, executor::comparison_json(comparison).dump(2) + "\n");
     std::cout << fmt::format("\n  comparison     {}\n", path);
   }
   if (vm.count("trace")) {

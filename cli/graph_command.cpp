@@ -36,7 +36,7 @@ int run_graph(const std::vector<std::string>& args) {
   const auto graph = sim::workload::build_op_graph(scenario);
   const auto text = sim::workload::to_json(graph, vm["rank"].as<int>()).dump(2) + "\n";
   if (vm.count("json")) {
-    write_file_atomically(vm["json"].as<std::string>(), text);
+    write_json(vm["json"].as<std::string>(), text);
   } else {
     std::cout << text;
   }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.hpp"
+#include "cli/options.hpp"
 #include "sim/core/error.hpp"
 
 namespace {
@@ -32,6 +33,13 @@ int main(int argc, char** argv) {
     std::cout << "strait 0.1.0\n";
     return 0;
   }
+  // With --json -, standard output carries the JSON alone: the report goes to stderr.
+  std::streambuf* const report = std::cout.rdbuf();
+  if (strait::cli::json_to_stdout(args)) std::cout.rdbuf(std::cerr.rdbuf());
+  struct Restore {
+    std::streambuf* buffer;
+    ~Restore() { std::cout.rdbuf(buffer); }
+  } restore{report};
   try {
     for (const auto& c : strait::cli::commands()) {
       if (args[0] == c.name) return c.run(std::vector<std::string>(args.begin() + 1, args.end()));

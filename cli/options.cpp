@@ -1,12 +1,31 @@
 #include "cli/options.hpp"
 
+#include <cstdio>
 #include <iostream>
 
 #include <fmt/format.h>
 
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/error.hpp"
 
 namespace strait::cli {
+
+bool json_to_stdout(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--json=-" || (args[i] == "--json" && i + 1 < args.size() && args[i + 1] == "-"))
+      return true;
+  }
+  return false;
+}
+
+void write_json(const std::string& path, const std::string& text) {
+  if (path != "-") {
+    write_file_atomically(path, text);
+    return;
+  }
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
 
 bool parse_options(const std::string& command, const std::string& usage,
                    const std::vector<std::string>& args, const po::options_description& options,

@@ -187,7 +187,8 @@ int run_plan(const std::vector<std::string>& args) {
       "program",
       po::value<std::string>()->default_value("train.py --plan plan.json --launch launch.json"),
       "your training program and its arguments, as the launch plan's lines start it")(
-      "json", po::value<std::string>(), "write the report as JSON to this file");
+      "json", po::value<std::string>(),
+      "write the report as JSON to this file (-: stdout, the report to stderr)");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
@@ -210,8 +211,8 @@ int run_plan(const std::vector<std::string>& args) {
     std::cout << fmt::format("  wrote {:<9} {}\n", what, path);
   };
   if (vm.count("json")) {
-    write_file_atomically(vm["json"].as<std::string>(),
-                          planner::outcome_json(outcome, request, costs).dump(2) + "\n");
+    write_json(vm["json"].as<std::string>(),
+               planner::outcome_json(outcome, request, costs).dump(2) + "\n");
     wrote("result", vm["json"].as<std::string>() + " (this report as JSON)");
   }
   if (outcome.status != planner::PlanStatus::kFound) return 1;

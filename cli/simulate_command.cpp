@@ -169,8 +169,7 @@ int simulate_collectives(const ConfigNode& config, const po::variables_map& vm) 
   const auto result = sim::run::run_collective_scenario(scenario, options);
   print_report(scenario, result, mode);
   if (vm.count("json"))
-    write_file_atomically(vm["json"].as<std::string>(),
-                          to_json(scenario, result, mode).dump(2) + "\n");
+    write_json(vm["json"].as<std::string>(), to_json(scenario, result, mode).dump(2) + "\n");
   if (vm.count("trace")) {
     write_trace(timeline, vm, scenario.cluster.gpu_count(),
                 [&](int rank) { return kineto_device(scenario.cluster, rank); });
@@ -223,8 +222,7 @@ int simulate_training(const ConfigNode& config, const po::variables_map& vm) {
   if (terminal) std::fprintf(stderr, "\r%60s\r", "");
   print_training_report(std::cout, report);
   if (vm.count("json"))
-    write_file_atomically(vm["json"].as<std::string>(),
-                          training_report_json(report).dump(2) + "\n");
+    write_json(vm["json"].as<std::string>(), training_report_json(report).dump(2) + "\n");
   if (vm.count("trace")) {
     write_trace(timeline, vm, report.gpus, [&](int rank) {
       auto device = kineto_device(scenario.cluster, rank);
@@ -249,7 +247,8 @@ int run_simulate(const std::vector<std::string>& args) {
       "plan", po::value<std::string>(), "a plan file to run instead of the scenario's")(
       "torchrec", po::value<std::string>(),
       "a TorchRec sharding plan for the sparse part (strait plan --torchrec writes one)")(
-      "json", po::value<std::string>(), "write the results as JSON to this file")(
+      "json", po::value<std::string>(),
+      "write the results as JSON to this file (-: stdout, the report to stderr)")(
       "trace", po::value<std::string>(),
       "write a Chrome/Perfetto trace to this file (kineto: to this directory)")(
       "trace-format", po::value<std::string>()->default_value("chrome"),

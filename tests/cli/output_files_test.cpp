@@ -32,6 +32,18 @@ TEST(CliOutputFiles, JsonIntoMissingDirectoryFailsAndLeavesNothing) {
   EXPECT_FALSE(fs::exists("/nonexistent-dir"));
 }
 
+// --json - writes the JSON to standard output, alone, and the human report to standard
+// error; no file named "-" appears.
+TEST(CliOutputFiles, JsonDashIsStandardOutputAndTheReportGoesToStandardError) {
+  const auto run =
+      run_strait({"collective", "--cluster", kCluster, "-b", "1M", "-e", "1M", "--json", "-"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const auto j = nlohmann::json::parse(run.out);
+  EXPECT_EQ(j["op"], "all_reduce");
+  EXPECT_NE(run.err.find("all_reduce"), std::string::npos);
+  EXPECT_FALSE(fs::exists("-"));
+}
+
 TEST(CliOutputFiles, FailedJsonStopsTheTraceToo) {
   const fs::path dir = temp_path("outputs");
   fs::create_directories(dir);
