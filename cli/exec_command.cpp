@@ -114,7 +114,9 @@ int run_exec(const std::vector<std::string>& args) {
                      "--launch)")(
       "launch", po::value<std::string>(),
       "launch plan the scenario must match (fingerprint, world size, process groups)")(
-      "out", po::value<std::string>(), "write the measured result as JSON to this file")(
+      "json", po::value<std::string>(),
+      "write the measured result as JSON to this file, in simulate --json's keys (-: stdout)")(
+      "out", po::value<std::string>(), "the same as --json (its older name)")(
       "trace", po::value<std::string>(), "write a Chrome/Perfetto trace of all ranks")(
       "warmup", po::value<int>()->default_value(1),
       "untimed runs of the whole op graph first (first touch of buffers, MPI set-up)")(
@@ -128,6 +130,8 @@ int run_exec(const std::vector<std::string>& args) {
   if (!parse_options("exec", "SCENARIO.json | LAUNCH.json [options]  (under mpirun -np RANKS)",
                      args, desc, positional, vm))
     return 0;
+  if (vm.count("json") && vm.count("out"))
+    throw UsageError("exec: --json and --out name the same file (--out is its older name)");
   const int warmup = vm["warmup"].as<int>();
   if (warmup < 0)
     throw UsageError(fmt::format("exec: --warmup: expected 0 or more, got {}", warmup));
@@ -155,9 +159,11 @@ int run_exec(const std::vector<std::string>& args) {
   if (!input.launch_file.empty())
     result["launch_plan"] = {{"file", input.launch_file}, {"fingerprint", input.fingerprint}};
   print_summary(result);
-  if (vm.count("out")) {
-    write_file_atomically(vm["out"].as<std::string>(), result.dump(2) + "\n");
-    std::cout << fmt::format("  result         {}\n", vm["out"].as<std::string>());
+  // --json, as every command names its JSON result; --out, its older name.
+  const char* json_key = vm.count("json") ? "json" : "out";
+  if (vm.count(json_key)) {
+    write_json(vm[json_key].as<std::string>(), result.dump(2) + "\n");
+    std::cout << fmt::format("  result         {}\n", vm[json_key].as<std::string>());
   }
   if (vm.count("trace")) {
     traces::Timeline timeline;

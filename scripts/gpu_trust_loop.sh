@@ -122,7 +122,7 @@ for s in dlrm-1gpu hstu-1gpu; do
     scenario=configs/scenarios/$s-h200.json
     sed 's#hgx-h100-8#hgx-h200-8#' "configs/scenarios/$s.json" > "$scenario"
   fi
-  step "exec_$s" 120 "$strait" exec "$scenario" --backend cuda --out "$work/$s-measured.json" \
+  step "exec_$s" 120 "$strait" exec "$scenario" --backend cuda --json "$work/$s-measured.json" \
     --trace "$work/$s-measured-trace.json"
   for p in fitted base; do
     step "simulate_${s}_$p" 60 "$strait" simulate "$scenario" --profiles "$work/$p" \

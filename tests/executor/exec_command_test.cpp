@@ -66,7 +66,8 @@ TEST(ExecCommand, TwoRanksRunDlrmTinyAndWriteAResultAndATrace) {
   const auto out = temp_path("result.json"), trace = temp_path("trace.json"),
              log = temp_path("exec.log");
   ASSERT_EQ(
-      mpirun(2, fmt::format("configs/scenarios/dlrm-tiny-cpu.json --out {} --trace {}", out, trace),
+      mpirun(2,
+             fmt::format("configs/scenarios/dlrm-tiny-cpu.json --json {} --trace {}", out, trace),
              log),
       0)
       << read_text(log);
