@@ -69,6 +69,16 @@ void print_report(const executor::Comparison& c) {
         *c.measured_kernel_spread_percent);
   }
   print_figures("step time (ms)", c.step_time);
+  if (c.measured_mean_ci95_ms && !c.step_time.empty()) {
+    // Whether the simulated mean is one the measurement could have given.
+    const auto [low, high] = *c.measured_mean_ci95_ms;
+    const double simulated = c.step_time.front().simulated_ms;
+    std::cout << fmt::format(
+        "    the simulated mean is {} the measured mean's 95% interval, {:.3f} - {:.3f} ms "
+        "({} steps)\n",
+        simulated >= low && simulated <= high ? "inside" : "outside", low, high,
+        c.measured_counted_steps);
+  }
   print_figures("breakdown, average rank per step (ms)", c.breakdown);
   if (!c.has_traces) return;
   print_figures("kernel families, ms per step, all ranks", c.families);

@@ -84,6 +84,11 @@ void print_summary(const nlohmann::json& result) {
                            result["step_time_ms"].get<double>(),
                            result["step_time_p50_ms"].get<double>(),
                            result["step_time_p99_ms"].get<double>());
+  const auto& steady = result["steady_state"];
+  std::cout << fmt::format(
+      "                 mean's 95% interval {:.3f} - {:.3f} ms over {} steps\n",
+      steady["mean_ci95_ms"][0].get<double>(), steady["mean_ci95_ms"][1].get<double>(),
+      steady["counted_steps"].get<int>());
   std::cout << fmt::format(
       "  kernels varied {:.1f}% across steps (IQR / median; a steady machine gives a few "
       "percent)\n",

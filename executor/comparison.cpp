@@ -399,6 +399,15 @@ Comparison compare_results(const ConfigNode& simulated, const ConfigNode& measur
   }
   if (measured.has("kernel_spread_percent"))
     c.measured_kernel_spread_percent = number_at(measured, "kernel_spread_percent");
+  if (const auto st = measured.find("steady_state");
+      st && st->is_object() && st->has("mean_ci95_ms")) {
+    const ConfigNode ci = st->at("mean_ci95_ms");
+    const auto bounds = ci.elements();
+    if (bounds.size() != 2 || bounds[0].as_number() > bounds[1].as_number())
+      ci.fail("expected [low, high] milliseconds");
+    c.measured_mean_ci95_ms = std::make_pair(bounds[0].as_number(), bounds[1].as_number());
+    c.measured_counted_steps = static_cast<int>(st->integer_or("counted_steps", 0));
+  }
   const auto sim_b = simulated.at("breakdown_ms"), meas_b = measured.at("breakdown_ms");
   if (!sim_b.is_object()) sim_b.fail("expected an object of milliseconds by term");
   if (!meas_b.is_object()) meas_b.fail("expected an object of milliseconds by term");
@@ -474,6 +483,12 @@ nlohmann::json comparison_json(const Comparison& c) {
       {"step_time", figures_json(c.step_time)},
       {"breakdown_ms", figures_json(c.breakdown)},
       {"measured_kernel_spread_percent", optional_json(c.measured_kernel_spread_percent)}};
+  if (c.measured_mean_ci95_ms) {
+    const auto [low, high] = *c.measured_mean_ci95_ms;
+    const double simulated = c.step_time.empty() ? 0 : c.step_time.front().simulated_ms;
+    out["measured_mean_ci95_ms"] = {low, high};
+    out["simulated_mean_in_ci95"] = simulated >= low && simulated <= high;
+  }
   if (!c.has_traces) return out;
   out["kernel_families"] = figures_json(c.families);
   out["kernel_family_mape_percent"] = optional_json(mape_percent(c.families));

@@ -73,6 +73,10 @@ struct Comparison {
   /// The measured run's kernel_spread_percent (measured_run.hpp), when it has one: how
   /// steady the machine was.
   std::optional<double> measured_kernel_spread_percent;
+  /// The measured mean step's 95% interval and the steps it is over (steady_state's
+  /// mean_ci95_ms and counted_steps), when the measured result has them.
+  std::optional<std::pair<double, double>> measured_mean_ci95_ms;
+  int measured_counted_steps = 0;
   std::vector<std::string> notes;  // what was left out or trimmed (Kineto mode)
 };
 

@@ -18,6 +18,8 @@ nlohmann::json steady_state_json(const StepStatistics& s) {
   return {{"steady", s.steady},
           {"warmup_steps", s.warmup_steps},
           {"drain_steps", s.drain_steps},
+          {"counted_steps", s.counted_steps},
+          {"mean_ci95_ms", {s.mean_ci95_low_ms, s.mean_ci95_high_ms}},
           {"all_steps_mean_ms", s.all_steps_mean_ms}};
 }
 

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <numeric>
+
+#include <boost/math/distributions/students_t.hpp>
 
 #include "sim/workload/op_graph_builder.hpp"
 
@@ -35,6 +38,17 @@ StepStatistics step_statistics(const std::vector<double>& step_ms, SteadyState p
               static_cast<double>(std::max<std::size_t>(1, steady.size()));
   s.p50_ms = percentile(steady, 0.50);
   s.p99_ms = percentile(steady, 0.99);
+  s.counted_steps = static_cast<int>(steady.size());
+  s.mean_ci95_low_ms = s.mean_ci95_high_ms = s.mean_ms;
+  if (steady.size() >= 2) {
+    double ss = 0;
+    for (const double x : steady) ss += (x - s.mean_ms) * (x - s.mean_ms);
+    const double n = static_cast<double>(steady.size());
+    const double t = boost::math::quantile(boost::math::students_t(n - 1), 0.975);
+    const double half = t * std::sqrt(ss / (n - 1)) / std::sqrt(n);
+    s.mean_ci95_low_ms = s.mean_ms - half;
+    s.mean_ci95_high_ms = s.mean_ms + half;
+  }
   return s;
 }
 

@@ -46,6 +46,11 @@ struct StepStatistics {
   int warmup_steps = 0, drain_steps = 0;
   bool steady = false;  // some step is neither warm-up nor drain
   double all_steps_mean_ms = 0;
+  /// The steps the mean is over, and the mean's 95% confidence interval: mean -+
+  /// t(0.975, n - 1) s / sqrt(n) (Student's t, s the steps' sample deviation); the mean
+  /// itself for fewer than two steps.
+  int counted_steps = 0;
+  double mean_ci95_low_ms = 0, mean_ci95_high_ms = 0;
 };
 StepStatistics step_statistics(const std::vector<double>& step_ms, SteadyState phases);
 

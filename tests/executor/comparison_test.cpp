@@ -50,6 +50,28 @@ TEST(Comparison, ComparesTheStepTimesAndBreakdownKeysBothResultsHave) {
   EXPECT_FALSE(j.contains("kernel_families"));
 }
 
+// A measured result with its mean's 95% interval: the simulated mean 11 ms is inside
+// [9.5, 11.5], and 12 ms would be outside.
+TEST(Comparison, SaysWhetherTheSimulatedMeanIsInsideTheMeasuredInterval) {
+  const auto measured =
+      doc(R"({"scenario": "x", "gpus": 1, "step_time_ms": 10.5, "breakdown_ms": {"compute": 10},
+             "steady_state": {"counted_steps": 8, "mean_ci95_ms": [9.5, 11.5]}})",
+          "meas.json");
+  const auto inside = compare_results(
+      doc(R"({"scenario": "x", "gpus": 1, "step_time_ms": 11, "breakdown_ms": {"compute": 10}})",
+          "sim.json"),
+      measured);
+  ASSERT_TRUE(inside.measured_mean_ci95_ms.has_value());
+  EXPECT_EQ(inside.measured_counted_steps, 8);
+  EXPECT_EQ(comparison_json(inside)["simulated_mean_in_ci95"], true);
+  const auto outside = compare_results(
+      doc(R"({"scenario": "x", "gpus": 1, "step_time_ms": 12, "breakdown_ms": {"compute": 10}})",
+          "sim.json"),
+      measured);
+  EXPECT_EQ(comparison_json(outside)["simulated_mean_in_ci95"], false);
+  EXPECT_EQ(comparison_json(outside)["measured_mean_ci95_ms"], nlohmann::json::array({9.5, 11.5}));
+}
+
 void add(traces::Timeline& tl, int rank, const char* name, const char* cat, double start_us,
          double dur_us) {
   tl.add_span(rank, "compute", name, cat, Time::from_us(start_us), Time::from_us(start_us + dur_us),

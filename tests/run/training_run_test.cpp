@@ -194,6 +194,21 @@ TEST(TrainingRun, BreakdownsAddUpToTheStepTime) {
   EXPECT_LT(r.mfu, 1);
 }
 
+// The steady mean's 95% interval, by hand: steps 10, 12, 14 after one warm-up step of 20
+// and before one drain step of 5: mean 12, sample deviation 2, t(0.975, 2) = 4.302653, so
+// 12 -+ 4.302653 x 2 / sqrt(3) = 12 -+ 4.968275. One steady step: the mean itself.
+TEST(TrainingRun, TheSteadyMeanCarriesItsStudentInterval) {
+  const auto s = step_statistics({20, 10, 12, 14, 5}, SteadyState{1, 1});
+  EXPECT_EQ(s.counted_steps, 3);
+  EXPECT_DOUBLE_EQ(s.mean_ms, 12);
+  EXPECT_NEAR(s.mean_ci95_low_ms, 12 - 4.968275, 1e-6);
+  EXPECT_NEAR(s.mean_ci95_high_ms, 12 + 4.968275, 1e-6);
+  const auto one = step_statistics({20, 10, 5}, SteadyState{1, 1});
+  EXPECT_EQ(one.counted_steps, 1);
+  EXPECT_DOUBLE_EQ(one.mean_ci95_low_ms, 10);
+  EXPECT_DOUBLE_EQ(one.mean_ci95_high_ms, 10);
+}
+
 // Same scenario and seed, same report (but for wall-clock figures).
 TEST(TrainingRun, IsDeterministicForASeed) {
   const auto data = hstu_data(R"({"distribution": "lognormal", "mean": 600, "sigma": 1.0})");
