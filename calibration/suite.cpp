@@ -96,7 +96,7 @@ void run_kernels(const SuiteOptions& options, Communicator& comm, detail::Kernel
     Measurement m = record(c, samples, device, versions, date);
     if (comm.rank() == 0) out.records.push_back(std::move(m));
     if (options.progress && comm.rank() == 0) {
-      options.progress(++done, static_cast<int>(cases.size()), out.records.back().label());
+      options.progress(++done, static_cast<int>(cases.size()), out);
     }
   }
 }
@@ -129,7 +129,7 @@ void run_collectives(const SuiteOptions& options, Communicator& comm,
     m.check = "ok";
     if (comm.rank() == 0) out.records.push_back(std::move(m));
     if (options.progress && comm.rank() == 0) {
-      options.progress(++done, static_cast<int>(cases.size()), out.records.back().label());
+      options.progress(++done, static_cast<int>(cases.size()), out);
     }
   }
 }

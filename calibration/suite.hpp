@@ -26,8 +26,10 @@ struct SuiteOptions {
   bool quick = false;                 // a few shapes per family (tests, smoke runs)
   bool collectives = true;            // run the collective part (needs >= 2 ranks)
   std::int64_t max_collective_bytes = std::int64_t{1} << 30;
-  /// Called after each case with (done, total, label); empty = silent.
-  std::function<void(int, int, const std::string&)> progress;
+  /// Called on rank 0 after each case with the cases done and in all of the part that runs
+  /// (kernels, then collectives) and every record so far (to show, or to save so that a
+  /// stopped run keeps them); empty = silent.
+  std::function<void(int done, int total, const MeasurementSet& so_far)> progress;
 };
 
 /// Runs the suite; rank 0 returns the records. Throws Error when the backend is not

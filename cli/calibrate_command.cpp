@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -82,10 +83,26 @@ int calibrate_run(const std::vector<std::string>& args) {
   options.collectives = vm.count("no-collectives") == 0;
   const std::string out = vm["out"].as<std::string>();
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
-  options.progress = [terminal](int done, int total, const std::string& label) {
+  // Progress on rank 0: a line updated in place on a terminal; elsewhere (under mpirun
+  // stderr is a pipe) a line at every tenth of a part. The records so far are saved every
+  // 30 s, so a run that is stopped keeps what it measured: a valid measurement file with
+  // fewer records, which `calibrate fit` takes.
+  auto last_save = std::chrono::steady_clock::now();
+  std::pair<int, int> last_tenth{-1, -1};  // (part size, tenth) last printed
+  options.progress = [&](int done, int total, const calibration::MeasurementSet& so_far) {
+    const std::string label = so_far.records.back().label();
     if (terminal) {
       std::fprintf(stderr, "\r  %d/%d  %-70.70s", done, total, label.c_str());
       std::fflush(stderr);
+    } else if (const std::pair<int, int> tenth{total, done * 10 / total}; tenth != last_tenth) {
+      std::fprintf(stderr, "strait calibrate: %d/%d cases  %s\n", done, total, label.c_str());
+      std::fflush(stderr);
+      last_tenth = tenth;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_save >= std::chrono::seconds(30)) {
+      calibration::save_measurements(so_far, out);
+      last_save = now;
     }
   };
   if (options.backend == "cpu") keep_freed_memory();
