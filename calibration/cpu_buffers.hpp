@@ -1,7 +1,8 @@
 #pragma once
 // CPU work helpers shared by the CPU benchmark backend (calibration/detail/cpu_kernels.cpp)
 // and the executor's CPU backend (executor/), so both run exactly the same code for a
-// family: random f32 inputs, embedding tables on huge pages, the dense Adam step.
+// family: random f32 inputs, embedding tables on huge pages, a linear layer's backward, the
+// dense Adam step.
 
 #include <sys/mman.h>
 
@@ -42,6 +43,15 @@ struct HugePageFloats {
   float* data = nullptr;
   std::size_t size = 0;
 };
+
+/// A linear layer's backward (the gemm_backward family) for Eigen matrices, forward
+/// out[m x n] = a[m x k] b[k x n]: the input gradient da = dout b^T and the weight gradient
+/// db = a^T dout.
+template <class Matrix>
+void gemm_backward(const Matrix& a, const Matrix& b, const Matrix& dout, Matrix& da, Matrix& db) {
+  da.noalias() = dout * b.transpose();
+  db.noalias() = a.transpose() * dout;
+}
 
 /// One Adam step (lr 1e-3, betas 0.9/0.999, eps 1e-8) over `n` fp32 parameters; `step`
 /// counts from 1 (bias correction). 10 flops per parameter, as the cost model counts it.

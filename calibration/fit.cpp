@@ -57,21 +57,28 @@ sim::cost::CalibrationProfile starting_profile(const MeasurementSet& set, const 
 }
 
 // Families of the profile that must have been measured (or come from the base).
-void fill_unmeasured(const std::set<KernelKind>& fitted, bool has_base,
-                     sim::cost::CalibrationProfile& profile) {
+// Families without records of their own. A backward family takes the forward family's
+// fitted tables when there is no base profile to keep them from, and the GEMM backward
+// always does (profiles before its split costed it as the GEMM, so a base's is the base's
+// GEMM, not a measurement). Returns the families so filled.
+std::set<KernelKind> fill_unmeasured(const std::set<KernelKind>& fitted, bool has_base,
+                                     sim::cost::CalibrationProfile& profile) {
+  std::set<KernelKind> filled;
   for (int i = 0; i < sim::cost::kKernelKindCount; ++i) {
     const auto kind = static_cast<KernelKind>(i);
-    if (fitted.count(kind) || has_base) continue;
-    // A backward family without its own records: the forward family's table.
+    if (fitted.count(kind)) continue;
     const KernelKind fwd = sim::cost::forward_kind(kind);
-    if (fwd != kind && fitted.count(fwd)) {
+    if (fwd != kind && fitted.count(fwd) && (!has_base || fwd == KernelKind::kGemm)) {
       profile.kernels[static_cast<std::size_t>(i)] = profile.kernel(fwd);
+      filled.insert(kind);
       continue;
     }
+    if (has_base) continue;
     throw Error(
         fmt::format("calibrate fit: no measurements of {} and no --base profile to take it from",
                     sim::cost::to_string(kind)));
   }
+  return filled;
 }
 
 std::string family_of(const Measurement& m) {
@@ -190,17 +197,14 @@ FitResult fit_profile(const MeasurementSet& set, const FitOptions& options) {
   FitResult fit;
   fit.profile = starting_profile(set, options, ranks);
   const auto fitted = detail::fit_kernels(kernel_fit, !has_base, fit.profile);
-  fill_unmeasured({fitted.begin(), fitted.end()}, has_base, fit.profile);
-  // The fitted tables describe the kernels the backend ran (a GEMM backward without records
-  // of its own took the GEMM's tables, and so its name).
-  for (const KernelKind kind : fitted) {
+  // The tables fitted, or filled from a fitted forward family, describe the kernels the
+  // backend ran.
+  std::set<KernelKind> measured =
+      fill_unmeasured({fitted.begin(), fitted.end()}, has_base, fit.profile);
+  measured.insert(fitted.begin(), fitted.end());
+  for (const KernelKind kind : measured) {
     fit.profile.kernels[static_cast<std::size_t>(kind)].implementation =
         implementation_of(set.backend, kind);
-  }
-  if (std::find(fitted.begin(), fitted.end(), KernelKind::kGemm) != fitted.end() &&
-      std::find(fitted.begin(), fitted.end(), KernelKind::kGemmBackward) == fitted.end()) {
-    fit.profile.kernels[static_cast<std::size_t>(KernelKind::kGemmBackward)].implementation =
-        implementation_of(set.backend, KernelKind::kGemm);
   }
 
   std::optional<sim::topology::Cluster> cluster;

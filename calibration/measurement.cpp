@@ -83,13 +83,10 @@ Measurement read_record(const ConfigNode& r) {
     m.algbw_gbps = non_negative(r, "algbw_gbps");
     m.busbw_gbps = non_negative(r, "busbw_gbps");
     m.check = r.choice("check", {"ok"});
-  } else if (sim::cost::is_attention(*m.family.kernel) &&
-             m.family.kernel != sim::cost::backward_kind(*m.family.kernel)) {
-    // A forward attention family: the record says which pass it timed.
-    shape.choice("pass", {"forward", "backward"});
-  } else if (shape.has("pass")) {
-    // A GEMM: the forward unless the record says it timed the backward (input and weight
-    // gradient); records written before the split have no pass.
+  } else if (shape.has("pass") || (sim::cost::is_attention(*m.family.kernel) &&
+                                   m.family.kernel != sim::cost::backward_kind(*m.family.kernel))) {
+    // Which pass the record timed: a forward attention family says so; a GEMM's is the
+    // forward unless it says backward (records written before its split have no pass).
     shape.choice("pass", {"forward", "backward"});
   }
   if (m.table_key() <= 0) {

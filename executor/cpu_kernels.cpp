@@ -93,10 +93,8 @@ int CpuKernels::prepare(const sim::cost::KernelWork& k, std::int64_t step) {
         });
       } else {
         work_.emplace_back([this, g, runs] {
-          for (int i = 0; i < runs; ++i) {
-            g->da.noalias() = g->dout * g->b.transpose();
-            g->db.noalias() = g->a.transpose() * g->dout;
-          }
+          for (int i = 0; i < runs; ++i)
+            calibration::gemm_backward(g->a, g->b, g->dout, g->da, g->db);
           sink_ = sink_ + (g->da.size() > 0 ? g->da(0, 0) + g->db(0, 0) : 0.0f);
         });
       }

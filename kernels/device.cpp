@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <mutex>
+#include <set>
 #include <utility>
 
 #ifdef STRAIT_HAVE_CUDA
@@ -22,10 +24,16 @@ void throw_cuda_error(cudaError_t err, const char* call, const char* file, int l
 void keep_freed_scratch_mapped() {
   int device = 0;
   STRAIT_CUDA_CHECK(cudaGetDevice(&device));
+  // Once per device: it runs before every TBE and jagged-scan call.
+  static std::mutex mutex;
+  static std::set<int> done;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (done.count(device)) return;
   cudaMemPool_t pool = nullptr;
   STRAIT_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
   std::uint64_t threshold = std::numeric_limits<std::uint64_t>::max();
   STRAIT_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+  done.insert(device);
 }
 }  // namespace detail
 

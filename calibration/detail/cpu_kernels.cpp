@@ -119,10 +119,8 @@ class CpuKernelBackend final : public KernelBackend {
       // What strait exec's CPU backend runs for a gemm_backward op (executor/cpu_kernels.cpp).
       const Matrix dout = Matrix::Random(m, n);
       Matrix da(m, k), db(k, n);
-      auto samples = run(warmup, repetitions, Cache::kCold, [&] {
-        da.noalias() = dout * b.transpose();
-        db.noalias() = a.transpose() * dout;
-      });
+      auto samples =
+          run(warmup, repetitions, Cache::kCold, [&] { gemm_backward(a, b, dout, da, db); });
       sink_ = sink_ + da(0, 0) + db(0, 0);
       return samples;
     }

@@ -278,12 +278,6 @@ std::vector<KernelKind> fit_kernels(const std::vector<const Measurement*>& fit_r
     }
     fitted.push_back(kind);
   }
-  // A GEMM backward without records of its own is costed like the GEMM just fitted (as
-  // profiles before the split did), not like the base profile's GEMM.
-  if (by_kind.count(KernelKind::kGemm) && !by_kind.count(KernelKind::kGemmBackward)) {
-    profile.kernels[static_cast<std::size_t>(KernelKind::kGemmBackward)] =
-        profile.kernel(KernelKind::kGemm);
-  }
   return fitted;
 }
 

@@ -116,15 +116,22 @@ TEST_F(CostModelTest, RooflinePicksTheSlowerOfComputeAndMemory) {
   EXPECT_DOUBLE_EQ(f.hbm, skinny.memory_seconds);
 }
 
-// Embedding lookup, dim 128 bf16 = 256 B rows (0.70), 1e8 bytes, half the rows unique:
-// HBM sees 1e8 * (1 - 0.6 * 0.5) = 7e7 B; memory = 7e7 / (3350e9 * 0.70) = 29.851 us.
-TEST_F(CostModelTest, RepeatedEmbeddingRowsPartlyHitTheCache) {
+// An embedding op of dim 128 bf16 (256 B rows) moving 1e8 bytes, `unique` of its rows
+// distinct.
+KernelWork embedding_work(KernelKind kind, double unique) {
   KernelWork w;
-  w.kind = KernelKind::kEmbeddingLookup;
+  w.kind = kind;
   w.precision = Precision::kBf16;
   w.embedding_dim = 128;
   w.hbm_bytes = 1e8;
-  w.unique_fraction = 0.5;
+  w.unique_fraction = unique;
+  return w;
+}
+
+// Embedding lookup, dim 128 bf16 = 256 B rows (0.70), 1e8 bytes, half the rows unique:
+// HBM sees 1e8 * (1 - 0.6 * 0.5) = 7e7 B; memory = 7e7 / (3350e9 * 0.70) = 29.851 us.
+TEST_F(CostModelTest, RepeatedEmbeddingRowsPartlyHitTheCache) {
+  KernelWork w = embedding_work(KernelKind::kEmbeddingLookup, 0.5);
   const KernelCost c = model().cost(w, "H100-SXM");
   EXPECT_DOUBLE_EQ(c.hbm_bytes, 7e7);
   EXPECT_NEAR(c.memory_seconds * 1e6, 29.8507, 1e-4);
@@ -137,12 +144,7 @@ TEST_F(CostModelTest, RepeatedEmbeddingRowsPartlyHitTheCache) {
 // A negative factor (repeats that cost more than they save, an update summing hot rows in
 // sequence): h = -0.4, half the rows unique: 1e8 * (1 + 0.4 * 0.5) = 1.2e8 B.
 TEST_F(CostModelTest, ANegativeRepeatFactorChargesRepeatedRows) {
-  KernelWork w;
-  w.kind = KernelKind::kEmbeddingUpdate;
-  w.precision = Precision::kBf16;
-  w.embedding_dim = 128;
-  w.hbm_bytes = 1e8;
-  w.unique_fraction = 0.5;
+  const KernelWork w = embedding_work(KernelKind::kEmbeddingUpdate, 0.5);
   CalibrationProfile p = model().profile("H100-SXM");
   p.kernels[static_cast<std::size_t>(KernelKind::kEmbeddingUpdate)].repeat_hit_rate = -0.4;
   EXPECT_DOUBLE_EQ(CostModel::cost(w, p).hbm_bytes, 1.2e8);
@@ -152,11 +154,7 @@ TEST_F(CostModelTest, ANegativeRepeatFactorChargesRepeatedRows) {
 // time adds to the launch, the bytes keep their bandwidth term:
 //   duration = 2.5 + 60 + 1e8 / (3350e9 * 0.70) us = 62.5 + 42.644 = 105.144 us.
 TEST_F(CostModelTest, EmbeddingCallLatencyAddsAFixedTimePerCall) {
-  KernelWork w;
-  w.kind = KernelKind::kEmbeddingLookup;
-  w.precision = Precision::kBf16;
-  w.embedding_dim = 128;
-  w.hbm_bytes = 1e8;
+  const KernelWork w = embedding_work(KernelKind::kEmbeddingLookup, 1.0);
   CalibrationProfile p = model().profile("H100-SXM");
   const KernelCost before = CostModel::cost(w, p);
   p.kernels[static_cast<std::size_t>(KernelKind::kEmbeddingLookup)].call_latency =
