@@ -56,21 +56,41 @@ sim::cost::CalibrationProfile starting_profile(const MeasurementSet& set, const 
   return p;
 }
 
-// Families of the profile that must have been measured (or come from the base).
+// Puts the implementation `name` of family `kind` in use, for the fit to write into: the
+// base's implementation of that name if it has one, else a new one made from the family's
+// (whose named implementation stays as an alternative). A fit thus writes into the
+// implementation the backend ran and keeps the base's others (production kernels next to
+// what strait ran); the fitted ones are the fitted profile's defaults.
+void use_implementation(sim::cost::CalibrationProfile& profile, KernelKind kind,
+                        const std::string& name) {
+  const auto k = static_cast<std::size_t>(kind);
+  const auto names = profile.implementations(kind);
+  if (std::find(names.begin(), names.end(), name) != names.end()) {
+    profile.choose(kind, name);
+  } else {
+    if (!profile.kernels[k].implementation.empty())
+      profile.alternatives[k].push_back(profile.kernels[k]);
+    profile.kernels[k].implementation = name;
+  }
+  // Its tables are about to be fitted: one table (no per-head-dimension ones), and the
+  // profile's provenance is theirs.
+  profile.kernels[k].compute_by_head_dim.clear();
+  profile.kernels[k].provenance.clear();
+}
+
 // Families without records of their own. A backward family takes the forward family's
-// fitted tables when there is no base profile to keep them from, and the GEMM backward
-// always does (profiles before its split costed it as the GEMM, so a base's is the base's
-// GEMM, not a measurement). Returns the families so filled.
-std::set<KernelKind> fill_unmeasured(const std::set<KernelKind>& fitted, bool has_base,
-                                     sim::cost::CalibrationProfile& profile) {
-  std::set<KernelKind> filled;
+// fitted tables (and implementation) when there is no base profile to keep them from, and
+// the GEMM backward always does (profiles before its split costed it as the GEMM, so a
+// base's is the base's GEMM, not a measurement); the others keep the base's.
+void fill_unmeasured(const std::set<KernelKind>& fitted, bool has_base,
+                     sim::cost::CalibrationProfile& profile) {
   for (int i = 0; i < sim::cost::kKernelKindCount; ++i) {
     const auto kind = static_cast<KernelKind>(i);
     if (fitted.count(kind)) continue;
     const KernelKind fwd = sim::cost::forward_kind(kind);
     if (fwd != kind && fitted.count(fwd) && (!has_base || fwd == KernelKind::kGemm)) {
+      use_implementation(profile, kind, profile.kernel(fwd).implementation);
       profile.kernels[static_cast<std::size_t>(i)] = profile.kernel(fwd);
-      filled.insert(kind);
       continue;
     }
     if (has_base) continue;
@@ -78,7 +98,6 @@ std::set<KernelKind> fill_unmeasured(const std::set<KernelKind>& fitted, bool ha
         fmt::format("calibrate fit: no measurements of {} and no --base profile to take it from",
                     sim::cost::to_string(kind)));
   }
-  return filled;
 }
 
 std::string family_of(const Measurement& m) {
@@ -196,16 +215,14 @@ FitResult fit_profile(const MeasurementSet& set, const FitOptions& options) {
   const bool has_base = !options.base_profile.empty();
   FitResult fit;
   fit.profile = starting_profile(set, options, ranks);
-  const auto fitted = detail::fit_kernels(kernel_fit, !has_base, fit.profile);
   // The tables fitted, or filled from a fitted forward family, describe the kernels the
   // backend ran.
-  std::set<KernelKind> measured =
-      fill_unmeasured({fitted.begin(), fitted.end()}, has_base, fit.profile);
-  measured.insert(fitted.begin(), fitted.end());
-  for (const KernelKind kind : measured) {
-    fit.profile.kernels[static_cast<std::size_t>(kind)].implementation =
-        implementation_of(set.backend, kind);
-  }
+  std::set<KernelKind> measured_kinds;
+  for (const Measurement* m : kernel_fit) measured_kinds.insert(detail::kind_of(*m));
+  for (const KernelKind kind : measured_kinds)
+    use_implementation(fit.profile, kind, implementation_of(set.backend, kind));
+  const auto fitted = detail::fit_kernels(kernel_fit, !has_base, fit.profile);
+  fill_unmeasured({fitted.begin(), fitted.end()}, has_base, fit.profile);
 
   std::optional<sim::topology::Cluster> cluster;
   bool has_collectives = false;

@@ -577,6 +577,19 @@ double objective_value(Objective objective, const Estimate& e) {
 
 PlanOutcome find_plan(const PlanRequest& request, const sim::cost::CostModel& kernels,
                       const PlannerOptions& options) {
+  // The baseline plan's kernel implementations price every candidate (the candidates keep
+  // its "kernels" too, so simulations and closed forms cost the same kernels).
+  if (!request.base.plan.kernels.empty()) {
+    sim::cost::CostModel chosen = [&] {
+      try {
+        return kernels.with_choice(request.base.plan.kernels, request.base.cluster.gpu_types());
+      } catch (const sim::cost::CostError& e) {
+        throw ConfigError(request.base.plan.file, "/kernels", e.what());
+      }
+    }();
+    Search search(request, chosen, options);
+    return search.run();
+  }
   Search search(request, kernels, options);
   return search.run();
 }

@@ -25,20 +25,37 @@
 // (`strait calibrate fit`; the H100 profile from the TBE bench at pooling 1 and 20).
 // Attention kinds may carry "tile_rows" t (one of kAttentionTiles): the kernel's query tile;
 // their compute time is multiplied by the batch's tile-quantization factor at t
-// (attention_tile_factors in kernel_work.hpp). Absent: no quantization.
+// (attention_tile_factors in kernel_work.hpp). Absent: no quantization. In place of one
+// compute table they may give one per head dimension ("compute_efficiency_by_head_dim":
+// {"64": table, "128": table, ...}); between head dimensions the efficiency is
+// interpolated linearly in log2(head_dim), clamped at the ends.
+//
+// Implementations. A family's tables describe one kernel implementation ("cublas",
+// "cutlass-hstu", "strait", ...), named with its own provenance. A family may hold several
+// ({"default": name, "implementations": [family object, ...]}); `kernels` holds the ones in
+// use (the defaults, or what a plan's "kernels" chose: with_choice), `alternatives` the rest.
 // Profiles are estimates until `strait calibrate` refits them; each states its provenance.
 
 #include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/core/config_node.hpp"
+#include "sim/core/error.hpp"
 #include "sim/cost/collective_factors.hpp"
 #include "sim/cost/device_spec.hpp"
 #include "sim/cost/efficiency_table.hpp"
 #include "sim/cost/kernel_work.hpp"
 
 namespace strait::sim::cost {
+
+/// A kernel cannot be costed: unknown GPU type, a precision the GPU lacks, or an
+/// implementation its profile does not have.
+class CostError : public Error {
+ public:
+  using Error::Error;
+};
 
 struct KernelEfficiency {
   EfficiencyTable compute;       // fraction of peak FLOP/s
@@ -49,6 +66,15 @@ struct KernelEfficiency {
   /// The kernel implementation the tables describe ("cublaslt", "strait", "fbgemm-tbe",
   /// "traced", ...): what a job costed with them runs. Empty: not named.
   std::string implementation;
+  /// Where this implementation's numbers come from (optional, free text).
+  std::string provenance;
+  /// Attention kinds only: compute tables per head dimension, sorted by head dimension;
+  /// when present they replace `compute` (compute_efficiency, below).
+  std::vector<std::pair<int, EfficiencyTable>> compute_by_head_dim;
+
+  /// Fraction of peak FLOP/s at log2 of the family's table key, for kernels of `head_dim`
+  /// (used only with per-head-dimension tables).
+  double compute_efficiency(double log2_key, int head_dim) const;
 };
 
 /// Where a profile's numbers come from ("estimated" from datasheets and published
@@ -69,12 +95,20 @@ struct CalibrationProfile {
   std::string file;  // where it was loaded from (for error messages)
   DeviceSpec device;
   Provenance provenance;
-  std::array<KernelEfficiency, kKernelKindCount> kernels;
+  std::array<KernelEfficiency, kKernelKindCount> kernels;  // in use
+  /// Per family, the implementations not in use (see "Implementations" above).
+  std::array<std::vector<KernelEfficiency>, kKernelKindCount> alternatives;
   CollectiveFactors collectives;  // optional section: fitted communication factors
 
   const KernelEfficiency& kernel(KernelKind k) const {
     return kernels[static_cast<std::size_t>(k)];
   }
+
+  /// The names of a family's implementations, the one in use first.
+  std::vector<std::string> implementations(KernelKind k) const;
+  /// Puts implementation `name` of family `k` in use (the one in use joins the
+  /// alternatives); CostError naming the profile, the family and what it has, if absent.
+  void choose(KernelKind k, const std::string& name);
 
   /// Reads and validates a whole profile document: every kernel family must be present,
   /// unknown keys are rejected; errors are ConfigErrors with file and JSON pointer.

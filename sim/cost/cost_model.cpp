@@ -88,13 +88,32 @@ KernelCost CostModel::cost(const KernelWork& work, const CalibrationProfile& pro
     out.hbm_bytes *= 1.0 - eff.repeat_hit_rate * (1.0 - work.unique_fraction);
     out.launch_overhead += eff.call_latency;
   }
-  out.compute_seconds = work.flops / (peak * eff.compute.at_log2(key));
+  out.compute_seconds = work.flops / (peak * eff.compute_efficiency(key, work.head_dim));
   if (is_attention(work.kind) && eff.tile_rows > 0) {
     out.compute_seconds *=
         work.tile_factor[static_cast<std::size_t>(attention_tile_index(eff.tile_rows))];
   }
   out.memory_seconds = out.hbm_bytes / (device.hbm_bandwidth * eff.memory.at_log2(key));
   return out;
+}
+
+CostModel CostModel::with_choice(const KernelChoice& choice,
+                                 const std::vector<std::string>& job_types) const {
+  ProfileSet chosen;
+  for (const auto& type : profiles_.gpu_types()) {
+    CalibrationProfile p = *profiles_.find(type);
+    const bool required = std::find(job_types.begin(), job_types.end(), type) != job_types.end();
+    for (const auto& [kind, name] : choice) {
+      try {
+        p.choose(kind, name);
+      } catch (const CostError&) {
+        if (required) throw;
+      }
+    }
+    chosen.add(std::move(p));
+  }
+  for (const auto& type : job_types) profile(type);  // a type without a profile: CostError
+  return CostModel(std::move(chosen));
 }
 
 const CalibrationProfile& CostModel::profile(std::string_view gpu_type) const {

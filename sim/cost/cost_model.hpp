@@ -37,12 +37,6 @@
 
 namespace strait::sim::cost {
 
-/// A kernel cannot be costed: unknown GPU type, or a precision the GPU lacks.
-class CostError : public Error {
- public:
-  using Error::Error;
-};
-
 struct KernelCost {
   double compute_seconds = 0;  // time at the achievable FLOP rate alone
   double hbm_bytes = 0;        // bytes reaching HBM (after cache reuse of embedding rows)
@@ -83,6 +77,11 @@ class CostModel {
   double comm_sm_fraction(std::string_view gpu_type) const;
   /// GPU types with a profile, sorted.
   std::vector<std::string> gpu_types() const { return profiles_.gpu_types(); }
+  /// This model with `choice`'s implementations in use: in the profile of every GPU type
+  /// of `job_types` (CostError naming the profile and what it has where one is missing),
+  /// and in the other profiles where they have it.
+  CostModel with_choice(const KernelChoice& choice,
+                        const std::vector<std::string>& job_types) const;
 
  private:
   ProfileSet profiles_;

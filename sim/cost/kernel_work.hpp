@@ -8,8 +8,10 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace strait::sim::cost {
@@ -46,6 +48,10 @@ inline constexpr int kKernelKindCount = 10;
 const char* to_string(KernelKind k);
 /// The inverse of to_string; nullopt for any other text.
 std::optional<KernelKind> parse_kernel_kind(std::string_view text);
+/// A plan's choice of kernel implementation per family (family -> implementation name,
+/// as profiles name them; calibration_profile.hpp).
+using KernelChoice = std::map<KernelKind, std::string>;
+
 /// True for the families that run on tensor cores (GEMM, attention): their FLOPs are costed
 /// at the peak of their precision; the others run on CUDA cores, costed at the fp32 peak.
 bool uses_tensor_cores(KernelKind k);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include <boost/math/distributions/students_t.hpp>
 
@@ -58,8 +59,18 @@ cost::CostModel load_cost_model(const workload::TrainingScenario& scenario,
       cost::load_profile_dir(scenario.profiles_dir.empty() ? default_dir : scenario.profiles_dir));
 }
 
-TrainingReport run_training(const workload::TrainingScenario& scenario, const cost::CostModel& cost,
-                            const TrainingRunOptions& options) {
+TrainingReport run_training(const workload::TrainingScenario& scenario,
+                            const cost::CostModel& profiles, const TrainingRunOptions& options) {
+  // The plan's kernel implementations, where it names any (the profiles' defaults else).
+  std::optional<cost::CostModel> chosen;
+  if (!scenario.plan.kernels.empty()) {
+    try {
+      chosen.emplace(profiles.with_choice(scenario.plan.kernels, scenario.cluster.gpu_types()));
+    } catch (const cost::CostError& e) {
+      throw ConfigError(scenario.plan.file, "/kernels", e.what());
+    }
+  }
+  const cost::CostModel& cost = chosen ? *chosen : profiles;
   TrainingReport report;
   report.scenario = scenario.name;
   report.cluster = scenario.cluster.name();

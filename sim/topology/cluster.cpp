@@ -1,5 +1,6 @@
 #include "sim/topology/cluster.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "sim/topology/detail/graph_loader.hpp"
@@ -133,6 +134,14 @@ void Cluster::finalize() {
   for (std::size_t i = 0; i < links_.size(); ++i) {
     out_links_[next[links_[i].src]++] = static_cast<LinkIndex>(i);
   }
+}
+
+std::vector<std::string> Cluster::gpu_types() const {
+  std::vector<std::string> types;
+  for (const auto& gpu : gpus_) {
+    if (std::find(types.begin(), types.end(), gpu.type) == types.end()) types.push_back(gpu.type);
+  }
+  return types;
 }
 
 }  // namespace strait::sim::topology

@@ -87,6 +87,8 @@ class Cluster {
   int gpu_count() const { return static_cast<int>(gpus_.size()); }
   const Gpu& gpu(int index) const { return gpus_.at(static_cast<std::size_t>(index)); }
   const std::vector<Gpu>& gpus() const { return gpus_; }
+  /// The GPU types of the cluster, each once, in the order they first appear.
+  std::vector<std::string> gpu_types() const;
   const std::vector<Host>& hosts() const { return hosts_; }
   const std::vector<Datacenter>& datacenters() const { return datacenters_; }
   const std::vector<Node>& nodes() const { return nodes_; }

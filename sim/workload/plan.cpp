@@ -230,8 +230,8 @@ ParallelPlan ParallelPlan::load(const std::string& path, const ModelConfig& mode
 }
 
 ParallelPlan ParallelPlan::from_config(const ConfigNode& node, const ModelConfig& model) {
-  node.allow_only(
-      {"name", "description", "ranks", "dense", "context_parallel", "sparse", "moe", "schedule"});
+  node.allow_only({"name", "description", "ranks", "dense", "context_parallel", "sparse", "moe",
+                   "schedule", "kernels"});
   ParallelPlan p;
   p.file = node.file();
   p.name = node.string_or("name", "plan");
@@ -282,6 +282,19 @@ ParallelPlan ParallelPlan::from_config(const ConfigNode& node, const ModelConfig
     p.expert.size = 1;
   }
   if (auto s = node.find("schedule")) parse_schedule(*s, p);
+  if (auto k = node.find("kernels")) {
+    if (!k->is_object()) k->fail("expected an object of kernel family -> implementation name");
+    for (const std::string& family : k->keys()) {
+      const auto kind = cost::parse_kernel_kind(family);
+      if (!kind) {
+        k->at(family).fail(
+            fmt::format("\"{}\" is not a kernel family (gemm, gemm_backward, "
+                        "jagged_attention, embedding_lookup, ...)",
+                        family));
+      }
+      p.kernels[*kind] = k->string(family);
+    }
+  }
   return p;
 }
 

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "sim/core/config_node.hpp"
+#include "sim/cost/kernel_work.hpp"
 #include "sim/workload/model.hpp"
 
 namespace strait::sim::workload {
@@ -107,6 +108,9 @@ struct ParallelPlan {
   CommPrecision comm_precision;         // of the embedding all-to-alls
   GroupSpec expert;                     // MoE expert-parallel group
   Schedule schedule;
+  /// Kernel implementation per family, where not the profiles' defaults. Plan file:
+  /// "kernels": {"jagged_attention": "strait"} (configs/profiles/README.md).
+  cost::KernelChoice kernels;
 
   static ParallelPlan load(const std::string& path, const ModelConfig& model);
   static ParallelPlan from_config(const ConfigNode& node, const ModelConfig& model);

@@ -1,5 +1,6 @@
 #include "sim/cost/calibration_profile.hpp"
 
+#include <cmath>
 #include <functional>
 
 #include <gtest/gtest.h>
@@ -98,7 +99,7 @@ TEST(CalibrationProfile, RejectsUnknownKeysWithASuggestion) {
   j["kernels"]["gemm"]["repeat_hit_rate"] = 0.5;  // embedding kinds only
   EXPECT_EQ(message_of(j),
             "test.json: /kernels/gemm/repeat_hit_rate: unknown key (known keys: "
-            "implementation, compute_efficiency, memory_efficiency)");
+            "implementation, provenance, compute_efficiency, memory_efficiency)");
   j = valid_profile();
   j["kernels"]["matmul"] = 0.5;
   EXPECT_EQ(message_of(j),
@@ -140,6 +141,85 @@ TEST(CalibrationProfile, RejectsOtherBadDeviceAndKernelValues) {
   EXPECT_EQ(message_of(j), "test.json: /provenance/sources: expected at least one source");
 }
 
+// A family may list several implementations, each named, with a default: the default is in
+// use, the others wait as alternatives; choose() swaps one in, the file round-trips, and
+// every mistake names its place.
+TEST(CalibrationProfile, AFamilyHoldsSeveralImplementationsAndADefault) {
+  Json j = valid_profile();
+  j["kernels"]["gemm"] = Json::parse(R"({"default": "fast", "implementations": [
+      {"implementation": "slow", "provenance": "a bench", "compute_efficiency": 0.25,
+       "memory_efficiency": 0.5},
+      {"implementation": "fast", "compute_efficiency": 0.75, "memory_efficiency": 0.5}]})");
+  CalibrationProfile p = parse(j);
+  EXPECT_EQ(p.kernel(KernelKind::kGemm).implementation, "fast");
+  EXPECT_DOUBLE_EQ(p.kernel(KernelKind::kGemm).compute.at(1024), 0.75);
+  EXPECT_EQ(p.implementations(KernelKind::kGemm), (std::vector<std::string>{"fast", "slow"}));
+  EXPECT_EQ(parse(to_json(p)).implementations(KernelKind::kGemm),
+            (std::vector<std::string>{"fast", "slow"}));
+  EXPECT_EQ(to_json(p)["kernels"]["gemm"]["default"], "fast");
+
+  p.choose(KernelKind::kGemm, "slow");
+  EXPECT_DOUBLE_EQ(p.kernel(KernelKind::kGemm).compute.at(1024), 0.25);
+  EXPECT_EQ(p.kernel(KernelKind::kGemm).provenance, "a bench");
+  EXPECT_EQ(p.implementations(KernelKind::kGemm), (std::vector<std::string>{"slow", "fast"}));
+  try {
+    p.choose(KernelKind::kGemm, "tuned");
+    ADD_FAILURE() << "no error";
+  } catch (const CostError& e) {
+    EXPECT_STREQ(e.what(),
+                 "the TEST-GPU profile (test.json) has no gemm implementation \"tuned\" (it has "
+                 "\"slow\", \"fast\")");
+  }
+
+  j["kernels"]["gemm"]["default"] = "tuned";
+  EXPECT_EQ(message_of(j),
+            "test.json: /kernels/gemm/default: expected one of the listed implementations "
+            "(slow, fast), got \"tuned\"");
+  j["kernels"]["gemm"]["default"] = "fast";
+  j["kernels"]["gemm"]["implementations"][0]["implementation"] = "fast";
+  EXPECT_EQ(message_of(j),
+            "test.json: /kernels/gemm/implementations/1/implementation: implementation "
+            "\"fast\" is listed twice");
+  j["kernels"]["gemm"]["implementations"][0].erase("implementation");
+  EXPECT_EQ(message_of(j),
+            "test.json: /kernels/gemm/implementations/0: missing required key "
+            "\"implementation\" (every one of a family's implementations is named)");
+}
+
+// Attention tables per head dimension: each dimension reads its own table, between two
+// the efficiency goes linearly in log2(head_dim) (96 sits 0.585 of the way from 64 to 128),
+// outside them it is clamped; one family cannot carry both forms.
+TEST(CalibrationProfile, AttentionEfficiencyFollowsTheHeadDimension) {
+  Json j = valid_profile();
+  j["kernels"]["jagged_attention"] = Json::parse(R"({"memory_efficiency": 0.8,
+      "compute_efficiency_by_head_dim": {
+        "128": {"key": "mean_length", "points": [[512, 0.3], [2048, 0.5]]},
+        "64": {"key": "mean_length", "points": [[512, 0.1], [2048, 0.3]]}}})");
+  const CalibrationProfile p = parse(j);
+  const KernelEfficiency& e = p.kernel(KernelKind::kJaggedAttention);
+  EXPECT_DOUBLE_EQ(e.compute_efficiency(std::log2(2048.0), 64), 0.3);
+  EXPECT_DOUBLE_EQ(e.compute_efficiency(std::log2(2048.0), 128), 0.5);
+  EXPECT_DOUBLE_EQ(e.compute_efficiency(std::log2(1024.0), 128), 0.4);
+  EXPECT_DOUBLE_EQ(e.compute_efficiency(std::log2(2048.0), 32), 0.3);
+  EXPECT_DOUBLE_EQ(e.compute_efficiency(std::log2(2048.0), 256), 0.5);
+  EXPECT_NEAR(e.compute_efficiency(std::log2(2048.0), 96), 0.3 + 0.2 * (std::log2(1.5)), 1e-12);
+  EXPECT_EQ(to_json(p)["kernels"]["jagged_attention"]["compute_efficiency_by_head_dim"].size(), 2u);
+  EXPECT_DOUBLE_EQ(parse(to_json(p))
+                       .kernel(KernelKind::kJaggedAttention)
+                       .compute_efficiency(std::log2(2048.0), 64),
+                   0.3);
+
+  j["kernels"]["jagged_attention"]["compute_efficiency"] = 0.5;
+  EXPECT_EQ(message_of(j),
+            "test.json: /kernels/jagged_attention: expected one of \"compute_efficiency\" or "
+            "\"compute_efficiency_by_head_dim\"");
+  j["kernels"]["jagged_attention"].erase("compute_efficiency");
+  j["kernels"]["jagged_attention"]["compute_efficiency_by_head_dim"]["wide"] = 0.5;
+  EXPECT_EQ(message_of(j),
+            "test.json: /kernels/jagged_attention/compute_efficiency_by_head_dim/wide: expected "
+            "a head dimension 1..4096 as the key, got \"wide\"");
+}
+
 // A family may name its kernel implementation; a backward family without tables of its
 // own takes the forward's, name included. A name outside a-z, 0-9, '-', '_', '.' is refused.
 TEST(CalibrationProfile, ReadsEachFamilysImplementation) {
@@ -161,7 +241,11 @@ TEST(CalibrationProfile, ReadsEachFamilysImplementation) {
 TEST(CalibrationProfile, BothBundledProfilesLoad) {
   const CalibrationProfile h100 = load_profile(kProfileDir + "/h100-sxm.json");
   EXPECT_EQ(h100.device.gpu_type, "H100-SXM");
-  EXPECT_EQ(h100.kernel(KernelKind::kJaggedAttention).implementation, "strait");
+  // Production kernels by default, strait's own kept as an alternative.
+  EXPECT_EQ(h100.implementations(KernelKind::kJaggedAttention),
+            (std::vector<std::string>{"cutlass-hstu", "strait"}));
+  EXPECT_EQ(h100.implementations(KernelKind::kGemmBackward),
+            (std::vector<std::string>{"cublaslt", "cublas"}));
   EXPECT_EQ(h100.device.sm_count, 132);
   EXPECT_DOUBLE_EQ(*h100.device.peak(Precision::kFp8), 1978.9e12);
   const CalibrationProfile a100 = load_profile(kProfileDir + "/a100-sxm.json");
@@ -225,7 +309,7 @@ TEST(CalibrationProfile, AttentionTileRowsAreReadCheckedAndWritten) {
   j["kernels"]["gemm"]["tile_rows"] = 128;
   EXPECT_EQ(message_of(j),
             "test.json: /kernels/gemm/tile_rows: unknown key (known keys: implementation, "
-            "compute_efficiency, memory_efficiency)");
+            "provenance, compute_efficiency, memory_efficiency)");
 }
 
 TEST(CalibrationProfile, EmbeddingCallLatencyIsReadCheckedAndWritten) {

@@ -241,10 +241,11 @@ TEST(OpReplay, SoloRunsMatchKernelByKernelWhenHoldsAndOtherStreamsJoinThem) {
   dense.collective.bytes = 1 << 30;
   dense.collective.sm_free = true;
   std::vector<Op> rank0 = {a, sync, dense}, rank1 = {b, sync, dense};
-  // Compute-bound kernels (a GEMM of 1 GFLOP reading 1 GB), which the hold slows.
+  // Compute-bound kernels (a GEMM of 1 TFLOP reading 1 GB), which the hold slows.
   Op gemm = kernel(1, 0);
   gemm.kernel.kind = workload::KernelKind::kGemm;
-  gemm.kernel.flops = 1e9;
+  gemm.kernel.flops = 1e12;
+  gemm.kernel.m = gemm.kernel.n = gemm.kernel.k = 8192;
   for (int k = 0; k < 8; ++k) {
     rank0.push_back(gemm);
     rank1.push_back(gemm);

@@ -100,6 +100,19 @@ TEST(ConfigErrors, CommPrecisionNamesKeyAndChoices) {
             "plan.json: /sparse/comm_precision/fwd: unknown");
 }
 
+TEST(ConfigErrors, PlanKernelsNameAFamilyAndAnImplementation) {
+  EXPECT_EQ(config_error_of([] {
+              scenario_of("hgx-h100-8.json", kModel, kData,
+                          R"({"kernels": {"attention": "strait"}})");
+            }),
+            "plan.json: /kernels/attention: \"attention\" is not a kernel family (gemm, "
+            "gemm_backward, jagged_attention, embedding_lookup, ...)");
+  EXPECT_EQ(config_error_of([] {
+              scenario_of("hgx-h100-8.json", kModel, kData, R"({"kernels": {"gemm": 3}})");
+            }),
+            "plan.json: /kernels/gemm: expected a string, got the number 3");
+}
+
 TEST(ConfigErrors, PlacementTooSmallNamesPlanKeyAndSizes) {
   EXPECT_EQ(config_error_of([] {
               scenario_of("h100-1024-rail.json", kModel, kData,
