@@ -393,6 +393,46 @@ TEST(FitProfile, AttentionIsFittedAgainstTheTileFactorsOfTheBaseProfile) {
   for (KernelKind k : attention) EXPECT_EQ(fit.profile.kernel(k).tile_rows, 64);
 }
 
+// Setup: the base profile of the tests above whose jagged attention is in use as another
+// implementation ("production", tables per head dimension), the backend's own kept as an
+// alternative under its name, as in the bundled H100 profile.
+// Expected: the fit writes into the implementation the backend ran (now in use, its tables
+// recovered), keeps "production" untouched as an alternative, names the unnamed families
+// after the backend, and the fitted profile reads back with the same implementations.
+TEST(FitProfile, WritesIntoTheImplementationItMeasuredAndKeepsTheOthers) {
+  const Synthetic s = synthetic(0.8, 0.9);
+  sim::cost::CalibrationProfile base = s.known;
+  const auto k = static_cast<std::size_t>(KernelKind::kJaggedAttention);
+  const std::string own = implementation_of("cpu", KernelKind::kJaggedAttention);
+  base.kernels[k].implementation = own;
+  sim::cost::KernelEfficiency production;
+  production.implementation = "production";
+  production.compute_by_head_dim = {{64, sim::cost::EfficiencyTable::constant(0.5)},
+                                    {128, sim::cost::EfficiencyTable::constant(0.7)}};
+  production.compute = production.compute_by_head_dim.back().second;
+  production.memory = sim::cost::EfficiencyTable::constant(0.8);
+  base.alternatives[k].push_back(base.kernels[k]);
+  base.kernels[k] = production;
+  const std::string file = write_profile(base, "implementations_base.json");
+  FitOptions options;
+  options.base_profile = file;
+  const FitResult fit = fit_profile(s.set, options);
+  std::filesystem::remove(file);
+  expect_recovered(fit, s);
+  EXPECT_EQ(fit.profile.implementations(KernelKind::kJaggedAttention),
+            (std::vector<std::string>{own, "production"}));
+  EXPECT_TRUE(fit.profile.kernel(KernelKind::kJaggedAttention).compute_by_head_dim.empty());
+  const auto& kept = fit.profile.alternatives[k].front();
+  EXPECT_DOUBLE_EQ(kept.compute_efficiency(10, 64), 0.5);
+  EXPECT_DOUBLE_EQ(kept.compute_efficiency(10, 128), 0.7);
+  EXPECT_EQ(fit.profile.implementations(KernelKind::kGemm),
+            (std::vector<std::string>{implementation_of("cpu", KernelKind::kGemm)}));
+  const auto reread =
+      CalibrationProfile::from_config(ConfigNode(to_json(fit.profile), "fitted.json"));
+  EXPECT_EQ(reread.implementations(KernelKind::kJaggedAttention),
+            (std::vector<std::string>{own, "production"}));
+}
+
 // Without a base, the same measurements with the peaks taken from the data: the best GEMM
 // runs at 0.8 x 40 = 32 GFLOP/s and the best copy at 0.9 x 30 = 27 GB/s; these become the
 // peaks, and the tables are relative to them (GEMM 1.0 at its top key, 0.6 / 0.8 = 0.75 at
