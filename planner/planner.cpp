@@ -13,6 +13,7 @@
 #include "planner/plan_document.hpp"
 #include "planner/search_space.hpp"
 #include "planner/table_placement.hpp"
+#include "sim/run/training_run.hpp"
 
 namespace strait::planner {
 namespace {
@@ -580,13 +581,7 @@ PlanOutcome find_plan(const PlanRequest& request, const sim::cost::CostModel& ke
   // The baseline plan's kernel implementations price every candidate (the candidates keep
   // its "kernels" too, so simulations and closed forms cost the same kernels).
   if (!request.base.plan.kernels.empty()) {
-    sim::cost::CostModel chosen = [&] {
-      try {
-        return kernels.with_choice(request.base.plan.kernels, request.base.cluster.gpu_types());
-      } catch (const sim::cost::CostError& e) {
-        throw ConfigError(request.base.plan.file, "/kernels", e.what());
-      }
-    }();
+    const sim::cost::CostModel chosen = sim::run::with_plan_kernels(kernels, request.base);
     Search search(request, chosen, options);
     return search.run();
   }

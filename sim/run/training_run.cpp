@@ -59,17 +59,25 @@ cost::CostModel load_cost_model(const workload::TrainingScenario& scenario,
       cost::load_profile_dir(scenario.profiles_dir.empty() ? default_dir : scenario.profiles_dir));
 }
 
+cost::CostModel with_plan_kernels(const cost::CostModel& profiles,
+                                  const workload::TrainingScenario& scenario) {
+  const auto types = scenario.cluster.gpu_types();
+  for (const auto& [kind, name] : scenario.plan.kernels) {
+    try {
+      profiles.with_choice({{kind, name}}, types);
+    } catch (const cost::CostError& e) {
+      throw ConfigError(scenario.plan.file, std::string("/kernels/") + cost::to_string(kind),
+                        e.what());
+    }
+  }
+  return profiles.with_choice(scenario.plan.kernels, types);
+}
+
 TrainingReport run_training(const workload::TrainingScenario& scenario,
                             const cost::CostModel& profiles, const TrainingRunOptions& options) {
   // The plan's kernel implementations, where it names any (the profiles' defaults else).
   std::optional<cost::CostModel> chosen;
-  if (!scenario.plan.kernels.empty()) {
-    try {
-      chosen.emplace(profiles.with_choice(scenario.plan.kernels, scenario.cluster.gpu_types()));
-    } catch (const cost::CostError& e) {
-      throw ConfigError(scenario.plan.file, "/kernels", e.what());
-    }
-  }
+  if (!scenario.plan.kernels.empty()) chosen.emplace(with_plan_kernels(profiles, scenario));
   const cost::CostModel& cost = chosen ? *chosen : profiles;
   TrainingReport report;
   report.scenario = scenario.name;

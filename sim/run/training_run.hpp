@@ -101,6 +101,12 @@ struct TrainingRunOptions {
 cost::CostModel load_cost_model(const workload::TrainingScenario& scenario,
                                 const std::string& default_dir);
 
+/// `profiles` with the kernel implementations the scenario's plan chooses ("kernels") in
+/// use; ConfigError at the plan's /kernels/<family> for one the job's GPU types lack.
+cost::CostModel with_plan_kernels(const cost::CostModel& profiles,
+                                  const workload::TrainingScenario& scenario);
+
+/// Runs the scenario; costs the kernels its plan chooses (with_plan_kernels).
 TrainingReport run_training(const workload::TrainingScenario& scenario, const cost::CostModel& cost,
                             const TrainingRunOptions& options);
 

@@ -453,7 +453,7 @@ TEST(TrainingRun, APlanChoosesKernelImplementations) {
     run_training(unknown, cost, {});
     ADD_FAILURE() << "no error";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("/kernels: the H100-SXM profile"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("/kernels/gemm: the H100-SXM profile"), std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("no gemm implementation \"triton\" (it has "
                                          "\"cublaslt\", \"cublas\")"),
