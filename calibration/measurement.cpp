@@ -58,9 +58,9 @@ Measurement read_record(const ConfigNode& r) {
       r.choice("set", {"fit", "validation"}) == "fit" ? SampleSet::kFit : SampleSet::kValidation;
   m.flops = non_negative(r, "flops");
   m.bytes = non_negative(r, "bytes");
-  m.repetitions = static_cast<int>(r.positive_integer("repetitions"));
+  m.repetitions = r.int_in("repetitions", 1, 1 << 30);
   const ConfigNode warmup = r.at("warmup");
-  m.warmup = static_cast<int>(warmup.as_integer());
+  m.warmup = warmup.as_int_in(0, 1 << 30);
   if (m.warmup < 0) warmup.fail("expected a count >= 0");
   m.median_us = positive_time(r, "median_us");
   const ConfigNode spread = r.at("spread");

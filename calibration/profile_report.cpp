@@ -78,8 +78,8 @@ std::string format_profile_report(const std::string& profile_path, bool all) {
   out += family_header();
   for (const ConfigNode& f : provenance.at("validation").elements()) {
     const ConfigNode range = f.at("key_range");
-    out += family_line(f.string("family"), static_cast<int>(f.integer("fit_records")),
-                       static_cast<int>(f.integer("held_out_records")), range.at(0).as_number(),
+    out += family_line(f.string("family"), f.int_in("fit_records", 0, 1 << 30),
+                       f.int_in("held_out_records", 0, 1 << 30), range.at(0).as_number(),
                        range.at(1).as_number(), f.number("fit_mape"), f.number("held_out_mape"),
                        f.number("held_out_worst"));
   }

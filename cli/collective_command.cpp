@@ -1,6 +1,7 @@
 // strait collective: the simulated counterpart of nccl-tests. One collective over a
 // size sweep (-b, -e, -f or -i as in nccl-tests), printed as nccl-tests' table.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -135,6 +136,27 @@ int run_collective(const std::vector<std::string>& args) {
     throw UsageError(
         fmt::format("collective: --stepfactor: expected a finite number > 1, got {}", factor));
   }
+  if (vm.count("stepbytes") && step <= 0)
+    throw UsageError("collective: --stepbytes: expected a positive size");
+  // The sizes to run, counted before any is: -f 1.0000001 or -i 1 over 1 B .. 1 GiB made
+  // 10^7 .. 10^9 of them.
+  constexpr double kMaxSizes = 10000;
+  const double hi = static_cast<double>(max_bytes), lo = static_cast<double>(min_bytes);
+  // A geometric step grows a size by at least one byte, so both counts bound it.
+  const double linear = hi - lo + 1;
+  const double sizes =
+      step > 0 ? (hi - lo) / static_cast<double>(step) + 1
+               : std::min(linear, (min_bytes == 0 ? 1 : 0) +
+                                      std::log(hi / std::max(lo, 1.0)) / std::log(factor) + 1);
+  if (sizes > kMaxSizes) {
+    throw UsageError(
+        fmt::format("collective: {} to {} by {} is {:.0f} sizes; at most {:.0f} (raise --{})",
+                    format_bytes(lo), format_bytes(hi),
+                    step > 0 ? format_bytes(static_cast<double>(step)) : fmt::format("x{}", factor),
+                    sizes, kMaxSizes, step > 0 ? "stepbytes" : "stepfactor"));
+  }
+  if (options.schedule.chunk_bytes <= 0)
+    throw UsageError("collective: --chunk-bytes: expected a positive size");
   if (vm["channels"].as<int>() < 0) {
     throw UsageError(
         fmt::format("collective: --channels: expected 0 (one per NIC rail) or more, got {}",

@@ -1,11 +1,14 @@
 #include "cli/options.hpp"
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "sim/core/atomic_file.hpp"
+#include "sim/core/config_node.hpp"
 #include "sim/core/error.hpp"
 
 namespace strait::cli {
@@ -25,6 +28,34 @@ void write_json(const std::string& path, const std::string& text) {
   }
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
+}
+
+void refuse_overwriting_inputs(const std::string& command,
+                               const std::vector<std::pair<std::string, std::string>>& outputs,
+                               const std::vector<std::string>& inputs) {
+  for (const auto& [option, path] : outputs) {
+    std::error_code error;
+    if (path == "-" || !std::filesystem::exists(path, error)) continue;
+    for (const auto& input : inputs) {
+      if (std::filesystem::exists(input, error) && std::filesystem::equivalent(path, input, error))
+        throw UsageError(
+            fmt::format("{}: {} {} is one of the run's inputs ({}); write the output elsewhere",
+                        command, option, path, input));
+    }
+  }
+}
+
+std::vector<std::string> scenario_inputs(const std::string& scenario_file) {
+  std::vector<std::string> files = {scenario_file};
+  std::ifstream in(scenario_file);
+  const Json doc = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object()) return files;
+  const auto base = std::filesystem::path(scenario_file).parent_path();
+  for (const char* part : {"cluster", "model", "data", "plan"}) {
+    if (doc.contains(part) && doc[part].is_string())
+      files.push_back((base / doc[part].get<std::string>()).lexically_normal().string());
+  }
+  return files;
 }
 
 bool parse_options(const std::string& command, const std::string& usage,

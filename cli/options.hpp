@@ -3,6 +3,7 @@
 // mistakes, and --help text.
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/program_options.hpp>
@@ -17,6 +18,17 @@ bool json_to_stdout(const std::vector<std::string>& args);
 
 /// Writes a command's JSON result to `path` (atomically), or to standard output for "-".
 void write_json(const std::string& path, const std::string& text);
+
+/// Refuses (UsageError) to write an output over one of the run's input files: `outputs`
+/// pairs an option's name with the file it writes ("-" and absent files pass), `inputs`
+/// lists the files the run reads. `simulate s.json --json s.json` overwrote the scenario.
+void refuse_overwriting_inputs(const std::string& command,
+                               const std::vector<std::pair<std::string, std::string>>& outputs,
+                               const std::vector<std::string>& inputs);
+
+/// The files a scenario file reads: itself and the cluster, model, data and plan files it
+/// names (inline parts are the scenario file).
+std::vector<std::string> scenario_inputs(const std::string& scenario_file);
 
 /// Parses `args` for `command`; prints help and returns false when --help was given.
 bool parse_options(const std::string& command, const std::string& usage,

@@ -97,13 +97,17 @@ planner::PlanRequest make_request(const po::variables_map& vm) {
       if (!vm.count(k))
         throw UsageError(fmt::format("plan: --{} is required without a scenario file", k));
     }
+    // The same ranges a scenario file's "steps" and "seed" have.
+    const int steps = vm["steps"].as<int>(), seed = vm["seed"].as<int>();
+    if (steps < 1 || steps > 1000)
+      throw UsageError(fmt::format("plan: --steps: expected 1..1000 steps, got {}", steps));
+    if (seed < 0) throw UsageError(fmt::format("plan: --seed: expected a seed >= 0, got {}", seed));
     auto model = sim::workload::ModelConfig::load(vm["model"].as<std::string>());
     auto data = sim::workload::DataConfig::load(vm["data"].as<std::string>(), model);
     auto plan = planner::parse_plan(Json::object(), "<default plan>", model);
     req.base = TrainingScenario::from_parts(
         sim::topology::Cluster::load(vm["cluster"].as<std::string>()), std::move(model),
-        std::move(data), std::move(plan), vm["steps"].as<int>(),
-        static_cast<std::uint64_t>(vm["seed"].as<int>()));
+        std::move(data), std::move(plan), steps, static_cast<std::uint64_t>(seed));
     req.base.name = std::filesystem::path(vm["model"].as<std::string>()).stem().string();
     // The configurations as read, so the launch plan's fingerprint covers every input.
     req.base.parts = sim::workload::ScenarioParts{

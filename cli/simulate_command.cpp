@@ -260,6 +260,13 @@ int run_simulate(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!parse_options("simulate", "SCENARIO.json [options]", args, desc, positional, vm)) return 0;
   kineto_format(vm);  // a bad --trace-format fails before the run
+  auto inputs = scenario_inputs(vm["scenario"].as<std::string>());
+  for (const char* in : {"plan", "torchrec"})
+    if (vm.count(in)) inputs.push_back(vm[in].as<std::string>());
+  std::vector<std::pair<std::string, std::string>> outputs;
+  for (const char* out : {"json", "trace"})
+    if (vm.count(out)) outputs.emplace_back(std::string("--") + out, vm[out].as<std::string>());
+  refuse_overwriting_inputs("simulate", outputs, inputs);
   const auto config = load_config(vm["scenario"].as<std::string>());
   if (config.is_object() && config.has("collectives")) return simulate_collectives(config, vm);
   return simulate_training(config, vm);

@@ -98,6 +98,10 @@ sweep::SweepOptions sweep_options(const po::variables_map& vm, const sweep::Swee
           : std::filesystem::path(options.csv_path).replace_extension(".jsonl").string();
   if (options.jsonl_path == options.csv_path)
     throw UsageError("sweep: --csv and --jsonl must be different files");
+  auto inputs = scenario_inputs(spec.scenario_file());
+  inputs.push_back(spec.file());
+  refuse_overwriting_inputs("sweep", {{"--csv", options.csv_path}, {"--jsonl", options.jsonl_path}},
+                            inputs);
   for (const auto& path : {options.csv_path, options.jsonl_path}) {
     const auto dir = std::filesystem::path(path).parent_path();
     std::error_code error;

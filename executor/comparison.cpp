@@ -299,8 +299,8 @@ void kineto_step_figures(const ConfigNode& simulated, const KinetoRun& run, std:
   // (every step for a result that does not say).
   sim::run::SteadyState phases{0, 0};
   if (const auto st = simulated.find("steady_state"); st && st->is_object()) {
-    phases.warmup = static_cast<int>(st->integer_or("warmup_steps", phases.warmup));
-    phases.drain = static_cast<int>(st->integer_or("drain_steps", phases.drain));
+    phases.warmup = st->int_or("warmup_steps", phases.warmup, 0, 1 << 20);
+    phases.drain = st->int_or("drain_steps", phases.drain, 0, 1 << 20);
   }
   const auto stats = sim::run::step_statistics(job_ms, phases);
   c.step_time.push_back({"mean", number_at(simulated, "step_time_ms"), stats.mean_ms});
@@ -385,7 +385,7 @@ Comparison compare_results(const ConfigNode& simulated, const ConfigNode& measur
         .fail(fmt::format("expected the simulated run's scenario '{}' ({})", c.scenario,
                           c.simulated_file));
   }
-  c.ranks = static_cast<int>(simulated.integer_or("gpus", 0));
+  c.ranks = simulated.int_or("gpus", 0, 0, 1 << 24);
   if (measured.has("gpus") && simulated.has("gpus") && measured.integer("gpus") != c.ranks) {
     measured.at("gpus").fail(
         fmt::format("expected the simulated run's {} ranks ({})", c.ranks, c.simulated_file));
@@ -406,7 +406,7 @@ Comparison compare_results(const ConfigNode& simulated, const ConfigNode& measur
     if (bounds.size() != 2 || bounds[0].as_number() > bounds[1].as_number())
       ci.fail("expected [low, high] milliseconds");
     c.measured_mean_ci95_ms = std::make_pair(bounds[0].as_number(), bounds[1].as_number());
-    c.measured_counted_steps = static_cast<int>(st->integer_or("counted_steps", 0));
+    c.measured_counted_steps = st->int_or("counted_steps", 0, 0, 1 << 20);
   }
   const auto sim_b = simulated.at("breakdown_ms"), meas_b = measured.at("breakdown_ms");
   if (!sim_b.is_object()) sim_b.fail("expected an object of milliseconds by term");
@@ -445,7 +445,7 @@ Comparison compare_with_kineto(const ConfigNode& simulated, const traces::Timeli
   c.comm_by_op = true;
   if (!simulated.is_object()) simulated.fail("expected an object (strait simulate --json)");
   c.scenario = simulated.string_or("scenario", "");
-  c.ranks = static_cast<int>(simulated.integer_or("gpus", 0));
+  c.ranks = simulated.int_or("gpus", 0, 0, 1 << 24);
   auto sim = trace_ops(sim_trace, true);
   if (sim.ops.empty()) throw ConfigError(sim_trace_file, "/traceEvents", no_ops("simulate"));
   if (measured.ranks.empty())

@@ -42,7 +42,7 @@ void check_launch_plan(const ConfigNode& launch, const sim::workload::TrainingSc
                       name, ranks));
     }
     std::vector<int> got;
-    for (const auto& r : entry->elements()) got.push_back(static_cast<int>(r.as_integer()));
+    for (const auto& r : entry->elements()) got.push_back(r.as_int_in(0, 1 << 24));
     if (got != ranks)
       entry->fail(fmt::format("expected ranks {} for group '{}', got {}", ranks, name, got));
   }

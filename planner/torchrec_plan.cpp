@@ -394,7 +394,7 @@ TorchRecPlan parse_torchrec_plan(const ConfigNode& node, const sim::workload::Mo
   node.allow_only({"plan", "strait"});
   TorchRecPlan out;
   if (auto s = node.find("strait"); s && s->has("group_size"))
-    out.group_size = static_cast<int>(s->positive_integer("group_size"));
+    out.group_size = s->int_in("group_size", 1, 1 << 24);
   out.sharding.assign(model.tables.size(), {});
   out.tables.resize(model.tables.size());
   const auto plan = node.at("plan");

@@ -1,6 +1,7 @@
 #include "sweep/sweep_spec.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <set>
 
@@ -345,9 +346,10 @@ PlanSearch read_plan_search(const ConfigNode& node) {
     node.fail("expected an object {evaluations, budget, mode, top, constraints, when}");
   node.allow_only({"evaluations", "budget", "mode", "top", "constraints", "when"});
   PlanSearch search;
-  search.evaluations = static_cast<int>(node.integer_or("evaluations", search.evaluations));
-  if (search.evaluations < 1 || search.evaluations > 100000)
+  const std::int64_t evaluations = node.integer_or("evaluations", search.evaluations);
+  if (evaluations < 1 || evaluations > 100000)
     node.at("evaluations").fail("expected a count of final-mode simulations in 1..100000");
+  search.evaluations = static_cast<int>(evaluations);
   if (auto budget = node.find("budget")) {
     if (budget->json().is_number()) {
       search.budget_s = budget->as_number();
@@ -359,8 +361,7 @@ PlanSearch read_plan_search(const ConfigNode& node) {
       budget->fail("expected a positive duration such as \"10s\" or a number of seconds");
   }
   if (node.has("mode")) search.mode = node.choice("mode", {"flow", "analytical"});
-  search.top = static_cast<int>(node.integer_or("top", 1));
-  if (search.top < 1) node.at("top").fail("expected an integer >= 1");
+  search.top = node.int_or("top", 1, 1, 1 << 20);
   if (auto constraints = node.find("constraints")) {
     const auto base = std::filesystem::path(node.file()).parent_path();
     search.constraints_file = (base / constraints->as_string()).lexically_normal().string();
@@ -384,6 +385,18 @@ SweepSpec SweepSpec::from_config(const ConfigNode& node) {
   SweepSpec spec;
   spec.file_ = node.file();
   spec.name_ = node.string_or("name", std::filesystem::path(node.file()).stem().string());
+  // The name names the default output files: a plain file name, never a path ("../x/out"
+  // wrote outside the working folder).
+  const bool plain =
+      !spec.name_.empty() && spec.name_ != "." && spec.name_ != ".." &&
+      std::all_of(spec.name_.begin(), spec.name_.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      });
+  if (!plain)
+    (node.has("name") ? node.at("name") : node)
+        .fail(fmt::format("expected a name of letters, digits, '-', '_' and '.' (it names the "
+                          "output files), got \"{}\"",
+                          spec.name_));
   spec.scenario_file_ = r.scenario.file;
   spec.scenario_ = std::move(r.scenario);
   spec.part_files_ = std::move(r.part_files);

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -108,11 +110,19 @@ void ConfigNode::allow_only(std::initializer_list<std::string_view> allowed) con
 
 void ConfigNode::allow_only(const std::vector<std::string>& allowed) const {
   if (!value_->is_object()) fail(fmt::format("expected an object, got {}", type_name(*value_)));
+  // Long lists (a model's table names) are looked up in a set: loading stays linear.
+  std::unordered_set<std::string_view> lookup;
+  if (allowed.size() > 16) lookup.insert(allowed.begin(), allowed.end());
   for (const auto& [key, value] : value_->items()) {
-    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+    if (lookup.empty() ? std::find(allowed.begin(), allowed.end(), key) != allowed.end()
+                       : lookup.count(key) > 0)
+      continue;
     std::string hint = closest_match(key, allowed);
+    // The known keys, at most 16 of them: a message stays short whatever the list.
     std::string known;
-    for (const auto& a : allowed) known += (known.empty() ? "" : ", ") + a;
+    for (std::size_t i = 0; i < allowed.size() && i < 16; ++i)
+      known += (known.empty() ? "" : ", ") + allowed[i];
+    if (allowed.size() > 16) known += fmt::format(", and {} more", allowed.size() - 16);
     child(value, key)
         .fail(hint.empty() ? fmt::format("unknown key (known keys: {})", known)
                            : fmt::format("unknown key; did you mean \"{}\"?", hint));
@@ -155,7 +165,19 @@ std::int64_t ConfigNode::as_integer() const {
   if (!value_->is_number_integer()) {
     fail(fmt::format("expected an integer, got {}", type_name(*value_)));
   }
+  // An unsigned value past int64's range would wrap to a negative one.
+  if (value_->is_number_unsigned() &&
+      value_->get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    fail(fmt::format("expected an integer below 2^63, got {}", value_->get<std::uint64_t>()));
+  }
   return value_->get<std::int64_t>();
+}
+
+std::int64_t ConfigNode::as_integer_in(std::int64_t lo, std::int64_t hi) const {
+  const std::int64_t v = as_integer();
+  if (v < lo || v > hi) fail(fmt::format("expected an integer in [{}, {}], got {}", lo, hi, v));
+  return v;
 }
 
 std::string ConfigNode::as_string() const {
@@ -182,18 +204,21 @@ Time ConfigNode::as_duration() const {
   if (value_->is_string()) {
     if (auto v = parse_duration(value_->get<std::string>())) return *v;
   }
-  fail(fmt::format("expected a duration with its unit such as \"2 us\" or \"5 ms\", got {}",
-                   type_name(*value_)));
+  static_assert(kMaxDurationSeconds == 1e6, "the message below names the limit");
+  fail(fmt::format(
+      "expected a duration with its unit such as \"2 us\" or \"5 ms\" (at most 1e6 s), got {}",
+      type_name(*value_)));
 }
 
 Bytes ConfigNode::as_bytes() const {
-  if (value_->is_number_integer() && value_->get<std::int64_t>() >= 0) {
+  if (value_->is_number_integer() && value_->get<std::int64_t>() >= 0 &&
+      static_cast<double>(value_->get<std::int64_t>()) <= kMaxBytes) {
     return value_->get<std::int64_t>();
   }
   if (value_->is_string()) {
     if (auto v = parse_bytes(value_->get<std::string>())) return *v;
   }
-  fail(fmt::format("expected a size such as \"64 MiB\" or a byte count, got {}",
+  fail(fmt::format("expected a size such as \"64 MiB\" or a byte count (at most 2^60), got {}",
                    type_name(*value_)));
 }
 
@@ -215,6 +240,11 @@ BytesPerSec ConfigNode::bandwidth(std::string_view key) const {
   ConfigNode n = at(key);
   const BytesPerSec v = n.as_bandwidth();
   if (!(v > 0)) n.fail(fmt::format("expected a positive bandwidth, got \"{}\"", n.as_string()));
+  // 8 Kb/s .. 8 Pb/s: a transfer's time stays in simulated time's range (a link of
+  // 1e-300 GB/s was free in analytical mode and deadlocked flow mode).
+  if (v < 1e3 || v > 1e15)
+    n.fail(
+        fmt::format("expected a bandwidth between 8 Kb/s and 8 Pb/s, got \"{}\"", n.as_string()));
   return v;
 }
 
@@ -226,6 +256,11 @@ double ConfigNode::number_or(std::string_view key, double fallback) const {
 std::int64_t ConfigNode::integer_or(std::string_view key, std::int64_t fallback) const {
   auto n = find(key);
   return n ? n->as_integer() : fallback;
+}
+
+int ConfigNode::int_or(std::string_view key, int fallback, int lo, int hi) const {
+  auto n = find(key);
+  return n ? n->as_int_in(lo, hi) : fallback;
 }
 
 std::string ConfigNode::string_or(std::string_view key, std::string fallback) const {
@@ -261,6 +296,27 @@ std::string ConfigNode::choice_or(std::string_view key,
   return has(key) ? choice(key, choices) : std::move(fallback);
 }
 
+namespace {
+
+// "line L, column C" of byte offset `byte` (0-based) of `text`.
+std::string line_column(const std::string& text, std::size_t byte) {
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < std::min(byte, text.size()); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return fmt::format("line {}, column {}", line, column);
+}
+
+// Deeper nesting than any configuration needs; refused before it costs memory or time.
+constexpr int kMaxNesting = 64;
+
+}  // namespace
+
 ConfigNode load_config(const std::string& path) {
   if (std::filesystem::is_directory(path))
     throw IoError(fmt::format("{}: is a directory, not a JSON file", path));
@@ -268,22 +324,30 @@ ConfigNode load_config(const std::string& path) {
   if (!in) throw IoError(fmt::format("{}: cannot open file for reading", path));
   std::stringstream buffer;
   buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  const auto limit_depth = [&](int depth, Json::parse_event_t, Json&) {
+    if (depth > kMaxNesting)
+      throw ConfigError(path, "",
+                        fmt::format("malformed JSON: nested deeper than {} levels", kMaxNesting));
+    return true;
+  };
   try {
-    return ConfigNode(Json::parse(buffer.str()), path);
+    return ConfigNode(Json::parse(text, limit_depth), path);
   } catch (const Json::parse_error& e) {
     // nlohmann reports the byte offset; turn it into line:column for humans.
-    const std::string text = buffer.str();
-    std::size_t line = 1, column = 1;
-    for (std::size_t i = 0; i < std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-         ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    throw ConfigError(path, "", fmt::format("malformed JSON at line {}, column {}", line, column));
+    throw ConfigError(
+        path, "",
+        fmt::format("malformed JSON at {}", line_column(text, e.byte == 0 ? 0 : e.byte - 1)));
+  } catch (const Json::out_of_range& e) {
+    // A number past a double's range ("1e400"): nlohmann names it in quotes.
+    const std::string what = e.what();
+    const auto open = what.find('\''), close = what.rfind('\'');
+    const std::string number =
+        open != std::string::npos && close > open ? what.substr(open + 1, close - open - 1) : "";
+    const auto at = number.empty() ? std::string::npos : text.find(number);
+    throw ConfigError(path, "",
+                      fmt::format("number {} out of range{} (expected a finite number)", number,
+                                  at == std::string::npos ? "" : " at " + line_column(text, at)));
   }
 }
 

@@ -58,7 +58,11 @@ class ConfigNode {
 
   // Values at this node.
   double as_number() const;
-  std::int64_t as_integer() const;
+  std::int64_t as_integer() const;  // an integer of int64's range, else fails
+  /// An integer in [lo, hi]; anything else (a fraction, text, a value outside the range,
+  /// which is never wrapped or truncated) fails naming the range.
+  std::int64_t as_integer_in(std::int64_t lo, std::int64_t hi) const;
+  int as_int_in(int lo, int hi) const { return static_cast<int>(as_integer_in(lo, hi)); }
   std::string as_string() const;
   bool as_bool() const;
   BytesPerSec as_bandwidth() const;  // "400 Gb/s" | "450 GB/s"
@@ -70,6 +74,7 @@ class ConfigNode {
   double positive_number(std::string_view key) const;
   std::int64_t integer(std::string_view key) const { return at(key).as_integer(); }
   std::int64_t positive_integer(std::string_view key) const;
+  int int_in(std::string_view key, int lo, int hi) const { return at(key).as_int_in(lo, hi); }
   std::string string(std::string_view key) const { return at(key).as_string(); }
   BytesPerSec bandwidth(std::string_view key) const;  // must be > 0
   Time duration(std::string_view key) const { return at(key).as_duration(); }
@@ -78,6 +83,7 @@ class ConfigNode {
   // Members, optional with a default.
   double number_or(std::string_view key, double fallback) const;
   std::int64_t integer_or(std::string_view key, std::int64_t fallback) const;
+  int int_or(std::string_view key, int fallback, int lo, int hi) const;
   std::string string_or(std::string_view key, std::string fallback) const;
   bool bool_or(std::string_view key, bool fallback) const;
   Time duration_or(std::string_view key, Time fallback) const;

@@ -50,6 +50,13 @@ std::optional<Time> parse_duration(std::string_view text) {
   double v = 0;
   std::string_view unit;
   if (!split_number_unit(text, v, unit)) return std::nullopt;
+  double scale = 0;  // seconds per unit
+  if (unit == "ps") scale = 1e-12;
+  if (unit == "ns") scale = 1e-9;
+  if (unit == "us" || unit == "\xC2\xB5s") scale = 1e-6;
+  if (unit == "ms") scale = 1e-3;
+  if (unit == "s") scale = 1;
+  if (scale == 0 || !(std::abs(v * scale) <= kMaxDurationSeconds)) return std::nullopt;
   if (unit == "ps") return Time::from_ps(static_cast<std::int64_t>(std::llround(v)));
   if (unit == "ns") return Time::from_ns(v);
   if (unit == "us" || unit == "\xC2\xB5s") return Time::from_us(v);
@@ -77,7 +84,9 @@ std::optional<Bytes> parse_bytes(std::string_view text) {
                                     {"GB", 1e9},
                                     {"TB", 1e12}};
   for (const auto& u : kUnits) {
-    if (unit == u.name) return static_cast<Bytes>(std::llround(v * u.factor));
+    if (unit != u.name) continue;
+    if (!(v * u.factor >= 0 && v * u.factor <= kMaxBytes)) return std::nullopt;
+    return static_cast<Bytes>(std::llround(v * u.factor));
   }
   return std::nullopt;
 }
@@ -97,6 +106,7 @@ std::optional<Bytes> parse_size_suffix(std::string_view text) {
     factor = 1024.0 * 1024 * 1024;
   else
     return parse_bytes(text);
+  if (!(v * factor >= 0 && v * factor <= kMaxBytes)) return std::nullopt;
   return static_cast<Bytes>(std::llround(v * factor));
 }
 

@@ -68,11 +68,11 @@ KernelEfficiency read_kernel(const ConfigNode& node, KernelKind kind, bool named
     if (auto c = node.find("call_latency")) out.call_latency = c->as_duration();
   }
   if (auto tile = node.find("tile_rows")) {
-    out.tile_rows = static_cast<int>(tile->as_integer());
-    if (attention_tile_index(out.tile_rows) < 0) {
-      tile->fail(fmt::format("expected a query tile of 16, 32, 64, 128 or 256 rows, got {}",
-                             out.tile_rows));
+    const std::int64_t rows = tile->as_integer();
+    if (rows > 256 || attention_tile_index(static_cast<int>(rows)) < 0) {
+      tile->fail(fmt::format("expected a query tile of 16, 32, 64, 128 or 256 rows, got {}", rows));
     }
+    out.tile_rows = static_cast<int>(rows);
   }
   return out;
 }

@@ -68,9 +68,9 @@ ScenarioCollective parse_collective(const ConfigNode& c, const topology::Cluster
       ranks_node.fail(e.what());
     }
   }
-  out.spec.root = static_cast<int>(c.integer_or("root", 0));
-  out.spec.peer = static_cast<int>(c.integer_or("peer", 1));
-  out.spec.priority = static_cast<int>(c.integer_or("priority", 0));
+  out.spec.root = c.int_or("root", 0, 0, 1 << 24);
+  out.spec.peer = c.int_or("peer", 1, 0, 1 << 24);
+  out.spec.priority = c.int_or("priority", 0, 0, 7);
   if (out.spec.priority < 0) c.at("priority").fail("expected a priority class >= 0");
   out.start = c.duration_or("start", Time::zero());
   if (auto after = c.find("after")) {

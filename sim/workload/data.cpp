@@ -43,17 +43,19 @@ DataConfig DataConfig::from_config(const ConfigNode& node, const ModelConfig& mo
   if (batch.has("per_rank") == batch.has("global")) {
     batch.fail("expected exactly one of \"per_rank\" or \"global\"");
   }
+  // Per rank up to 2^24 samples, globally 2^34: past any job, and sums over a batch stay
+  // exact (a batch of 2^32 per rank ran out of memory).
   if (batch.has("per_rank"))
-    d.batch_per_replica = batch.positive_integer("per_rank");
+    d.batch_per_replica = batch.at("per_rank").as_integer_in(1, std::int64_t{1} << 24);
   else
-    d.global_batch = batch.positive_integer("global");
+    d.global_batch = batch.at("global").as_integer_in(1, std::int64_t{1} << 34);
   d.batch_node_ = batch;
 
   bool has_sequence = false;
   for (const auto& t : model.tables) has_sequence |= t.pooling == Pooling::kSequence;
   if (auto s = node.find("sequence_length")) {
     d.sequence_length = Distribution::from_config(*s);
-    d.max_length = node.positive_integer("max_length");
+    d.max_length = node.at("max_length").as_integer_in(1, std::int64_t{1} << 30);
   } else if (has_sequence) {
     throw ConfigError(node.file(), node.pointer() + "/sequence_length",
                       "missing required key (the model has sequence tables)");

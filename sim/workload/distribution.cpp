@@ -10,6 +10,15 @@ namespace strait::sim::workload {
 namespace {
 
 constexpr std::int64_t kMaxZipfSupport = 10'000'000;
+// The largest value a distribution may draw (a sequence length, a pooling factor): 2^30,
+// far past any real one, and small enough that sums and squares over a batch stay exact
+// and finite (a pooling factor of 1e308 made infinite FLOPs).
+constexpr double kMaxValue = 1 << 30;
+
+void check_value(const ConfigNode& node, double v) {
+  if (!(v >= 0 && v <= kMaxValue))
+    node.fail(fmt::format("expected a value in [0, 2^30 = {}], got {}", 1 << 30, v));
+}
 
 }  // namespace
 
@@ -74,7 +83,7 @@ Distribution Distribution::from_config(const ConfigNode& node) {
   if (kind == "fixed") {
     node.allow_only({"distribution", "value"});
     const double v = node.number("value");
-    if (v < 0) node.at("value").fail(fmt::format("expected a value >= 0, got {}", v));
+    check_value(node.at("value"), v);
     return fixed(v);
   }
   if (kind == "uniform") {
@@ -82,17 +91,21 @@ Distribution Distribution::from_config(const ConfigNode& node) {
     const auto lo = node.integer("min"), hi = node.integer("max");
     if (lo < 0) node.at("min").fail(fmt::format("expected min >= 0, got {}", lo));
     if (hi < lo) node.at("max").fail(fmt::format("expected max >= min ({}), got {}", lo, hi));
+    check_value(node.at("max"), static_cast<double>(hi));
     return uniform(lo, hi);
   }
   if (kind == "lognormal") {
     node.allow_only({"distribution", "mean", "median", "sigma"});
     const double sigma = node.number("sigma");
     if (sigma < 0) node.at("sigma").fail(fmt::format("expected sigma >= 0, got {}", sigma));
+    if (sigma > 10) node.at("sigma").fail(fmt::format("expected sigma <= 10, got {}", sigma));
     if (node.has("median")) {
       if (node.has("mean")) node.at("mean").fail("give either \"mean\" or \"median\", not both");
+      check_value(node.at("median"), node.positive_number("median"));
       return lognormal_with_mean(node.positive_number("median") * std::exp(sigma * sigma / 2),
                                  sigma);
     }
+    check_value(node.at("mean"), node.positive_number("mean"));
     return lognormal_with_mean(node.positive_number("mean"), sigma);
   }
   if (kind == "zipf") {
@@ -101,6 +114,7 @@ Distribution Distribution::from_config(const ConfigNode& node) {
     if (s < 0) node.at("exponent").fail(fmt::format("expected an exponent >= 0, got {}", s));
     const auto lo = node.positive_integer("min"), hi = node.integer("max");
     if (hi < lo) node.at("max").fail(fmt::format("expected max >= min ({}), got {}", lo, hi));
+    check_value(node.at("max"), static_cast<double>(hi));
     if (hi - lo >= kMaxZipfSupport) {
       node.at("max").fail(fmt::format("expected max - min < {}", kMaxZipfSupport));
     }
@@ -119,7 +133,7 @@ Distribution Distribution::from_config(const ConfigNode& node) {
   std::vector<double> weights;
   for (const auto& v : hist.at("values").elements()) {
     values.push_back(v.as_integer());
-    if (values.back() < 0) v.fail("expected a value >= 0");
+    check_value(v, static_cast<double>(values.back()));
   }
   for (const auto& w : hist.at("weights").elements()) {
     weights.push_back(w.as_number());

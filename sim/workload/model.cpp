@@ -1,5 +1,7 @@
 #include "sim/workload/model.hpp"
 
+#include <unordered_set>
+
 #include <fmt/format.h>
 
 namespace strait::sim::workload {
@@ -26,6 +28,7 @@ MlpConfig parse_mlp(const ConfigNode& node, Precision fallback) {
   for (const auto& l : node.at("layers").elements()) {
     const auto w = l.as_integer();
     if (w <= 0) l.fail(fmt::format("expected a positive layer width, got {}", w));
+    if (w > (1 << 24)) l.fail(fmt::format("expected a layer width of at most 2^24, got {}", w));
     mlp.layers.push_back(static_cast<int>(w));
   }
   if (mlp.layers.empty()) node.at("layers").fail("expected at least one layer width");
@@ -38,11 +41,12 @@ void parse_embedding(const ConfigNode& node, ModelConfig& m) {
   m.embedding_dtype = precision_or(node, "weight_dtype", Precision::kFp32);
   m.embedding_optimizer = parse_optimizer(node, "optimizer", Optimizer::kRowWiseAdagrad);
   m.embedding_optimizer_dtype = precision_or(node, "optimizer_dtype", Precision::kFp32);
+  std::unordered_set<std::string> names;  // duplicates found in linear time
   for (const auto& t : node.at("tables").elements()) {
     t.allow_only({"name", "rows", "dim", "pooling"});
     EmbeddingTable table;
     table.name = t.string("name");
-    if (m.table_index(table.name) >= 0) {
+    if (!names.insert(table.name).second) {
       t.at("name").fail(fmt::format("duplicate table name \"{}\"", table.name));
     }
     table.rows = t.positive_integer("rows");
@@ -61,7 +65,7 @@ void parse_dense(const ConfigNode& node, ModelConfig& m) {
   m.param_dtype = precision_or(node, "param_dtype", Precision::kFp32);
   m.dense_optimizer = parse_optimizer(node, "optimizer", Optimizer::kAdam);
   const Precision compute = precision_or(node, "precision", Precision::kBf16);
-  m.dense_features = static_cast<int>(node.integer_or("dense_features", 0));
+  m.dense_features = node.int_or("dense_features", 0, 0, 1 << 20);
   if (m.dense_features < 0) node.at("dense_features").fail("expected a count >= 0");
   if (auto b = node.find("bottom_mlp")) m.bottom_mlp = parse_mlp(*b, compute);
   if (auto t = node.find("top_mlp")) m.top_mlp = parse_mlp(*t, compute);

@@ -40,7 +40,7 @@ TableSharding parse_sharding(const ConfigNode& node) {
         node.at("column_shards")
             .fail("column_shards applies to column_wise and grid sharding only");
       }
-      s.column_shards = static_cast<int>(node.positive_integer("column_shards"));
+      s.column_shards = node.int_in("column_shards", 1, 1 << 16);
     } else if (type == "column_wise" || type == "grid") {
       s.column_shards = 2;
     }
@@ -113,12 +113,14 @@ void parse_sparse(const ConfigNode& node, const ModelConfig& model, ParallelPlan
       p.comm_precision.backward = precision_or(*c, "backward", Precision::kFp32);
   }
   p.sparse = parse_group(node, "group_size", PlacementLevel::kCluster);
-  p.replica_sync_every = static_cast<int>(node.integer_or("replica_sync_every", 1));
-  if (p.replica_sync_every <= 0)
-    node.at("replica_sync_every").fail("expected a positive step count");
-  p.replica_sync_staleness = static_cast<int>(node.integer_or("replica_sync_staleness", 1));
-  if (p.replica_sync_staleness <= 0 || p.replica_sync_staleness > 16)
+  const std::int64_t every = node.integer_or("replica_sync_every", 1);
+  if (every <= 0 || every > 1'000'000)
+    node.at("replica_sync_every").fail("expected a step count in 1..1000000");
+  p.replica_sync_every = static_cast<int>(every);
+  const std::int64_t staleness = node.integer_or("replica_sync_staleness", 1);
+  if (staleness <= 0 || staleness > 16)
     node.at("replica_sync_staleness").fail("expected a step count in 1..16");
+  p.replica_sync_staleness = static_cast<int>(staleness);
   TableSharding fallback;
   if (node.has("default")) fallback = parse_sharding(node.at("default"));
   p.sharding.assign(model.tables.size(), fallback);
@@ -148,11 +150,10 @@ void parse_schedule(const ConfigNode& node, ParallelPlan& p) {
   node.allow_only(
       {"pipeline_depth", "priorities", "sm_free_comm", "cross_dc_sync", "load_balance"});
   Schedule& s = p.schedule;
-  s.pipeline_depth = static_cast<int>(node.integer_or("pipeline_depth", 1));
-  if (s.pipeline_depth < 1 || s.pipeline_depth > 3) {
-    node.at("pipeline_depth")
-        .fail(fmt::format("expected 1 (none), 2 or 3, got {}", s.pipeline_depth));
-  }
+  const std::int64_t depth = node.integer_or("pipeline_depth", 1);
+  if (depth < 1 || depth > 3)
+    node.at("pipeline_depth").fail(fmt::format("expected 1 (none), 2 or 3, got {}", depth));
+  s.pipeline_depth = static_cast<int>(depth);
   if (auto pr = node.find("priorities")) {
     pr->allow_only({"embedding", "dense", "context_parallel", "replica_sync", "moe"});
     auto get = [&](std::string_view key) {
@@ -236,7 +237,7 @@ ParallelPlan ParallelPlan::from_config(const ConfigNode& node, const ModelConfig
   p.file = node.file();
   p.name = node.string_or("name", "plan");
   if (node.has("ranks")) {
-    p.ranks = static_cast<int>(node.positive_integer("ranks"));
+    p.ranks = node.int_in("ranks", 1, 1 << 24);
     p.ranks_node = node.at("ranks");
   }
   if (auto d = node.find("dense")) {
@@ -246,7 +247,10 @@ ParallelPlan ParallelPlan::from_config(const ConfigNode& node, const ModelConfig
                   : DenseParallelism::kFsdp;
     if (d->has("bucket_size")) {
       p.bucket_size = d->bytes("bucket_size");
-      if (p.bucket_size <= 0) d->at("bucket_size").fail("expected a positive bucket size");
+      // A few KiB at least: "bucket_size": 25 (bytes) made millions of buckets a step.
+      if (p.bucket_size < 4 * kKiB)
+        d->at("bucket_size")
+            .fail(fmt::format("expected a bucket size of at least 4 KiB, got {} B", p.bucket_size));
     }
     if (p.dense == DenseParallelism::kDdp && (d->has("group_size") || d->has("placement"))) {
       d->at(d->has("group_size") ? "group_size" : "placement")

@@ -72,10 +72,11 @@ TrainingScenario TrainingScenario::from_config(const ConfigNode& node, const Sce
       for (const auto& e : slow->elements()) {
         e.allow_only({"rank", "slowdown"});
         SlowRank sr;
-        sr.rank = static_cast<int>(e.integer("rank"));
-        if (sr.rank < 0 || sr.rank >= s.layout.world) {
+        const std::int64_t rank = e.integer("rank");
+        if (rank < 0 || rank >= s.layout.world) {
           e.at("rank").fail(fmt::format("expected a rank in 0..{}", s.layout.world - 1));
         }
+        sr.rank = static_cast<int>(rank);
         sr.slowdown = e.positive_number("slowdown");
         s.hardware.slow_ranks.push_back(sr);
       }

@@ -75,7 +75,12 @@ SweepOutput::SweepOutput(const SweepSpec& spec, std::string csv_path, std::strin
                          bool resume)
     : csv_path_(std::move(csv_path)), jsonl_path_(std::move(jsonl_path)) {
   const auto header = csv_header(spec.axis_names(), spec.plan_search().has_value());
-  if (resume && std::filesystem::exists(csv_path_) && std::filesystem::exists(jsonl_path_)) {
+  const bool csv = std::filesystem::exists(csv_path_), jsonl = std::filesystem::exists(jsonl_path_);
+  if (resume && (csv || jsonl)) {
+    // One of the pair missing: the other is still checked to be this sweep's before
+    // anything is cut (a CSV of another sweep whose .jsonl was deleted was overwritten).
+    if (!csv) write_file_atomically(csv_path_, csv_line(header) + "\n");
+    if (!jsonl) write_file_atomically(jsonl_path_, "");
     this->resume(spec, header);
   } else {
     start_fresh(header);
@@ -125,8 +130,15 @@ void SweepOutput::resume(const SweepSpec& spec, const std::vector<std::string>& 
           i < spec.points().size() ? fmt::format(" ({})", describe(names, expected(i))) : ""));
     }
   }
+  // Every JSON line is checked, also past the CSV's rows: the lines cut below must be
+  // this sweep's too.
   std::size_t json_rows = 0;
-  for (; json_rows < json_lines.lines.size() && json_rows < csv_rows; ++json_rows) {
+  for (; json_rows < json_lines.lines.size(); ++json_rows) {
+    if (json_rows >= spec.points().size()) {
+      throw ResumeMismatch(fmt::format(
+          "{}: line {} is past this sweep's {} points; the file holds another sweep's results",
+          jsonl_path_, json_rows + 1, spec.points().size()));
+    }
     const auto line = Json::parse(json_lines.lines[json_rows], nullptr, false);
     bool ok = line.is_object() && line.contains("point") && line["point"] == json_rows &&
               line.contains("axes") && line["axes"].is_object();

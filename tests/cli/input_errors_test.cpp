@@ -34,6 +34,36 @@ TEST(CliInputErrors, AnOptionPrefixIsNotGuessed) {
   EXPECT_EQ(run.out, "");
 }
 
+// plan --steps 0 crashed (a null reference in the memory model), --steps -1 was an
+// internal error: both are usage errors with the range a scenario file's "steps" has.
+TEST(CliInputErrors, PlanStepsOutsideTheirRangeAreUsageErrors) {
+  for (const char* steps : {"0", "-1", "1001"}) {
+    const auto run =
+        run_strait({"plan", "--cluster", kCluster, "--model", "configs/models/dlrm-tiny.json",
+                    "--data", "configs/data/dlrm-tiny.json", "--steps", steps});
+    EXPECT_EQ(run.exit_code, 2) << steps;
+    EXPECT_EQ(run.err,
+              std::string("strait: plan: --steps: expected 1..1000 steps, got ") + steps + "\n");
+  }
+}
+
+// Sizes are counted before any runs: 10^7 of them (-f 1.0000001) or a step of 0 are
+// refused, with the option that lifts the limit.
+TEST(CliInputErrors, CollectiveCapsItsSizes) {
+  auto run = run_strait({"collective", "--cluster", kCluster, "-b", "1", "-e", "1G", "-i", "1"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err,
+            "strait: collective: 1 B to 1.00 GiB by 1 B is 1073741824 sizes; at most 10000 "
+            "(raise --stepbytes)\n");
+  run = run_strait({"collective", "--cluster", kCluster, "-b", "1", "-e", "1G", "-i", "0"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "strait: collective: --stepbytes: expected a positive size\n");
+  run = run_strait(
+      {"collective", "--cluster", kCluster, "-b", "1M", "-e", "1M", "--chunk-bytes", "0"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "strait: collective: --chunk-bytes: expected a positive size\n");
+}
+
 TEST(CliInputErrors, MisspelledOpIsAUsageErrorListingValidOps) {
   const auto run = run_strait({"collective", "--cluster", kCluster, "--op", "allreduc"});
   EXPECT_EQ(run.exit_code, 2);

@@ -44,6 +44,33 @@ TEST(CliOutputFiles, JsonDashIsStandardOutputAndTheReportGoesToStandardError) {
   EXPECT_FALSE(fs::exists("-"));
 }
 
+// An output over one of the run's inputs is refused before anything runs, the input
+// untouched: the scenario file, a file it names, and a sweep's own file.
+TEST(CliOutputFiles, AnOutputIsNeverWrittenOverAnInput) {
+  const fs::path dir = temp_path("inputs");
+  fs::create_directories(dir / "scenarios");
+  const std::string scenario = (dir / "scenarios" / "s.json").string();
+  write_text(scenario,
+             read_text(std::string(STRAIT_SOURCE_DIR) + "/configs/scenarios/collectives-3dc.json"));
+  const std::string text = read_text(scenario);
+  auto run = run_strait({"simulate", scenario, "--json", scenario});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "strait: simulate: --json " + scenario + " is one of the run's inputs (" +
+                         scenario + "); write the output elsewhere\n");
+  EXPECT_EQ(read_text(scenario), text);
+
+  const std::string sweep = (dir / "sweep.json").string();
+  write_text(sweep, R"({"name": "s", "scenario": ")" + std::string(STRAIT_SOURCE_DIR) +
+                        R"(/configs/scenarios/dlrm-8gpu.json",
+    "axes": [{"name": "steps", "pointer": "/scenario/steps", "values": [1]}]})");
+  const std::string sweep_text = read_text(sweep);
+  run = run_strait({"sweep", sweep, "--csv", sweep});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "strait: sweep: --csv " + sweep + " is one of the run's inputs (" + sweep +
+                         "); write the output elsewhere\n");
+  EXPECT_EQ(read_text(sweep), sweep_text);
+}
+
 TEST(CliOutputFiles, FailedJsonStopsTheTraceToo) {
   const fs::path dir = temp_path("outputs");
   fs::create_directories(dir);

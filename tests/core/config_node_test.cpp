@@ -81,6 +81,61 @@ TEST(LoadConfig, MalformedJsonReportsLineAndColumn) {
             path + ": /: malformed JSON at line 3, column 8");
 }
 
+// Integers are never wrapped or truncated: a value past int64 (or a reader's range) is
+// refused with the range, a fraction where an integer is meant too.
+TEST(ConfigNode, IntegersOutsideTheirRangeAreRefusedNotWrapped) {
+  auto root = doc(R"({"ranks": 4294967298, "huge": 18446744073709551615, "half": 1.5, "d": 2})");
+  EXPECT_EQ(message_of([&] { root.int_in("ranks", 1, 1 << 24); }),
+            "cluster.json: /ranks: expected an integer in [1, 16777216], got 4294967298");
+  EXPECT_EQ(message_of([&] { root.integer("huge"); }),
+            "cluster.json: /huge: expected an integer below 2^63, got 18446744073709551615");
+  EXPECT_EQ(message_of([&] { root.int_or("half", 1, 1, 8); }),
+            "cluster.json: /half: expected an integer, got the number 1.5");
+  EXPECT_EQ(root.int_or("d", 1, 1, 3), 2);
+  EXPECT_EQ(root.int_or("absent", 7, 1, 3), 7);
+}
+
+// Quantities past what any configuration means are refused before they are converted:
+// 1e300 s overflowed simulated time, 1e-300 GB/s made a link free or deadlocked flow mode.
+TEST(ConfigNode, QuantitiesHaveARange) {
+  auto root = doc(R"({"latency": "1e300 s", "slow": "1e-300 GB/s", "huge": "2000000 TiB",
+                      "ok": "1000000 s", "count": 9223372036854775807})");
+  EXPECT_EQ(message_of([&] { root.duration("latency"); }),
+            "cluster.json: /latency: expected a duration with its unit such as \"2 us\" or \"5 "
+            "ms\" (at most 1e6 s), got the string \"1e300 s\"");
+  EXPECT_EQ(message_of([&] { root.bandwidth("slow"); }),
+            "cluster.json: /slow: expected a bandwidth between 8 Kb/s and 8 Pb/s, got \"1e-300 "
+            "GB/s\"");
+  EXPECT_EQ(message_of([&] { root.bytes("huge"); }),
+            "cluster.json: /huge: expected a size such as \"64 MiB\" or a byte count (at most "
+            "2^60), got the string \"2000000 TiB\"");
+  EXPECT_EQ(message_of([&] { root.bytes("count"); }),
+            "cluster.json: /count: expected a size such as \"64 MiB\" or a byte count (at most "
+            "2^60), got the number 9223372036854775807");
+  EXPECT_EQ(root.duration("ok"), Time::from_s(1e6));
+}
+
+namespace {
+std::string written(const std::string& name, const std::string& text) {
+  const std::string path = testing::TempDir() + "/" + name;
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return path;
+}
+}  // namespace
+
+// A number past a double's range and nesting deeper than any configuration are config
+// errors naming the file (and where the number is), not internal errors.
+TEST(LoadConfig, NumberOverflowAndDeepNestingAreConfigErrors) {
+  const std::string big = written("big.json", "{\n  \"latency\": 1e400\n}\n");
+  EXPECT_EQ(message_of([&] { load_config(big); }),
+            big + ": /: number 1e400 out of range at line 2, column 14 (expected a finite number)");
+  const std::string deep = written("deep.json", std::string(100000, '['));
+  EXPECT_EQ(message_of([&] { load_config(deep); }),
+            deep + ": /: malformed JSON: nested deeper than 64 levels");
+}
+
 TEST(LoadConfig, MissingFileIsAnIoError) {
   EXPECT_THROW(load_config("/nonexistent/strait.json"), IoError);
 }

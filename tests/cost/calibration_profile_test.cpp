@@ -325,7 +325,7 @@ TEST(CalibrationProfile, EmbeddingCallLatencyIsReadCheckedAndWritten) {
   j["kernels"]["embedding_update"]["call_latency"] = "-1 us";
   EXPECT_EQ(message_of(j),
             "test.json: /kernels/embedding_update/call_latency: expected a duration with its unit "
-            "such as \"2 us\" or \"5 ms\", got the string \"-1 us\"");
+            "such as \"2 us\" or \"5 ms\" (at most 1e6 s), got the string \"-1 us\"");
   j = valid_profile();
   j["kernels"]["elementwise"]["call_latency"] = "1 us";
   EXPECT_EQ(message_of(j).substr(0, 51), "test.json: /kernels/elementwise/call_latency: unkno");

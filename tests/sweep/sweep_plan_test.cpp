@@ -158,7 +158,8 @@ TEST(SweepPlan, ABadPlanSearchBlockNamesTheFileTheKeyAndTheExpectation) {
                 ": /plan_search/budget: expected a positive duration such as \"10s\" or "
                 "a number of seconds");
   EXPECT_EQ(error_of(R"({"mode": "fast"})").rfind(kSweepFile + ": /plan_search/mode: ", 0), 0u);
-  EXPECT_EQ(error_of(R"({"top": 0})"), kSweepFile + ": /plan_search/top: expected an integer >= 1");
+  EXPECT_EQ(error_of(R"({"top": 0})"),
+            kSweepFile + ": /plan_search/top: expected an integer in [1, 1048576], got 0");
   EXPECT_NE(error_of(R"({"constraints": "missing.json"})")
                 .find(": /plan_search/constraints: constraints file '"),
             std::string::npos);

@@ -197,5 +197,20 @@ TEST(SweepRun, ResumeRefusesTheFilesOfAnotherSweep) {
   EXPECT_EQ(read_text(f.csv), before);  // untouched
 }
 
+// The files of another sweep are refused whether or not their partner file exists: a CSV
+// whose .jsonl was deleted was overwritten with exit 0, and a lone .jsonl too.
+TEST(SweepRun, ResumeRefusesAnotherSweepsFileWithoutItsPartner) {
+  const auto f = files();
+  run(small_sweep(), f, 1);
+  const std::string csv = read_text(f.csv), jsonl = read_text(f.jsonl);
+  std::filesystem::remove(f.jsonl);
+  EXPECT_THROW(run(small_sweep("[200, 450, -5]"), f, 1, /*resume=*/true), ResumeMismatch);
+  EXPECT_EQ(read_text(f.csv), csv);
+  write_text(f.jsonl, jsonl);
+  std::filesystem::remove(f.csv);
+  EXPECT_THROW(run(small_sweep("[200, 450, -5]"), f, 1, /*resume=*/true), ResumeMismatch);
+  EXPECT_EQ(read_text(f.jsonl), jsonl);
+}
+
 }  // namespace
 }  // namespace strait::sweep

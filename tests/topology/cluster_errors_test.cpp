@@ -59,14 +59,14 @@ TEST(ClusterErrors, NcclSectionChecksItsKeysAndRanges) {
       "cluster.json: /nccl/protocols/ll/bandwidth_fraction: expected a number in (0, 1]");
   EXPECT_EQ(error_of(with("/nccl", Json::parse(R"({"proxy_latency": "-1 us"})"))),
             "cluster.json: /nccl/proxy_latency: expected a duration with its unit such as \"2 us\" "
-            "or \"5 ms\", got the string \"-1 us\"");
+            "or \"5 ms\" (at most 1e6 s), got the string \"-1 us\"");
   EXPECT_EQ(error_of(with("/nccl", "off")), "cluster.json: /nccl: expected an object or \"none\"");
   EXPECT_EQ(error_of(with("/nccl/protocols/ll129", Json::object())),
             "cluster.json: /nccl/protocols/ll129: unknown key; did you mean \"ll128\"?");
   EXPECT_EQ(error_of(with("/nccl/protocols/ll",
                           Json::parse(R"({"tree": {"net_step_latency": "-2 us"}})"))),
             "cluster.json: /nccl/protocols/ll/tree/net_step_latency: expected a duration with its "
-            "unit such as \"2 us\" or \"5 ms\", got the string \"-2 us\"");
+            "unit such as \"2 us\" or \"5 ms\" (at most 1e6 s), got the string \"-2 us\"");
   EXPECT_EQ(
       error_of(with("/nccl/protocols/ll", Json::parse(R"({"tree": {"hw_latency": "1 us"}})"))),
       "cluster.json: /nccl/protocols/ll/tree/hw_latency: unknown key (known keys: "

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "sim/workload/unique_rows.hpp"
 #include "test_support.hpp"
 
@@ -98,6 +100,83 @@ TEST(ConfigErrors, CommPrecisionNamesKeyAndChoices) {
                           R"({"sparse": {"comm_precision": {"fwd": "fp16"}}})");
             }).substr(0, 46),
             "plan.json: /sparse/comm_precision/fwd: unknown");
+}
+
+// Values above 2^31 were read into 32-bit integers and wrapped (4294967298 ranks became 2):
+// each is refused with its range now.
+TEST(ConfigErrors, IntegersPast32BitsAreRefusedNotWrapped) {
+  EXPECT_EQ(config_error_of(
+                [] { scenario_of("hgx-h100-8.json", kModel, kData, R"({"ranks": 4294967298})"); }),
+            "plan.json: /ranks: expected an integer in [1, 16777216], got 4294967298");
+  EXPECT_EQ(config_error_of([] {
+              scenario_of("hgx-h100-8.json", kModel, kData,
+                          R"({"schedule": {"pipeline_depth": 4294967298}})");
+            }),
+            "plan.json: /schedule/pipeline_depth: expected 1 (none), 2 or 3, got 4294967298");
+  EXPECT_EQ(config_error_of([] {
+              scenario_of("hgx-h100-8.json", kModel, kData,
+                          R"({"sparse": {"tables": {"user": {"type": "column_wise",
+                                                              "column_shards": 4294967298}}}})");
+            }),
+            "plan.json: /sparse/tables/user/column_shards: expected an integer in [1, 65536], got "
+            "4294967298");
+  EXPECT_EQ(config_error_of([] {
+              model_of(R"({"embedding": {"tables": []},
+                          "dense": {"top_mlp": {"layers": [4294967360, 1]}}})");
+            }),
+            "model.json: /dense/top_mlp/layers/0: expected a layer width of at most 2^24, got "
+            "4294967360");
+  EXPECT_EQ(config_error_of([] {
+              model_of(R"({"embedding": {"tables": []}, "dense": {"dense_features": 4294967296,
+                          "top_mlp": {"layers": [1]}}})");
+            }),
+            "model.json: /dense/dense_features: expected an integer in [0, 1048576], got "
+            "4294967296");
+}
+
+// A pooling factor of 1e308 made infinite FLOPs and a batch of 2^32 per rank ran out of
+// memory: each value a batch is drawn from has a stated range.
+TEST(ConfigErrors, BatchValuesHaveARange) {
+  EXPECT_EQ(config_error_of([] {
+              scenario_of("hgx-h100-8.json", kModel,
+                          R"({"batch_size": {"per_rank": 2}, "max_length": 64,
+                "sequence_length": {"distribution": "fixed", "value": 8},
+                "pooling_factors": {"user": {"distribution": "fixed", "value": 1e308}}})",
+                          "{}");
+            }),
+            "data.json: /pooling_factors/user/value: expected a value in [0, 2^30 = 1073741824], "
+            "got 1e+308");
+  EXPECT_EQ(config_error_of([] {
+              scenario_of("hgx-h100-8.json", kModel,
+                          R"({"batch_size": {"per_rank": 4294967296}, "max_length": 64,
+                "sequence_length": {"distribution": "fixed", "value": 8}})",
+                          "{}");
+            }),
+            "data.json: /batch_size/per_rank: expected an integer in [1, 16777216], got "
+            "4294967296");
+}
+
+TEST(ConfigErrors, ABucketHoldsAtLeastAFewKiB) {
+  EXPECT_EQ(config_error_of([] {
+              scenario_of("hgx-h100-8.json", kModel, kData, R"({"dense": {"bucket_size": 25}})");
+            }),
+            "plan.json: /dense/bucket_size: expected a bucket size of at least 4 KiB, got 25 B");
+}
+
+// An unknown table name among many lists 16 known names and counts the rest: the message
+// for a model of 100,000 tables was 229 KB.
+TEST(ConfigErrors, AnUnknownKeyAmongManyGivesAShortMessage) {
+  std::string tables;
+  for (int t = 0; t < 40; ++t)
+    tables += (t ? ", " : "") + fmt::format(R"({{"name": "t{}", "rows": 10, "dim": 8}})", t);
+  const std::string model =
+      R"({"embedding": {"tables": [)" + tables + R"(]}, "dense": {"top_mlp": {"layers": [1]}}})";
+  EXPECT_EQ(config_error_of([&] {
+              scenario_of("hgx-h100-8.json", model, R"({"batch_size": {"per_rank": 2}})",
+                          R"({"sparse": {"tables": {"zzzzz": "row_wise"}}})");
+            }),
+            "plan.json: /sparse/tables/zzzzz: unknown key (known keys: t0, t1, t2, t3, t4, t5, "
+            "t6, t7, t8, t9, t10, t11, t12, t13, t14, t15, and 24 more)");
 }
 
 TEST(ConfigErrors, PlanKernelsNameAFamilyAndAnImplementation) {

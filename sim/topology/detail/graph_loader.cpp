@@ -87,7 +87,7 @@ class GraphLoader {
       }
       if (is_gpu) {
         p.gpu_type = n.string("gpu_type");
-        p.rail = static_cast<int>(n.integer_or("rail", 0));
+        p.rail = n.int_or("rail", 0, 0, 65535);
         if (p.rail < 0) n.at("rail").fail(fmt::format("expected a rail >= 0, got {}", p.rail));
         const std::string host_name = n.string_or("host", p.node.name);
         auto [it, added] = host_of_name.try_emplace(host_name, 0);
