@@ -7,7 +7,7 @@ BUILD_TYPE ?= Release
 CMAKE_FLAGS ?=
 DEMO_SCENARIO ?= configs/scenarios/hstu-3dc.json
 
-.PHONY: all setup configure build demo test bench format clean
+.PHONY: all setup configure build demo test bench format clean sanitize
 
 all: build
 
@@ -24,6 +24,16 @@ build: configure
 demo: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target strait
 	@$(BUILD_DIR)/bin/strait simulate $(DEMO_SCENARIO)
+
+# ASan + UBSan build (build-sanitize/) of strait and the fuzz test, then the fuzz test:
+# mutated inputs must end as a result or a clean error with no sanitizer report.
+SANITIZE_DIR ?= build-sanitize
+sanitize: setup
+	@cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRAIT_SANITIZE=ON >/dev/null
+	@cmake --build $(SANITIZE_DIR) -j $(JOBS) --target strait fuzz_test
+	@cd $(SANITIZE_DIR) && ASAN_OPTIONS=detect_leaks=0:exitcode=86 \
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=87 \
+	  ctest -R Fuzz --output-on-failure
 
 # Runs the whole test suite through ctest.
 test: build

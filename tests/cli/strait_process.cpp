@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -79,11 +80,14 @@ nlohmann::json read_json(const std::string& path) {
          << "expected to start with\n  " << prefix << "\nbut got\n  " << text;
 }
 
-StraitRun run_strait(const std::vector<std::string>& args) {
+StraitRun run_strait(const std::vector<std::string>& args, int time_limit_s) {
   const std::string out_path = temp_path("stdout.txt");
   const std::string err_path = temp_path("stderr.txt");
-  std::string command =
-      fmt::format("cd {} && {}", shell_quote(STRAIT_SOURCE_DIR), shell_quote(STRAIT_BINARY));
+  // coreutils' timeout exits 124 when it stopped the run (KILL after a grace second).
+  const std::string limit =
+      time_limit_s > 0 ? fmt::format("timeout -k 1 {} ", time_limit_s) : std::string();
+  std::string command = fmt::format("cd {} && {}{}", shell_quote(STRAIT_SOURCE_DIR), limit,
+                                    shell_quote(STRAIT_BINARY));
   for (const auto& a : args) {
     command.push_back(' ');
     command.append(shell_quote(a));
@@ -92,6 +96,7 @@ StraitRun run_strait(const std::vector<std::string>& args) {
   const int status = std::system(command.c_str());
   StraitRun run;
   run.exit_code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (time_limit_s > 0 && run.exit_code == 128 + SIGKILL) run.exit_code = kTimedOut;
   run.out = read_text(out_path);
   run.err = read_text(err_path);
   std::remove(out_path.c_str());

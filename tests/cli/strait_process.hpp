@@ -17,8 +17,12 @@ struct StraitRun {
   std::string err;  ///< everything written to stderr
 };
 
-/// Runs `strait args...` from the repository root, so bundled relative paths resolve.
-StraitRun run_strait(const std::vector<std::string>& args);
+/// The exit code of a run stopped at its time limit.
+inline constexpr int kTimedOut = 124;
+
+/// Runs `strait args...` from the repository root, so bundled relative paths resolve;
+/// with `time_limit_s` > 0, a run past it is killed and reports kTimedOut.
+StraitRun run_strait(const std::vector<std::string>& args, int time_limit_s = 0);
 
 /// A fresh path under gtest's temporary directory, unique to this process and call.
 std::string temp_path(const std::string& name);
