@@ -318,8 +318,16 @@ constexpr int kMaxNesting = 64;
 }  // namespace
 
 ConfigNode load_config(const std::string& path) {
-  if (std::filesystem::is_directory(path))
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (error == std::errc::too_many_symbolic_link_levels)
+    throw IoError(fmt::format("{}: a loop of symbolic links, not a JSON file", path));
+  if (std::filesystem::is_directory(status))
     throw IoError(fmt::format("{}: is a directory, not a JSON file", path));
+  // A FIFO nobody writes to would wait forever, /dev/zero would never end.
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw IoError(
+        fmt::format("{}: not a regular file (a FIFO, device or socket), not a JSON file", path));
   std::ifstream in(path);
   if (!in) throw IoError(fmt::format("{}: cannot open file for reading", path));
   std::stringstream buffer;

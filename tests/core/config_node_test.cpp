@@ -1,5 +1,10 @@
 #include "sim/core/config_node.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+
 #include <gtest/gtest.h>
 
 #include "sim/core/error.hpp"
@@ -134,6 +139,32 @@ TEST(LoadConfig, NumberOverflowAndDeepNestingAreConfigErrors) {
   const std::string deep = written("deep.json", std::string(100000, '['));
   EXPECT_EQ(message_of([&] { load_config(deep); }),
             deep + ": /: malformed JSON: nested deeper than 64 levels");
+}
+
+// Input files must be regular files: a FIFO nobody writes to waited forever, /dev/zero
+// never ended, a symlink loop was an internal error.
+TEST(LoadConfig, OnlyRegularFilesAreRead) {
+  auto io_error_of = [](const std::string& path) {
+    try {
+      load_config(path);
+    } catch (const IoError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(io_error_of("/dev/zero"),
+            "/dev/zero: not a regular file (a FIFO, device or socket), not a JSON file");
+  const std::string fifo = testing::TempDir() + "/strait_fifo.json";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(io_error_of(fifo),
+            fifo + ": not a regular file (a FIFO, device or socket), not a JSON file");
+  std::remove(fifo.c_str());
+  const std::string loop = testing::TempDir() + "/strait_loop.json";
+  std::remove(loop.c_str());
+  ASSERT_EQ(::symlink(loop.c_str(), loop.c_str()), 0);
+  EXPECT_EQ(io_error_of(loop), loop + ": a loop of symbolic links, not a JSON file");
+  std::remove(loop.c_str());
 }
 
 TEST(LoadConfig, MissingFileIsAnIoError) {
