@@ -61,16 +61,18 @@ cost::CostModel load_cost_model(const workload::TrainingScenario& scenario,
 
 cost::CostModel with_plan_kernels(const cost::CostModel& profiles,
                                   const workload::TrainingScenario& scenario) {
+  // One family at a time, so that an error names the family's key.
   const auto types = scenario.cluster.gpu_types();
+  cost::CostModel chosen = profiles;
   for (const auto& [kind, name] : scenario.plan.kernels) {
     try {
-      profiles.with_choice({{kind, name}}, types);
+      chosen = chosen.with_choice({{kind, name}}, types);
     } catch (const cost::CostError& e) {
       throw ConfigError(scenario.plan.file, std::string("/kernels/") + cost::to_string(kind),
                         e.what());
     }
   }
-  return profiles.with_choice(scenario.plan.kernels, types);
+  return chosen;
 }
 
 TrainingReport run_training(const workload::TrainingScenario& scenario,
