@@ -127,6 +127,10 @@ int run_exec(const std::vector<std::string>& args) {
       "untimed runs of the whole op graph first (first touch of buffers, MPI set-up)")(
       "collective-timeout", po::value<double>()->default_value(120.0),
       "seconds a collective may take before the job is aborted (0: no limit)")(
+      "startup-timeout", po::value<double>(),
+      "seconds the ranks may wait for each other before the first step (MPI_Init, the "
+      "set-up, the start barrier) before the job is aborted, naming the ranks that did not "
+      "arrive (default: max(--collective-timeout, 300), no limit when that is 0; 0: no limit)")(
       "backend", po::value<std::string>(),
       "cpu or cuda (default: cpu when every rank's gpu_type is \"CPU\", else cuda)");
   po::positional_options_description positional;
@@ -144,6 +148,14 @@ int run_exec(const std::vector<std::string>& args) {
   if (!(collective_timeout >= 0))
     throw UsageError(fmt::format("exec: --collective-timeout: expected 0 or more seconds, got {}",
                                  collective_timeout));
+  // A rank that stops or stalls before the first step would keep the others waiting for
+  // ever (MPI_Init and the set-up wait for every rank): the start-up has its watchdog too.
+  const double startup_timeout = vm.count("startup-timeout")
+                                     ? vm["startup-timeout"].as<double>()
+                                     : executor::job_wait_limit_s(collective_timeout);
+  if (!(startup_timeout >= 0))
+    throw UsageError(fmt::format("exec: --startup-timeout: expected 0 or more seconds, got {}",
+                                 startup_timeout));
   keep_freed_memory();
   const auto input = executor::load_exec_input(
       vm["scenario"].as<std::string>(),
@@ -151,7 +163,7 @@ int run_exec(const std::vector<std::string>& args) {
   const auto& scenario = input.scenario;
   const auto graph = sim::workload::build_op_graph(scenario);
   const std::string backend = choose_backend(scenario, graph, vm);
-  const executor::MpiSession session;
+  const executor::MpiSession session(startup_timeout);
   const auto rows = table_rows(scenario, static_cast<int>(graph.ranks.size()));
   auto run = backend == "cuda"
                  ? executor::run_cuda_ranks(graph, session, rows, warmup, collective_timeout)

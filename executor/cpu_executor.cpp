@@ -10,7 +10,6 @@
 #include <climits>
 #include <cstdlib>
 #include <functional>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,10 +59,12 @@ struct PreparedCollective {
 
 class RankRunner {
  public:
-  RankRunner(const OpGraph& graph, int rank, std::int64_t table_rows, double collective_timeout_s)
+  RankRunner(const OpGraph& graph, int rank, std::int64_t table_rows, double collective_timeout_s,
+             double startup_timeout_s)
       : graph_(graph),
         rank_(rank),
         collective_timeout_s_(collective_timeout_s),
+        startup_timeout_s_(startup_timeout_s),
         hooks_(rank),
         ops_(graph.ranks[static_cast<std::size_t>(rank)].ops),
         kernels_(table_rows),
@@ -86,10 +87,10 @@ class RankRunner {
     ++runs_;
     scheduler_.emplace(graph_.ranks[static_cast<std::size_t>(rank_)], graph_.streams.size(),
                        graph_.groups.size());
-    MPI_Request barrier = MPI_REQUEST_NULL;
-    detail::check_mpi(MPI_Ibarrier(MPI_COMM_WORLD, &barrier), "MPI_Ibarrier");
-    detail::wait_for_job(barrier, "the start barrier", rank_,
-                         detail::job_wait_limit_s(collective_timeout_s_));
+    // The first run's barrier is the last wait of the start-up (the peers' preparation).
+    detail::wait_for_ranks(
+        "the start barrier", rank_,
+        runs_ == 1 ? startup_timeout_s_ : job_wait_limit_s(collective_timeout_s_));
     start_ = Clock::now();
     while (!scheduler_->done()) {
       bool progressed = false;
@@ -141,14 +142,11 @@ class RankRunner {
         collective_timeout_s_)
       return;
     const Op& op = ops_[static_cast<std::size_t>(in_flight_.front())];
-    std::cerr << fmt::format(
-                     "strait exec: rank {}: collective '{}' (group {}, step {}) did not complete "
-                     "in {:g} s\n",
-                     rank_, graph_.names[static_cast<std::size_t>(op.name)],
-                     graph_.groups[static_cast<std::size_t>(op.collective.group)].name, op.step,
-                     collective_timeout_s_)
-              << std::flush;
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    detail::end_job(fmt::format(
+        "strait exec: rank {}: collective '{}' (group {}, step {}) did not complete in {:g} s\n",
+        rank_, graph_.names[static_cast<std::size_t>(op.name)],
+        graph_.groups[static_cast<std::size_t>(op.collective.group)].name, op.step,
+        collective_timeout_s_));
   }
 
   // Records that the collectives in `slots` (of requests_) completed now.
@@ -197,6 +195,9 @@ class RankRunner {
   }
 
   void make_groups() {
+    // MPI_Comm_split waits for every rank and has no non-blocking form: first make sure
+    // that all are here (right after MPI_Init; nothing in between waits for a peer).
+    detail::wait_for_ranks("start-up (communicators)", rank_, startup_timeout_s_);
     groups_.comms.assign(graph_.groups.size(), MPI_COMM_NULL);
     for (std::size_t g = 0; g < graph_.groups.size(); ++g) {
       const int position = calls_.position(g);
@@ -307,6 +308,7 @@ class RankRunner {
   const OpGraph& graph_;
   int rank_;
   double collective_timeout_s_;
+  double startup_timeout_s_;
   detail::FaultHooks hooks_;
   const std::vector<Op>& ops_;
   std::optional<OpScheduler> scheduler_;  // fresh for every run
@@ -326,10 +328,20 @@ class RankRunner {
 
 }  // namespace
 
-MpiSession::MpiSession() {
+MpiSession::MpiSession(double startup_timeout_s) : startup_timeout_s_(startup_timeout_s) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+    const int launched_as = detail::launcher_rank();
+    detail::stall_if_hooked("init", launched_as);
+    // Open MPI's MPI_Init waits for every process of the job: one that stopped or stalls
+    // before it (loading its files, say) would keep the others here for ever.
+    const detail::ProcessDeadline deadline(
+        fmt::format("strait exec: {}start-up (MPI_Init) did not complete in {:g} s: a peer did "
+                    "not arrive (stopped or stalled before it)\n",
+                    launched_as >= 0 ? fmt::format("rank {}: ", launched_as) : std::string(),
+                    startup_timeout_s),
+        startup_timeout_s);
     int provided = 0;
     detail::check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided),
                       "MPI_Init_thread");
@@ -337,6 +349,7 @@ MpiSession::MpiSession() {
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  detail::stall_if_hooked("setup", rank_);
 }
 
 MpiSession::~MpiSession() {
@@ -350,7 +363,8 @@ bool mpi_available() { return true; }
 MeasuredRun run_cpu_ranks(const OpGraph& graph, const MpiSession& session, std::int64_t table_rows,
                           int warmup_runs, double collective_timeout_s) {
   return detail::run_rank_job(graph, session, "cpu", warmup_runs, collective_timeout_s, [&] {
-    RankRunner runner(graph, session.rank(), table_rows, collective_timeout_s);
+    RankRunner runner(graph, session.rank(), table_rows, collective_timeout_s,
+                      session.startup_timeout_s());
     return detail::warm_up_and_measure(runner, warmup_runs);
   });
 }

@@ -27,11 +27,23 @@
 //   - Test hooks: the environment variable STRAIT_EXEC_KILL="RANK:OP_INDEX" makes rank
 //     RANK raise(SIGKILL) on itself when it is about to start its op OP_INDEX (first run);
 //     STRAIT_EXEC_FAIL="RANK:OP_INDEX" makes that op throw strait::Error instead.
-//   - The start barrier and the final gathers wait at most max(collective_timeout_s, 300 s)
-//     (they also wait for the peers' preparation), none when it is 0: "strait exec:
-//     rank R: the start barrier did not complete in T s (a peer stopped outside an op)".
+//   - Start-up: every wait for the peers before the first step (MPI_Init, the
+//     communicators' set-up, the first start barrier) lasts at most the session's
+//     startup_timeout_s (0: no limit). Past it, MPI_Init (where no MPI call can end the
+//     job) prints "strait exec: rank R: start-up (MPI_Init) did not complete in T s: a
+//     peer did not arrive (stopped or stalled before it)" and exits 1, and mpirun ends the
+//     others; a later phase calls MPI_Abort after rank 0 named the missing ranks:
+//     "strait exec: rank 0: start-up (communicators) did not complete in T s: rank 1 did
+//     not arrive (stopped or stalled before it)" (rank 0 itself missing: the others say
+//     "rank 0 did not arrive"). STRAIT_EXEC_STALL="RANK:init" or "RANK:setup" (test hook)
+//     stalls that rank before MPI_Init or right after it.
+//   - The later start barriers and the final gathers wait at most job_wait_limit_s: "strait
+//     exec: rank R: the start barrier did not complete in T s: rank 2 did not arrive ...",
+//     "rank R: gathering the op times did not complete in T s (a peer stopped outside an
+//     op)".
 // Limits: broadcast, reduce and send/recv ops are refused.
 
+#include <algorithm>
 #include <cstdint>
 
 #include "executor/measured_run.hpp"
@@ -39,20 +51,33 @@
 
 namespace strait::executor {
 
+/// How long a rank waits for its peers outside collectives (MPI_Init, the set-up, the
+/// start barriers, the final gathers) unless told otherwise: such a wait also covers the
+/// peers' loading and preparation, which no collective timeout measures, so never less
+/// than 300 s; no limit when collectives have none (collective_timeout_s 0).
+inline double job_wait_limit_s(double collective_timeout_s) {
+  return collective_timeout_s > 0 ? std::max(collective_timeout_s, 300.0) : 0.0;
+}
+
 /// MPI for the process's lifetime (initialised here unless already, finalised at the end).
+/// MPI_Init waits for every process of the job: past `startup_timeout_s` (> 0) this
+/// process says so and exits 1 (see Faults above); the backends' start-up waits use the
+/// same limit.
 class MpiSession {
  public:
-  MpiSession();
+  explicit MpiSession(double startup_timeout_s = 0);
   ~MpiSession();
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
   int rank() const { return rank_; }
   int size() const { return size_; }
+  double startup_timeout_s() const { return startup_timeout_s_; }
 
  private:
   int rank_ = 0;
   int size_ = 1;
   bool owns_ = false;
+  double startup_timeout_s_ = 0;
 };
 
 /// True when this build has MPI (else run_cpu_ranks throws).

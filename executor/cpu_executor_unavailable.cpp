@@ -5,7 +5,7 @@
 
 namespace strait::executor {
 
-MpiSession::MpiSession() = default;
+MpiSession::MpiSession(double startup_timeout_s) : startup_timeout_s_(startup_timeout_s) {}
 MpiSession::~MpiSession() = default;
 
 bool mpi_available() { return false; }

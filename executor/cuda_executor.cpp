@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <deque>
 #include <functional>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,8 +63,12 @@ int local_rank(int world_rank) {
 }
 
 // Selects GPU local_rank % devices on every rank, or throws on every rank when any has none
-// (a rank alone in NCCL's bootstrap would wait for ever).
-int select_device(int world_rank) {
+// (a rank alone in NCCL's bootstrap would wait for ever). The first waits for the peers
+// after MPI_Init: under the start-up watchdog (`startup_timeout_s`).
+int select_device(int world_rank, double startup_timeout_s) {
+  // MPI_Comm_split_type waits for every rank and has no non-blocking form: first make sure
+  // that all are here.
+  detail::wait_for_ranks("start-up (device selection)", world_rank, startup_timeout_s);
   const int local = local_rank(world_rank);
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -73,8 +76,10 @@ int select_device(int world_rank) {
     count = 0;
   }
   int mine = count > 0 ? 1 : 0, all = 0;
-  detail::check_mpi(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD),
-                    "MPI_Allreduce");
+  MPI_Request request = MPI_REQUEST_NULL;
+  detail::check_mpi(MPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request),
+                    "MPI_Iallreduce");
+  detail::wait_for_job(request, "start-up (device selection)", world_rank, startup_timeout_s);
   if (count == 0)
     throw Error(fmt::format(
         "strait exec --backend cuda: no CUDA device found on rank {} (cudaGetDeviceCount)",
@@ -134,10 +139,11 @@ struct PreparedCollective {
 class CudaRankRunner {
  public:
   CudaRankRunner(const OpGraph& graph, int rank, std::int64_t table_rows,
-                 double collective_timeout_s)
+                 double collective_timeout_s, double startup_timeout_s)
       : graph_(graph),
         rank_(rank),
         collective_timeout_s_(collective_timeout_s),
+        startup_timeout_s_(startup_timeout_s),
         hooks_(rank),
         ops_(graph.ranks[static_cast<std::size_t>(rank)].ops),
         calls_(graph, rank),
@@ -177,10 +183,10 @@ class CudaRankRunner {
     scheduler_.emplace(graph_.ranks[static_cast<std::size_t>(rank_)], graph_.streams.size(),
                        graph_.groups.size());
     STRAIT_CUDA_CHECK(cudaDeviceSynchronize());
-    MPI_Request barrier = MPI_REQUEST_NULL;
-    detail::check_mpi(MPI_Ibarrier(MPI_COMM_WORLD, &barrier), "MPI_Ibarrier");
-    detail::wait_for_job(barrier, "the start barrier", rank_,
-                         detail::job_wait_limit_s(collective_timeout_s_));
+    // The first run's barrier is the last wait of the start-up (the peers' preparation).
+    detail::wait_for_ranks(
+        "the start barrier", rank_,
+        runs_ == 1 ? startup_timeout_s_ : job_wait_limit_s(collective_timeout_s_));
     calibration::detail::launch_gate(kGateUs, streams_.list.front());
     STRAIT_CUDA_CHECK(cudaEventRecord(origin_, streams_.list.front()));
     for (std::size_t s = 1; s < streams_.list.size(); ++s)
@@ -280,21 +286,21 @@ class CudaRankRunner {
   [[noreturn]] void abort_on_timeout(std::int32_t index) const {
     const Op& op = ops_[static_cast<std::size_t>(index)];
     const auto g = static_cast<std::size_t>(op.collective.group);
-    std::cerr << fmt::format(
-                     "strait exec: rank {}: collective '{}' (group {}, step {}) did not complete "
-                     "in {:g} s\n",
-                     rank_, graph_.names[static_cast<std::size_t>(op.name)], graph_.groups[g].name,
-                     op.step, collective_timeout_s_)
-              << std::flush;
+    const auto line = fmt::format(
+        "strait exec: rank {}: collective '{}' (group {}, step {}) did not complete in {:g} s\n",
+        rank_, graph_.names[static_cast<std::size_t>(op.name)], graph_.groups[g].name, op.step,
+        collective_timeout_s_);
     (void)ncclCommAbort(groups_.nccl[g]);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-    std::_Exit(1);
+    detail::end_job(line);
   }
 
   // The op this rank is in for the SIGTERM handler: the oldest collective not complete.
   void set_current() { detail::set_current_op(pending_.empty() ? -1 : pending_.front().index); }
 
   void make_groups() {
+    // MPI_Comm_split waits for every rank and has no non-blocking form: first make sure
+    // that all are here (nothing since the device selection waits for a peer).
+    detail::wait_for_ranks("start-up (communicators)", rank_, startup_timeout_s_);
     const auto count = graph_.groups.size();
     groups_.mpi.assign(count, MPI_COMM_NULL);
     groups_.nccl.assign(count, nullptr);
@@ -315,7 +321,10 @@ class CudaRankRunner {
         ncclResult_t result;
       } boot{};
       if (calls_.position(g) == 0) boot.result = ncclGetUniqueId(&boot.id);
-      detail::check_mpi(MPI_Bcast(&boot, sizeof boot, MPI_BYTE, 0, groups_.mpi[g]), "MPI_Bcast");
+      MPI_Request request = MPI_REQUEST_NULL;
+      detail::check_mpi(MPI_Ibcast(&boot, sizeof boot, MPI_BYTE, 0, groups_.mpi[g], &request),
+                        "MPI_Ibcast");
+      detail::wait_for_job(request, "start-up (NCCL's unique id)", rank_, startup_timeout_s_);
       if (boot.result != ncclSuccess)
         calibration::detail::throw_nccl_error(boot.result, "ncclGetUniqueId", __FILE__, __LINE__);
       STRAIT_NCCL_CHECK(ncclCommInitRank(&groups_.nccl[g],
@@ -419,6 +428,7 @@ class CudaRankRunner {
   const OpGraph& graph_;
   int rank_;
   double collective_timeout_s_;
+  double startup_timeout_s_;
   detail::FaultHooks hooks_;
   const std::vector<Op>& ops_;
   // Destroyed in reverse: the kernels' and collectives' buffers, then the communicators,
@@ -448,9 +458,11 @@ void require_cuda_backend() {}
 
 MeasuredRun run_cuda_ranks(const OpGraph& graph, const MpiSession& session, std::int64_t table_rows,
                            int warmup_runs, double collective_timeout_s) {
-  if (session.size() == static_cast<int>(graph.ranks.size())) select_device(session.rank());
+  if (session.size() == static_cast<int>(graph.ranks.size()))
+    select_device(session.rank(), session.startup_timeout_s());
   return detail::run_rank_job(graph, session, "cuda", warmup_runs, collective_timeout_s, [&] {
-    CudaRankRunner runner(graph, session.rank(), table_rows, collective_timeout_s);
+    CudaRankRunner runner(graph, session.rank(), table_rows, collective_timeout_s,
+                          session.startup_timeout_s());
     return detail::warm_up_and_measure(runner, warmup_runs);
   });
 }

@@ -25,7 +25,10 @@
 // collective_timeout_s after its start event did (host polling) prints "rank R: collective
 // 'X' (group G, step S) did not complete in T s", aborts its NCCL communicator and calls
 // MPI_Abort; an asynchronous NCCL error found while polling is a failure of that op.
-// The start barrier and the final gathers wait at most max(collective_timeout_s, 300 s).
+// Start-up as the CPU backend's, with two more waits under its watchdog: the device
+// selection (every rank must have a device) and the broadcast of NCCL's unique ids
+// (ncclCommInitRank itself is not: all members have arrived by then). The later start
+// barriers and the final gathers wait at most job_wait_limit_s.
 // Limits: compiled and never run on a GPU yet; broadcast, reduce and send/recv are refused;
 // collectives of different groups on different streams rely on NCCL running them
 // concurrently (NCCL's own caveat on several communicators).

@@ -10,6 +10,7 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -56,14 +57,10 @@ void install_stop_handler(const sim::workload::OpGraph& graph, int rank) {
   const auto& ops = graph.ranks[static_cast<std::size_t>(rank)].ops;
   if (index >= 0 && static_cast<std::size_t>(index) < ops.size()) {
     const auto& op = ops[static_cast<std::size_t>(index)];
-    std::cerr << fmt::format("strait exec: rank {} failed in op '{}' (step {}): {}\n", rank,
-                             graph.names[static_cast<std::size_t>(op.name)], op.step, what);
-  } else {
-    std::cerr << fmt::format("strait exec: rank {} failed: {}\n", rank, what);
+    end_job(fmt::format("strait exec: rank {} failed in op '{}' (step {}): {}\n", rank,
+                        graph.names[static_cast<std::size_t>(op.name)], op.step, what));
   }
-  std::cerr << std::flush;
-  MPI_Abort(MPI_COMM_WORLD, 1);
-  std::abort();  // MPI_Abort does not return
+  end_job(fmt::format("strait exec: rank {} failed: {}\n", rank, what));
 }
 
 // Busy seconds of all cores since boot: /proc/stat's first line (user, nice, system, idle,
@@ -104,8 +101,10 @@ void check_mpi(int code, const char* what) {
   throw Error(fmt::format("strait exec: {} failed: {}", what, std::string(text, length)));
 }
 
-double job_wait_limit_s(double collective_timeout_s) {
-  return collective_timeout_s > 0 ? std::max(collective_timeout_s, 300.0) : 0.0;
+void end_job(const std::string& line) {
+  std::cerr << line << std::flush;
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);  // MPI_Abort does not return
 }
 
 void wait_for_job(MPI_Request& request, const char* what, int rank, double timeout_s) {
@@ -117,14 +116,134 @@ void wait_for_job(MPI_Request& request, const char* what, int rank, double timeo
     const double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (timeout_s > 0 && waited > timeout_s) {
-      std::cerr << fmt::format(
-                       "strait exec: rank {}: {} did not complete in {:g} s (a peer "
-                       "stopped outside an op)\n",
-                       rank, what, timeout_s)
-                << std::flush;
-      MPI_Abort(MPI_COMM_WORLD, 1);
+      end_job(fmt::format(
+          "strait exec: rank {}: {} did not complete in {:g} s (a peer stopped outside an op)\n",
+          rank, what, timeout_s));
     }
   }
+}
+
+namespace {
+
+constexpr int kArrivalTag = 7001;        // wait_for_ranks' messages (no other point-to-point on
+                                         // MPI_COMM_WORLD; collectives never match them)
+constexpr double kRootFirstS = 5;        // how much longer the other ranks wait than rank 0
+constexpr std::size_t kNamedRanks = 16;  // missing ranks named one by one, then counted
+
+// "rank 1", "ranks 1, 3", "ranks 1, 2, ... (16 named) and 40 more".
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < std::min(ranks.size(), kNamedRanks); ++i)
+    text += fmt::format("{}{}", i > 0 ? ", " : "", ranks[i]);
+  if (ranks.size() > kNamedRanks) text += fmt::format(" and {} more", ranks.size() - kNamedRanks);
+  return text;
+}
+
+}  // namespace
+
+void wait_for_ranks(const char* phase, int rank, double timeout_s) {
+  using Clock = std::chrono::steady_clock;
+  int size = 1;
+  check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
+  // Rank 0 hears from and tells every other rank; the others hear from and tell rank 0.
+  // Only rank 0 can name the missing: an Ibarrier says nothing about who entered it.
+  std::vector<int> peers;
+  for (int r = rank == 0 ? 1 : 0; r < (rank == 0 ? size : 1); ++r) peers.push_back(r);
+  std::vector<MPI_Request> heard(peers.size(), MPI_REQUEST_NULL);
+  std::vector<MPI_Request> told(peers.size(), MPI_REQUEST_NULL);
+  for (std::size_t k = 0; k < peers.size(); ++k) {
+    check_mpi(MPI_Irecv(nullptr, 0, MPI_BYTE, peers[k], kArrivalTag, MPI_COMM_WORLD, &heard[k]),
+              "MPI_Irecv");
+    check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, peers[k], kArrivalTag, MPI_COMM_WORLD, &told[k]),
+              "MPI_Isend");
+  }
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibarrier(MPI_COMM_WORLD, &barrier), "MPI_Ibarrier");
+  const auto limit = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(std::max(timeout_s, 0.0)));
+  auto deadline = Clock::now() + limit;
+  bool heard_from_root = rank == 0;
+  while (true) {
+    int passed = 0, all_heard = 0, all_told = 0;
+    check_mpi(MPI_Test(&barrier, &passed, MPI_STATUS_IGNORE), "MPI_Test");
+    check_mpi(
+        MPI_Testall(static_cast<int>(heard.size()), heard.data(), &all_heard, MPI_STATUSES_IGNORE),
+        "MPI_Testall");
+    check_mpi(
+        MPI_Testall(static_cast<int>(told.size()), told.data(), &all_told, MPI_STATUSES_IGNORE),
+        "MPI_Testall");
+    if (passed && all_heard && all_told) return;
+    if (timeout_s <= 0) continue;
+    const auto now = Clock::now();
+    if (!heard_from_root && all_heard) {
+      // Rank 0 is here and will name the missing ranks when its own time is up.
+      heard_from_root = true;
+      deadline = std::max(deadline, now + limit +
+                                        std::chrono::duration_cast<Clock::duration>(
+                                            std::chrono::duration<double>(kRootFirstS)));
+    }
+    if (now <= deadline) continue;
+    std::vector<int> missing;
+    for (std::size_t k = 0; k < peers.size(); ++k) {
+      int arrived = 0;
+      check_mpi(MPI_Test(&heard[k], &arrived, MPI_STATUS_IGNORE), "MPI_Test");
+      if (!arrived) missing.push_back(peers[k]);
+    }
+    const std::string who = missing.empty() ? "a peer" : rank_list(missing);
+    end_job(
+        fmt::format("strait exec: rank {}: {} did not complete in {:g} s: {} did not arrive "
+                    "(stopped or stalled before it)\n",
+                    rank, phase, timeout_s, who));
+  }
+}
+
+ProcessDeadline::ProcessDeadline(std::string line, double timeout_s) : line_(std::move(line)) {
+  if (!(timeout_s > 0)) return;
+  thread_ = std::thread([this, timeout_s] {
+    std::unique_lock lock(mutex_);
+    if (done_changed_.wait_for(lock, std::chrono::duration<double>(timeout_s),
+                               [this] { return done_; }))
+      return;
+    // write(2) and _Exit: the main thread is inside MPI and must not be waited for.
+    [[maybe_unused]] const auto written = ::write(STDERR_FILENO, line_.data(), line_.size());
+    std::_Exit(1);
+  });
+}
+
+ProcessDeadline::~ProcessDeadline() {
+  if (!thread_.joinable()) return;
+  {
+    const std::lock_guard lock(mutex_);
+    done_ = true;
+  }
+  done_changed_.notify_one();
+  thread_.join();
+}
+
+int launcher_rank() {
+  for (const char* variable : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    const char* value = std::getenv(variable);
+    if (value == nullptr) continue;
+    try {
+      return std::stoi(value);
+    } catch (const std::exception&) {
+    }
+  }
+  return -1;
+}
+
+void stall_if_hooked(const char* stage, int rank) {
+  const char* value = std::getenv("STRAIT_EXEC_STALL");
+  if (value == nullptr) return;
+  const std::string text(value);
+  const auto colon = text.find(':');
+  if (colon == std::string::npos || text.substr(colon + 1) != stage) return;
+  try {
+    if (std::stoi(text.substr(0, colon)) != rank) return;
+  } catch (const std::exception&) {
+    return;
+  }
+  while (true) ::pause();  // until mpirun's SIGTERM (or SIGKILL) ends this process
 }
 
 void set_current_op(std::int32_t op) { g_current_op = op; }

@@ -1,15 +1,10 @@
 // strait exec end to end: under mpirun with 2 ranks on the bundled tiny CPU scenario, and
 // its refusals. The MPI tests skip where MPI is not built or mpirun is missing.
 
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
-#include <thread>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -20,46 +15,6 @@
 
 namespace strait::cli::testing {
 namespace {
-
-// mpirun in its own process group, killed with the group when it outlives `limit`.
-struct BoundedRun {
-  bool finished = false;
-  int exit_code = -1;
-  double seconds = 0;
-};
-
-BoundedRun mpirun_bounded(int ranks, const std::string& args, const std::string& env,
-                          const std::string& log, std::chrono::seconds limit) {
-  const auto command =
-      fmt::format("cd {} && {} {} --allow-run-as-root --oversubscribe -np {} {} exec {} >{} 2>&1",
-                  STRAIT_SOURCE_DIR, env, STRAIT_MPIEXEC, ranks, STRAIT_BINARY, args, log);
-  const auto start = std::chrono::steady_clock::now();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  BoundedRun run;
-  if (pid < 0) return run;
-  ::setpgid(pid, pid);
-  int status = 0;
-  while (true) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (done == pid) {
-      run.finished = true;
-      run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      return run;
-    }
-    if (std::chrono::steady_clock::now() - start > limit) {
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return run;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
 
 TEST(ExecCommand, TwoRanksRunDlrmTinyAndWriteAResultAndATrace) {
   if (!have_mpirun()) GTEST_SKIP() << "MPI is not installed (scripts/setup.sh installs it)";
