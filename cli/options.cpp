@@ -10,6 +10,7 @@
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/config_node.hpp"
 #include "sim/core/error.hpp"
+#include "sim/workload/work_estimate.hpp"
 
 namespace strait::cli {
 
@@ -78,6 +79,16 @@ bool parse_options(const std::string& command, const std::string& usage,
     throw UsageError(fmt::format("{}: {} (see 'strait {} --help')", command, e.what(), command));
   }
   return true;
+}
+
+void apply_max_work(const std::string& command, const po::variables_map& vm,
+                    sim::workload::TrainingScenario& scenario) {
+  if (!vm.count("max-work")) return;
+  const double items = vm["max-work"].as<double>();
+  if (!sim::workload::valid_max_work(items))
+    throw UsageError(
+        fmt::format("{}: --max-work: expected 1 .. 1e15 work items, got {}", command, items));
+  scenario.max_work = items;
 }
 
 }  // namespace strait::cli

@@ -8,6 +8,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "sim/workload/scenario.hpp"
+
 namespace strait::cli {
 
 namespace po = boost::program_options;
@@ -29,6 +31,11 @@ void refuse_overwriting_inputs(const std::string& command,
 /// The files a scenario file reads: itself and the cluster, model, data and plan files it
 /// names (inline parts are the scenario file).
 std::vector<std::string> scenario_inputs(const std::string& scenario_file);
+
+/// Applies --max-work (work items a run may take, work_estimate.hpp) to `scenario`;
+/// UsageError outside 1 .. 1e15.
+void apply_max_work(const std::string& command, const po::variables_map& vm,
+                    sim::workload::TrainingScenario& scenario);
 
 /// Parses `args` for `command`; prints help and returns false when --help was given.
 bool parse_options(const std::string& command, const std::string& usage,

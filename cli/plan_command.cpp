@@ -123,6 +123,7 @@ planner::PlanRequest make_request(const po::variables_map& vm) {
     req.baseline_document = doc;
     req.has_baseline = true;
   }
+  apply_max_work("plan", vm, req.base);
   req.constraints =
       vm.count("constraints")
           ? planner::Constraints::load(vm["constraints"].as<std::string>(), req.base.model)
@@ -170,6 +171,8 @@ int run_plan(const std::vector<std::string>& args) {
       "data", po::value<std::string>(), "data file (without a scenario)")(
       "steps", po::value<int>()->default_value(2), "steps per simulation (without a scenario)")(
       "seed", po::value<int>()->default_value(1), "seed (without a scenario)")(
+      "max-work", po::value<double>(),
+      "work items a simulation may take (default: the scenario's \"max_work\", else 2e8)")(
       "constraints", po::value<std::string>(), "constraints file (planner/README.md)")(
       "baseline", po::value<std::string>(), "a TorchRec sharding plan to beat (sparse part)")(
       "evaluations", po::value<int>()->default_value(48),

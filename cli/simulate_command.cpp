@@ -205,7 +205,8 @@ sim::workload::TrainingScenario load_training(const ConfigNode& config,
 }
 
 int simulate_training(const ConfigNode& config, const po::variables_map& vm) {
-  const auto scenario = load_training(config, vm);
+  auto scenario = load_training(config, vm);
+  apply_max_work("simulate", vm, scenario);
   const auto cost = sim::run::load_cost_model(
       scenario, vm.count("profiles") ? vm["profiles"].as<std::string>() : default_profiles_dir());
   sim::run::TrainingRunOptions options;
@@ -245,6 +246,8 @@ int run_simulate(const std::vector<std::string>& args) {
       "profiles", po::value<std::string>(),
       "calibration profiles directory (default: configs/profiles)")(
       "plan", po::value<std::string>(), "a plan file to run instead of the scenario's")(
+      "max-work", po::value<double>(),
+      "work items the run may take (default: the scenario's \"max_work\", else 2e8)")(
       "torchrec", po::value<std::string>(),
       "a TorchRec sharding plan for the sparse part (strait plan --torchrec writes one)")(
       "json", po::value<std::string>(),

@@ -14,6 +14,7 @@
 #include "planner/search_space.hpp"
 #include "planner/table_placement.hpp"
 #include "sim/run/training_run.hpp"
+#include "sim/workload/work_estimate.hpp"
 
 namespace strait::planner {
 namespace {
@@ -578,6 +579,9 @@ double objective_value(Objective objective, const Estimate& e) {
 
 PlanOutcome find_plan(const PlanRequest& request, const sim::cost::CostModel& kernels,
                       const PlannerOptions& options) {
+  // A job past its work limit is refused before the space is built (a candidate of the
+  // same job is as large as its baseline within a small factor).
+  sim::workload::check_work(request.base, request.base.steps);
   // The baseline plan's kernel implementations price every candidate (the candidates keep
   // its "kernels" too, so simulations and closed forms cost the same kernels).
   if (!request.base.plan.kernels.empty()) {

@@ -10,6 +10,9 @@
 #include <compare>
 #include <cstdint>
 #include <limits>
+#include <string>
+
+#include "sim/core/error.hpp"
 
 namespace strait {
 
@@ -30,6 +33,16 @@ constexpr BytesPerSec gbit_per_s(double gbps) { return gbps * 1e9 / 8.0; }
 /// Gigabytes per second (10^9 bytes) -> bytes per second (NVLink, HBM habit).
 constexpr BytesPerSec gbyte_per_s(double gBps) { return gBps * 1e9; }
 
+/// A duration that simulated time cannot hold: a kernel or transfer of more than about
+/// 106 days, from inputs each within its range (2^60 bytes over 8 Kb/s).
+class TimeOverflow : public Error {
+ public:
+  explicit TimeOverflow(double ps)
+      : Error("a duration of " + std::to_string(ps * 1e-12) +
+              " s is past what simulated time holds (2^63 ps, about 106 days): check the sizes "
+              "and rates of the run (bandwidths, peaks, batch and table sizes)") {}
+};
+
 /// A point or span of simulated time, in integer picoseconds.
 class Time {
  public:
@@ -40,8 +53,9 @@ class Time {
   static constexpr Time from_ms(double ms) { return Time(round(ms * 1e9)); }
   static constexpr Time from_s(double s) { return Time(round(s * 1e12)); }
   /// The time to move `amount` units at `rate` units per second, rounded up to a picosecond.
+  /// Throws TimeOverflow past what simulated time holds (2^63 ps, about 106 days).
   static Time for_work(double amount, double rate) {
-    return Time(static_cast<std::int64_t>(std::ceil(amount / rate * 1e12 - 1e-6)));
+    return Time(checked(std::ceil(amount / rate * 1e12 - 1e-6)));
   }
   static constexpr Time zero() { return Time(0); }
   static constexpr Time infinite() { return Time(std::numeric_limits<std::int64_t>::max()); }
@@ -68,8 +82,12 @@ class Time {
 
  private:
   constexpr explicit Time(std::int64_t ps) : ps_(ps) {}
-  static constexpr std::int64_t round(double v) {
-    return static_cast<std::int64_t>(v < 0 ? v - 0.5 : v + 0.5);
+  static constexpr std::int64_t round(double v) { return checked(v < 0 ? v - 0.5 : v + 0.5); }
+  // A duration formed past int64's range was converted anyway (undefined behaviour, then a
+  // wrapped time): every conversion from a double goes through here.
+  static constexpr std::int64_t checked(double ps) {
+    if (!(ps > -9.2e18 && ps < 9.2e18)) throw TimeOverflow(ps);
+    return static_cast<std::int64_t>(ps);
   }
   std::int64_t ps_ = 0;
 };

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <optional>
 
+#include <fmt/format.h>
 #include <boost/math/distributions/students_t.hpp>
 
 #include "sim/workload/op_graph_builder.hpp"
@@ -18,6 +19,27 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 }  // namespace
+
+void check_physical_bounds(const std::string& run, double flops, double peak, Time makespan,
+                           const std::vector<RankAccount>& ranks) {
+  // A defect somewhere (a profile, a cost formula, the replay) must not reach a user as a
+  // confident number: an MFU of 10^15 % was once reported with exit 0.
+  const double seconds = makespan.to_s();
+  if (flops > 0 && !(flops <= seconds * peak * (1 + 1e-9))) {
+    throw PhysicalBoundError(fmt::format(
+        "{}: the result breaks a physical bound: {:.4g} model FLOPs in {:.4g} s is {:.4g}% of "
+        "the GPUs' highest peak; not reported (a defect: please report it with the scenario)",
+        run, flops, seconds, 100 * flops / (seconds * peak)));
+  }
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (ranks[r].compute > makespan) {
+      throw PhysicalBoundError(fmt::format(
+          "{}: the result breaks a physical bound: rank {} computes for {:.6g} ms in a run of "
+          "{:.6g} ms; not reported (a defect: please report it with the scenario)",
+          run, r, ranks[r].compute.to_ms(), makespan.to_ms()));
+    }
+  }
+}
 
 SteadyState steady_state(const workload::ParallelPlan& plan) {
   return {std::max(1, plan.replica_sync_staleness), plan.schedule.pipeline_depth - 1};
@@ -154,6 +176,16 @@ TrainingReport run_training(const workload::TrainingScenario& scenario,
   const double seconds = makespan.to_s();
   report.samples_per_sec = report.stats.mean_ms > 0 ? samples / (report.stats.mean_ms * 1e-3) : 0;
   report.mfu = seconds > 0 && peak > 0 ? flops / (seconds * peak) : 0;
+  double highest = 0;  // the sum over ranks of each GPU's highest peak, any precision
+  for (const auto& r : graph.ranks) {
+    const auto& device = cost.device(scenario.cluster.gpu(r.gpu).type);
+    double best = 0;
+    for (int p = 0; p < cost::kPrecisionCount; ++p)
+      best = std::max(best, device.peak(static_cast<cost::Precision>(p)).value_or(0));
+    highest += best;
+  }
+  check_physical_bounds(scenario.file.empty() ? scenario.name : scenario.file, flops, highest,
+                        makespan, result.ranks);
 
   // Breakdowns: the critical rank and the average rank.
   const auto n = result.ranks.size();

@@ -23,10 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/error.hpp"
 #include "sim/cost/cost_model.hpp"
 #include "sim/run/op_replay.hpp"
 #include "sim/workload/memory_model.hpp"
 #include "sim/workload/scenario.hpp"
+#include "sim/workload/work_estimate.hpp"
 
 namespace strait::sim::run {
 
@@ -106,7 +108,20 @@ cost::CostModel load_cost_model(const workload::TrainingScenario& scenario,
 cost::CostModel with_plan_kernels(const cost::CostModel& profiles,
                                   const workload::TrainingScenario& scenario);
 
-/// Runs the scenario; costs the kernels its plan chooses (with_plan_kernels).
+/// A result that breaks a physical bound (model FLOPs above the GPUs' highest peak, a rank
+/// computing longer than the run lasted): a defect, never a report.
+class PhysicalBoundError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Throws PhysicalBoundError when `flops` in `makespan` pass `peak` (FLOP/s: every GPU at
+/// its highest precision's peak) or a rank computes longer than `makespan`. `run` names it.
+void check_physical_bounds(const std::string& run, double flops, double peak, Time makespan,
+                           const std::vector<RankAccount>& ranks);
+
+/// Runs the scenario; costs the kernels its plan chooses (with_plan_kernels). Throws
+/// workload::WorkLimitError past the scenario's work limit, PhysicalBoundError (above).
 TrainingReport run_training(const workload::TrainingScenario& scenario, const cost::CostModel& cost,
                             const TrainingRunOptions& options);
 

@@ -8,6 +8,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/workload/load_balance.hpp"
+#include "sim/workload/work_estimate.hpp"
 
 namespace strait::sim::workload {
 namespace {
@@ -88,6 +89,7 @@ SampleCost sample_cost(const ModelConfig& model) {
 }
 
 std::vector<std::vector<ReplicaBatch>> sample_steps(const TrainingScenario& scenario, int steps) {
+  check_work(scenario, steps);  // before a batch of 2^34 sequences is drawn
   std::vector<std::vector<ReplicaBatch>> out;
   for (int s = 0; s < steps; ++s) out.push_back(sample_step(scenario, s));
   return out;

@@ -82,8 +82,16 @@ Distribution Distribution::from_config(const ConfigNode& node) {
       node.choice("distribution", {"fixed", "uniform", "lognormal", "zipf", "empirical"});
   if (kind == "fixed") {
     node.allow_only({"distribution", "value"});
-    const double v = node.number("value");
-    check_value(node.at("value"), v);
+    // Every distribution draws a count (a length, a pooling factor): a fixed 1.5 is a
+    // mistake, not a mean (a mean belongs to lognormal).
+    const ConfigNode value = node.at("value");
+    const double v = value.as_number();
+    check_value(value, v);
+    if (v != std::floor(v))
+      value.fail(
+          fmt::format("expected a whole count (a fixed distribution draws the same "
+                      "count every time; for a mean use \"lognormal\"), got {}",
+                      v));
     return fixed(v);
   }
   if (kind == "uniform") {

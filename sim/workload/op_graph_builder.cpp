@@ -12,6 +12,7 @@
 #include "sim/workload/detail/dense_stack.hpp"
 #include "sim/workload/detail/rank_memory.hpp"
 #include "sim/workload/detail/sparse_traffic.hpp"
+#include "sim/workload/work_estimate.hpp"
 
 namespace strait::sim::workload {
 namespace {
@@ -505,6 +506,8 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
 OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options,
                        const RankSink& sink) {
   const Layout& L = sc.layout;
+  // Refused before the dense stack and the shard map are built.
+  check_work(sc, options.steps > 0 ? options.steps : sc.steps);
   const int host_size =
       sc.cluster.hosts().empty() ? 1 : static_cast<int>(sc.cluster.hosts().front().gpus.size());
   Shared sh(sc, host_size);
@@ -542,9 +545,10 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
   }
   for (std::size_t t = 0; t < sh.map.hot_rows.size(); ++t)
     dp_table_bytes += static_cast<double>(sh.map.hot_rows[t]) * sc.model.tables[t].dim * 4;
-  const int buckets =
-      static_cast<int>((grad_bytes + dp_table_bytes) / static_cast<double>(sc.plan.bucket_size)) +
-      2;
+  const double bucket_count =
+      std::floor((grad_bytes + dp_table_bytes) / static_cast<double>(sc.plan.bucket_size)) + 2;
+  check_buckets(sc, sh.steps, bucket_count);
+  const int buckets = static_cast<int>(bucket_count);
   sh.nm = intern_names(g, sh.stack, buckets);
   sh.slowdown.assign(static_cast<std::size_t>(L.world), 1.0);
   for (const auto& s : sc.hardware.slow_ranks)

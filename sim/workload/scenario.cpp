@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/workload/work_estimate.hpp"
+
 namespace strait::sim::workload {
 namespace {
 
@@ -31,13 +33,13 @@ ScenarioParts TrainingScenario::resolve_parts(const ConfigNode& node) {
 
 TrainingScenario TrainingScenario::from_config(const ConfigNode& node) {
   node.allow_only({"name", "description", "cluster", "model", "data", "plan", "steps", "seed",
-                   "mode", "profiles", "hardware"});
+                   "mode", "profiles", "hardware", "max_work"});
   return from_config(node, resolve_parts(node));
 }
 
 TrainingScenario TrainingScenario::from_config(const ConfigNode& node, const ScenarioParts& parts) {
   node.allow_only({"name", "description", "cluster", "model", "data", "plan", "steps", "seed",
-                   "mode", "profiles", "hardware"});
+                   "mode", "profiles", "hardware", "max_work"});
   const auto steps = node.integer_or("steps", 1);
   if (steps <= 0 || steps > 1000)
     node.at("steps").fail(fmt::format("expected 1..1000 steps, got {}", steps));
@@ -52,6 +54,11 @@ TrainingScenario TrainingScenario::from_config(const ConfigNode& node, const Sce
   s.file = node.file();
   s.parts = parts;
   s.name = node.string_or("name", std::filesystem::path(node.file()).stem().string());
+  if (auto w = node.find("max_work")) {
+    s.max_work = w->as_number();
+    if (!valid_max_work(s.max_work))
+      w->fail(fmt::format("expected a number of work items in [1, 1e15], got {}", s.max_work));
+  }
   s.mode = node.choice_or("mode", {"flow", "analytical"}, "flow") == "flow"
                ? network::NetworkMode::kFlow
                : network::NetworkMode::kAnalytical;

@@ -8,6 +8,7 @@
 //    "plan": "../plans/hstu-3dc-2d.json",          each a path relative to this file,
 //                                                  or an inline object
 //    "steps": 2, "seed": 1, "mode": "flow" | "analytical", "profiles": "../calibration",
+//    "max_work": 2e8,                              work items a run may take (work_estimate.hpp)
 //    "hardware": {"kernel_noise_sigma": 0.03,
 //                 "slow_ranks": [{"rank": 17, "slowdown": 1.25}]}}
 //
@@ -58,6 +59,8 @@ struct TrainingScenario {
   network::NetworkMode mode = network::NetworkMode::kFlow;
   std::string profiles_dir;  // "" = none; absolute or relative to the working directory
   HardwareNoise hardware;
+  /// Work items a run may build and replay ("max_work"; work_estimate.hpp).
+  double max_work = 2e8;
   /// The configs it was read from (from_config), kept for the launch plan's fingerprint;
   /// empty when built from parts already parsed (from_parts).
   std::optional<ScenarioParts> parts;

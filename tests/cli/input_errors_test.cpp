@@ -47,6 +47,26 @@ TEST(CliInputErrors, PlanStepsOutsideTheirRangeAreUsageErrors) {
   }
 }
 
+// A run is estimated before anything is built and refused past its work limit with the
+// figures and the option that lifts it (a model of a million layers took 24 GiB and was
+// killed); dlrm-1gpu: 1 rank x 4 steps x (24 + 2 x 12) ops, 4 x 192 held whole, 26 tables x
+// 256 pooling factors x 4 steps drawn, 26 placements = 27,618 items.
+TEST(CliInputErrors, ARunPastItsWorkLimitIsRefusedWithItsFigures) {
+  auto run = run_strait(
+      {"simulate", "configs/scenarios/dlrm-1gpu.json", "--max-work", "100", "--json", "-"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.err,
+            "strait: error: configs/scenarios/dlrm-1gpu.json: the run is estimated at 2.76e+04 "
+            "items (1 ranks x 4 steps x ~48 ops, one rank's 768 held whole, 2.66e+04 values "
+            "drawn, 26 table placements), past the work limit of 100 items (an item takes about "
+            "15-50 bytes and 0.2-1 us to build and replay); lift it with --max-work or the "
+            "scenario's \"max_work\", or run fewer steps, ranks or layers\n");
+  EXPECT_EQ(run.out, "");
+  run = run_strait({"simulate", "configs/scenarios/dlrm-1gpu.json", "--max-work", "0"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err, "strait: simulate: --max-work: expected 1 .. 1e15 work items, got 0\n");
+}
+
 // Sizes are counted before any runs: 10^7 of them (-f 1.0000001) or a step of 0 are
 // refused, with the option that lifts the limit.
 TEST(CliInputErrors, CollectiveCapsItsSizes) {

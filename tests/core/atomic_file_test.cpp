@@ -25,6 +25,26 @@ TEST(WriteFileAtomically, ReplacesTheWholeFile) {
   EXPECT_EQ(read(path), "second");
 }
 
+// A result the user made read-only was replaced (a rename ignores the file's mode, and so
+// does root): it is refused and kept.
+TEST(WriteFileAtomically, AReadOnlyFileIsRefusedAndKept) {
+  const std::string path = testing::TempDir() + "/atomic_read_only.txt";
+  std::filesystem::remove(path);
+  write_file_atomically(path, "kept");
+  std::filesystem::permissions(path, std::filesystem::perms::owner_read |
+                                         std::filesystem::perms::group_read |
+                                         std::filesystem::perms::others_read);
+  try {
+    write_file_atomically(path, "new");
+    ADD_FAILURE() << "no error";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ": the file is read-only; not replaced");
+  }
+  EXPECT_EQ(read(path), "kept");
+  std::filesystem::permissions(path, std::filesystem::perms::owner_write,
+                               std::filesystem::perm_options::add);
+}
+
 TEST(WriteFileAtomically, AFailingWriterLeavesTheOldFileAndNoTemporary) {
   const std::string path = testing::TempDir() + "/atomic_keep.txt";
   write_file_atomically(path, "kept");

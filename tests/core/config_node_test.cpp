@@ -138,7 +138,11 @@ TEST(LoadConfig, NumberOverflowAndDeepNestingAreConfigErrors) {
             big + ": /: number 1e400 out of range at line 2, column 14 (expected a finite number)");
   const std::string deep = written("deep.json", std::string(100000, '['));
   EXPECT_EQ(message_of([&] { load_config(deep); }),
-            deep + ": /: malformed JSON: nested deeper than 64 levels");
+            deep + ": /: malformed JSON: nested deeper than 64 levels at line 1, column 65");
+  // Brackets inside strings do not nest.
+  const std::string quoted =
+      written("quoted.json", "{\"name\": \"" + std::string(100, '[') + "\\\"{\"}");
+  EXPECT_EQ(load_config(quoted).at("name").as_string(), std::string(100, '[') + "\"{");
 }
 
 // Input files must be regular files: a FIFO nobody writes to waited forever, /dev/zero

@@ -464,3 +464,37 @@ TEST(TrainingRun, APlanChoosesKernelImplementations) {
 
 }  // namespace
 }  // namespace strait::sim::run
+
+namespace strait::sim::run {
+namespace {
+
+// 8 GPUs of 1,000 TFLOP/s for 1 ms can do 8e12 FLOPs: 8e12 passes, 1.6e13 (200% MFU) is a
+// defect that must not be reported; so is a rank computing 2 ms in a 1 ms run.
+TEST(PhysicalBounds, ModelFlopsAbovePeakOrComputeLongerThanTheRunAreErrors) {
+  const double peak = 8 * 1e15;
+  const Time ms = Time::from_us(1000);
+  std::vector<RankAccount> ranks(8);
+  ranks[3].compute = ms;
+  EXPECT_NO_THROW(check_physical_bounds("s.json", 8e12, peak, ms, ranks));
+  try {
+    check_physical_bounds("s.json", 1.6e13, peak, ms, ranks);
+    ADD_FAILURE() << "no error";
+  } catch (const PhysicalBoundError& e) {
+    EXPECT_STREQ(e.what(),
+                 "s.json: the result breaks a physical bound: 1.6e+13 model FLOPs in 0.001 s is "
+                 "200% of the GPUs' highest peak; not reported (a defect: please report it with "
+                 "the scenario)");
+  }
+  ranks[5].compute = ms + ms;
+  try {
+    check_physical_bounds("s.json", 8e12, peak, ms, ranks);
+    ADD_FAILURE() << "no error";
+  } catch (const PhysicalBoundError& e) {
+    EXPECT_STREQ(e.what(),
+                 "s.json: the result breaks a physical bound: rank 5 computes for 2 ms in a run "
+                 "of 1 ms; not reported (a defect: please report it with the scenario)");
+  }
+}
+
+}  // namespace
+}  // namespace strait::sim::run

@@ -132,6 +132,17 @@ TEST(GraphFormErrors, RouteAlongAMissingLink) {
             "cluster.json: /routes/0/to: no link from \"s1\" to \"g2\"");
 }
 
+TEST(GraphFormErrors, RouteThroughASwitchTwiceIsALoop) {
+  // g0 -> nic0 -> s1 -> nic1 -> s0 -> nic1 -> g2: every hop has a link, but the route
+  // passes nic1 twice.
+  EXPECT_EQ(error_of(with("/routes/0/via", {"nic0", "s1", "nic1", "s0", "nic1"})),
+            "cluster.json: /routes/0/via/4: route passes \"nic1\" twice (expected a path "
+            "without loops)");
+  EXPECT_EQ(error_of(with("/routes/0/via", {"nic0", "g0", "nic0"})),
+            "cluster.json: /routes/0/via/1: route passes \"g0\" twice (expected a path without "
+            "loops)");
+}
+
 TEST(GraphFormErrors, UnreachableGpuIsNamed) {
   // Remove g3's NVLink and PCIe links: g3 reaches nothing (and nothing reaches it).
   Json doc = base();

@@ -156,6 +156,20 @@ TEST(ConfigErrors, BatchValuesHaveARange) {
             "4294967296");
 }
 
+// Every distribution draws a count: a fixed pooling factor of 1.5 was accepted (and drawn
+// as 2); a mean belongs to a lognormal.
+TEST(ConfigErrors, AFixedCountMustBeWhole) {
+  EXPECT_EQ(config_error_of([] {
+              scenario_of("hgx-h100-8.json", kModel,
+                          R"({"batch_size": {"per_rank": 2}, "max_length": 64,
+                "sequence_length": {"distribution": "fixed", "value": 8},
+                "pooling_factors": {"user": {"distribution": "fixed", "value": 1.5}}})",
+                          "{}");
+            }),
+            "data.json: /pooling_factors/user/value: expected a whole count (a fixed distribution "
+            "draws the same count every time; for a mean use \"lognormal\"), got 1.5");
+}
+
 TEST(ConfigErrors, ABucketHoldsAtLeastAFewKiB) {
   EXPECT_EQ(config_error_of([] {
               scenario_of("hgx-h100-8.json", kModel, kData, R"({"dense": {"bucket_size": 25}})");

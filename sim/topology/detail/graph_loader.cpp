@@ -1,6 +1,7 @@
 #include "sim/topology/detail/graph_loader.hpp"
 
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -177,11 +178,9 @@ class GraphLoader {
       const NodeIndex from = node_named(r.at("from"));
       const NodeIndex to = node_named(r.at("to"));
       if (from == to) r.at("to").fail("expected a node other than \"from\"");
-      for (const auto& [pair, links] : cluster_.explicit_routes()) {
-        if (pair == std::make_pair(from, to)) {
-          r.fail(fmt::format("duplicate route from \"{}\" to \"{}\"", r.string("from"),
-                             r.string("to")));
-        }
+      if (!routed_pairs_.insert({from, to}).second) {
+        r.fail(
+            fmt::format("duplicate route from \"{}\" to \"{}\"", r.string("from"), r.string("to")));
       }
       std::vector<std::pair<NodeIndex, ConfigNode>> hops;
       if (auto via = r.find("via")) {
@@ -190,7 +189,14 @@ class GraphLoader {
       hops.emplace_back(to, r.at("to"));
       std::vector<LinkIndex> links;
       NodeIndex u = from;
+      // A route is a path: one that passes a node twice loops (traffic would cross the
+      // same switch, and maybe the same link, twice).
+      std::unordered_set<NodeIndex> passed{from};
       for (const auto& [v, where] : hops) {
+        if (!passed.insert(v).second) {
+          where.fail(fmt::format("route passes \"{}\" twice (expected a path without loops)",
+                                 cluster_.nodes()[v].name));
+        }
         auto l = link_between(u, v);
         if (!l) {
           where.fail(fmt::format("no link from \"{}\" to \"{}\"", cluster_.nodes()[u].name,
@@ -208,6 +214,7 @@ class GraphLoader {
   std::unordered_set<std::string> names_;
   std::unordered_map<std::string, NodeIndex> index_;
   std::unordered_map<std::string, int> datacenters_;
+  std::set<std::pair<NodeIndex, NodeIndex>> routed_pairs_;
 };
 
 }  // namespace
