@@ -102,13 +102,6 @@ sweep::SweepOptions sweep_options(const po::variables_map& vm, const sweep::Swee
   inputs.push_back(spec.file());
   refuse_overwriting_inputs("sweep", {{"--csv", options.csv_path}, {"--jsonl", options.jsonl_path}},
                             inputs);
-  for (const auto& path : {options.csv_path, options.jsonl_path}) {
-    const auto dir = std::filesystem::path(path).parent_path();
-    std::error_code error;
-    if (!dir.empty() && !std::filesystem::create_directories(dir, error) && error)
-      throw IoError(
-          fmt::format("{}: cannot create the folder ({})", dir.string(), error.message()));
-  }
   options.threads = vm["threads"].as<int>();
   if (options.threads < 0) throw UsageError("sweep: --threads: expected 0 (all cores) or more");
   options.resume = vm.count("resume") > 0;
@@ -138,9 +131,11 @@ int run_sweep(const std::vector<std::string>& args) {
   if (!parse_options("sweep", "SWEEP.json [options]   (or: mpirun -np N strait sweep ...)", args,
                      desc, positional, vm))
     return 0;
-  // The whole sweep file is checked here, before any point runs.
+  // The whole sweep file is checked before any point runs: its form here, its values by
+  // run_sweep before it touches a file (and here for --list, a dry run).
   const auto spec = sweep::SweepSpec::load(vm["sweep"].as<std::string>());
   if (vm.count("list")) {
+    sweep::check_values(spec);
     list_points(spec);
     return 0;
   }

@@ -60,8 +60,19 @@ struct SweepSummary {
   int workers = 1;           // threads, or MPI ranks
 };
 
-/// Runs the sweep on `options.threads` threads of this process. Throws IoError when an
-/// output cannot be written, ResumeMismatch (see above); never for a failing point.
+/// Checks each value of the sweep file (every axis value with its unit, and the "set"
+/// block's) against the rules of the key it sets, before any point runs: loads the configs
+/// a point would with that value, the other axes at their first values, using the loaders a
+/// point uses (config parsing only: no op graph, no simulation), one load per value, not
+/// per point. Throws ConfigError "SWEEP: /axes/1/values/0: axis 'NAME' cannot take the value
+/// V: FILE: KEY: EXPECTATION" (the config's own message). Only an error at the key a value
+/// sets, or in the part file it picks, is the value's: values wrong only together (a plan
+/// for more GPUs than a cluster has) are left to the points, whose rows report them.
+void check_values(const SweepSpec& spec);
+
+/// Runs the sweep on `options.threads` threads of this process. Throws ConfigError
+/// (check_values, before any file is touched), IoError when an output cannot be written,
+/// ResumeMismatch (see above); never for a failing point. Creates the outputs' folders.
 SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options);
 
 /// Whether this build can distribute points over MPI ranks.
@@ -71,7 +82,8 @@ bool launched_by_mpi();
 /// Runs the sweep over the ranks of MPI_COMM_WORLD (MPI is initialized and finalized
 /// here): every rank calls it with the same spec; rank 0 writes the files and reports
 /// progress, the others only run points. `options.threads` is ignored (one point at a
-/// time per rank; rank 0 runs points too while it serves the others).
+/// time per rank; rank 0 runs points too while it serves the others). Every rank runs
+/// check_values before MPI starts, so a bad value stops each one with the same error.
 SweepSummary run_sweep_mpi(const SweepSpec& spec, const SweepOptions& options, int& rank);
 
 }  // namespace strait::sweep

@@ -14,6 +14,7 @@
 namespace strait::sweep {
 
 SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options) {
+  check_values(spec);
   detail::SweepOutput output(spec, options.csv_path, options.jsonl_path, options.resume);
   const detail::PointRunner runner(spec, options.default_profiles_dir);
   detail::OrderedWriter writer(output, spec.points().size(), options.progress);

@@ -26,19 +26,7 @@ bool is_part(std::string_view name) {
   return std::find(std::begin(kParts), std::end(kParts), name) != std::end(kParts);
 }
 
-// Where an axis writes, and how a number becomes a config value there.
-struct AxisDef {
-  std::string name;
-  std::vector<Edit> targets;  // values unset
-  std::string unit;
-};
-
-// A factor of the product: one axis alone, or a group whose axes move together.
-// rows[i][k] is the value of axis k in row i.
-struct Factor {
-  std::vector<AxisDef> axes;
-  std::vector<std::vector<Json>> rows;
-};
+using AxisDef = Factor::Axis;
 
 // `text` is a pointer written at `node` (errors name that place).
 Edit parse_target(const ConfigNode& node, const std::string& text) {
@@ -208,6 +196,12 @@ void SpecReader::add_name(const ConfigNode& where, const std::string& name) {
 AxisDef SpecReader::read_axis_def(const ConfigNode& axis, bool pointer_required) {
   AxisDef def;
   if (pointer_required || axis.has("pointer")) def.targets = parse_targets(axis.at("pointer"));
+  def.source = axis.pointer();
+  for (const std::string key : {"values", "linear", "log"}) {
+    if (!axis.has(key)) continue;
+    def.source += "/" + key;
+    def.listed = key == "values";
+  }
   def.name = axis.has("name")
                  ? axis.string("name")
                  : (def.targets.empty() ? std::string()
@@ -226,7 +220,7 @@ Factor SpecReader::read_axis(const ConfigNode& axis) {
   axis.allow_only({"name", "pointer", "unit", "integer", "values", "linear", "log"});
   Factor f;
   f.axes.push_back(read_axis_def(axis, false));
-  for (auto& v : detail::axis_values(axis)) f.rows.push_back({std::move(v)});
+  for (auto& v : detail::axis_values(axis)) f.values.push_back({std::move(v)});
   return f;
 }
 
@@ -249,7 +243,7 @@ Factor SpecReader::read_zip(const ConfigNode& group) {
   for (std::size_t i = 0; i < columns.front().size(); ++i) {
     std::vector<Json> row;
     for (const auto& c : columns) row.push_back(c[i]);
-    f.rows.push_back(std::move(row));
+    f.values.push_back(std::move(row));
   }
   return f;
 }
@@ -272,8 +266,8 @@ Factor SpecReader::read_samples(const ConfigNode& group) {
     f.axes.push_back(read_axis_def(axis, true));
     ranges.push_back(detail::sample_range(axis));
   }
-  f.rows = detail::sample_values(ranges, static_cast<std::size_t>(count),
-                                 static_cast<std::uint64_t>(seed), latin);
+  f.values = detail::sample_values(ranges, static_cast<std::size_t>(count),
+                                   static_cast<std::uint64_t>(seed), latin);
   return f;
 }
 
@@ -282,7 +276,7 @@ Factor SpecReader::read_samples(const ConfigNode& group) {
 void SpecReader::check_factor(const ConfigNode& where, const Factor& factor) {
   for (std::size_t k = 0; k < factor.axes.size(); ++k) {
     const auto& axis = factor.axes[k];
-    for (const auto& row : factor.rows) {
+    for (const auto& row : factor.values) {
       if (!axis.unit.empty() && !row[k].is_number())
         where.fail(fmt::format("axis '{}' has a unit, so its values must be numbers, got {}",
                                axis.name, row[k].dump()));
@@ -403,7 +397,7 @@ SweepSpec SweepSpec::from_config(const ConfigNode& node) {
   spec.axis_names_ = std::move(r.axis_names);
 
   double total = 1;
-  for (const auto& f : r.factors) total *= static_cast<double>(f.rows.size());
+  for (const auto& f : r.factors) total *= static_cast<double>(f.values.size());
   if (total > kMaxPoints)
     node.at("axes").fail(
         fmt::format("expected at most {:.0f} points, the axes make {:.0f}", kMaxPoints, total));
@@ -418,21 +412,22 @@ SweepSpec SweepSpec::from_config(const ConfigNode& node) {
     if (auto when = search->find("when"))
       plan_when = detail::PointFilter::from_config(*when, spec.axis_names_);
   }
+  // Each row's edits once; a point copies those of its rows.
+  std::vector<std::vector<std::vector<Edit>>> row_edits(r.factors.size());
+  for (std::size_t i = 0; i < r.factors.size(); ++i) {
+    for (std::size_t row = 0; row < r.factors[i].values.size(); ++row)
+      row_edits[i].push_back(r.factors[i].edits(row));
+  }
   // Odometer over the factors, the last one moving fastest.
   std::vector<std::size_t> digit(r.factors.size(), 0);
   for (std::size_t n = 0; n < static_cast<std::size_t>(total); ++n) {
     Point p;
     p.edits = r.set;
     for (std::size_t i = 0; i < r.factors.size(); ++i) {
-      const auto& f = r.factors[i];
-      const auto& row = f.rows[digit[i]];
-      for (std::size_t k = 0; k < f.axes.size(); ++k) {
-        p.values.push_back(row[k]);
-        for (auto e : f.axes[k].targets) {
-          e.value = config_value(f.axes[k], row[k]);
-          p.edits.push_back(std::move(e));
-        }
-      }
+      const auto& row = r.factors[i].values[digit[i]];
+      p.values.insert(p.values.end(), row.begin(), row.end());
+      const auto& edits = row_edits[i][digit[i]];
+      p.edits.insert(p.edits.end(), edits.begin(), edits.end());
     }
     if (std::all_of(filters.begin(), filters.end(),
                     [&p](const detail::PointFilter& f) { return f.keeps(p.values); })) {
@@ -441,12 +436,25 @@ SweepSpec SweepSpec::from_config(const ConfigNode& node) {
       spec.points_.push_back(std::move(p));
     }
     for (std::size_t i = r.factors.size(); i-- > 0;) {
-      if (++digit[i] < r.factors[i].rows.size()) break;
+      if (++digit[i] < r.factors[i].values.size()) break;
       digit[i] = 0;
     }
   }
   if (spec.points_.empty()) node.at("filters").fail("the filters leave no point to run");
+  spec.set_ = std::move(r.set);
+  spec.factors_ = std::move(r.factors);
   return spec;
+}
+
+std::vector<Edit> Factor::edits(std::size_t row) const {
+  std::vector<Edit> out;
+  for (std::size_t k = 0; k < axes.size(); ++k) {
+    for (auto e : axes[k].targets) {
+      e.value = config_value(axes[k], values.at(row)[k]);
+      out.push_back(std::move(e));
+    }
+  }
+  return out;
 }
 
 std::string format_axis_value(const Json& value) { return detail::format_number(value); }

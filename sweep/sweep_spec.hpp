@@ -53,6 +53,26 @@ struct Point {
   bool plan_search = false;  // the planner runs at this point (see PlanSearch)
 };
 
+/// One factor of the sweep's product as the file gives it: a lone axis, or a group whose
+/// axes move together (zip, random, Latin hypercube). A point takes one row of each.
+/// Kept apart from the points so that each value can be checked once, not once per point
+/// (check_axis_values, sweep.hpp).
+struct Factor {
+  struct Axis {
+    std::string name;
+    std::string source;         // JSON pointer of its values in the sweep file:
+                                // "/axes/1/values", "/axes/2/zip/0/log", "/axes/3/axes/0"
+    bool listed = false;        // "values": row i's value is at source + "/" + i
+    std::vector<Edit> targets;  // where it writes (values unset)
+    std::string unit;           // "" or appended to numbers: 400 with "Gb/s" -> "400 Gb/s"
+  };
+  std::vector<Axis> axes;
+  std::vector<std::vector<Json>> values;  // values[row][k]: axis k's value in that row
+
+  /// The edits row `row` makes: each axis's targets in order, with its config value.
+  std::vector<Edit> edits(std::size_t row) const;
+};
+
 /// The sweep's "plan_search" block: how `strait plan` runs at a point. One planner thread
 /// per point, so a point's result does not depend on how the sweep runs.
 struct PlanSearch {
@@ -90,6 +110,10 @@ class SweepSpec {
   const std::optional<PlanSearch>& plan_search() const { return plan_search_; }
   /// Every part file a point may use (the base's and those an axis names), by path.
   const std::map<std::string, Document>& part_files() const { return part_files_; }
+  /// The "set" block's edits (every point's first edits, in the file's key order).
+  const std::vector<Edit>& set_edits() const { return set_; }
+  /// The factors of the product, in the file's order (the first moves slowest).
+  const std::vector<Factor>& factors() const { return factors_; }
 
  private:
   std::string name_, file_, scenario_file_;
@@ -97,6 +121,8 @@ class SweepSpec {
   std::map<std::string, Document> part_files_;
   std::optional<PlanSearch> plan_search_;
   std::vector<std::string> axis_names_;
+  std::vector<Edit> set_;
+  std::vector<Factor> factors_;
   std::vector<Point> points_;
 };
 

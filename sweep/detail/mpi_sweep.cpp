@@ -178,6 +178,8 @@ class Coordinator {
 bool mpi_built() { return true; }
 
 SweepSummary run_sweep_mpi(const SweepSpec& spec, const SweepOptions& options, int& rank) {
+  // Before MPI: every rank leaves with the error, none waits for another.
+  check_values(spec);
   MpiSession mpi;
   rank = mpi.rank();
   const detail::PointRunner runner(spec, options.default_profiles_dir);

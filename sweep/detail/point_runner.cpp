@@ -20,11 +20,29 @@ using sim::workload::TrainingScenario;
 
 void apply(Json& doc, const Edit& e) { doc[Json::json_pointer(e.pointer)] = e.value; }
 
-// The point's scenario: the base documents with its edits, scenario edits first (they may
-// pick another part file), then the parts'. `plan_document` receives the edited plan file.
+// The point's scenario; `plan_document` receives the edited plan file (the planner's
+// baseline).
 TrainingScenario build_scenario(const SweepSpec& spec, const Point& point, Json& plan_document) {
+  const auto configs = point_configs(spec, point.edits);
+  plan_document = configs.parts.plan.json();
+  return TrainingScenario::from_config(configs.scenario, configs.parts);
+}
+
+// A point whose plan search found nothing: its row is an error row.
+class PlanNotFound : public Error {
+ public:
+  using Error::Error;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+PointConfigs point_configs(const SweepSpec& spec, const std::vector<Edit>& edits) {
   Json scenario = spec.scenario().json;
-  for (const auto& e : point.edits) {
+  for (const auto& e : edits) {
     if (e.part == "scenario") apply(scenario, e);
   }
   const ConfigNode node(scenario, spec.scenario().file);
@@ -39,27 +57,13 @@ TrainingScenario build_scenario(const SweepSpec& spec, const Point& point, Json&
       const auto it = spec.part_files().find(path);
       doc = it != spec.part_files().end() ? it->second : Document{load_config(path).json(), path};
     }
-    for (const auto& e : point.edits) {
+    for (const auto& e : edits) {
       if (e.part == key) apply(doc.json, e);
     }
-    if (std::string_view(key) == "plan") plan_document = doc.json;
     return ConfigNode(std::move(doc.json), doc.file);
   };
-  sim::workload::ScenarioParts parts{part("cluster"), part("model"), part("data"), part("plan")};
-  return TrainingScenario::from_config(node, parts);
+  return {node, {part("cluster"), part("model"), part("data"), part("plan")}};
 }
-
-// A point whose plan search found nothing: its row is an error row.
-class PlanNotFound : public Error {
- public:
-  using Error::Error;
-};
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
 
 PointRunner::PointRunner(const SweepSpec& spec, std::string default_profiles_dir)
     : spec_(spec), default_profiles_dir_(std::move(default_profiles_dir)) {}

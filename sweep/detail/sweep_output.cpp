@@ -53,6 +53,7 @@ std::string describe(const std::vector<std::string>& names,
 }
 
 int open_append(const std::string& path) {
+  refuse_read_only(path);
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0)
     throw IoError(fmt::format("{}: cannot open for writing ({})", path, std::strerror(errno)));
@@ -74,6 +75,13 @@ void write_all(int fd, const std::string& path, const std::string& text) {
 SweepOutput::SweepOutput(const SweepSpec& spec, std::string csv_path, std::string jsonl_path,
                          bool resume)
     : csv_path_(std::move(csv_path)), jsonl_path_(std::move(jsonl_path)) {
+  for (const auto& path : {csv_path_, jsonl_path_}) {
+    const auto dir = std::filesystem::path(path).parent_path();
+    std::error_code error;
+    if (!dir.empty() && !std::filesystem::create_directories(dir, error) && error)
+      throw IoError(
+          fmt::format("{}: cannot create the folder ({})", dir.string(), error.message()));
+  }
   const auto header = csv_header(spec.axis_names(), spec.plan_search().has_value());
   const bool csv = std::filesystem::exists(csv_path_), jsonl = std::filesystem::exists(jsonl_path_);
   if (resume && (csv || jsonl)) {

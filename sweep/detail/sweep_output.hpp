@@ -22,9 +22,9 @@ namespace strait::sweep::detail {
 
 class SweepOutput {
  public:
-  /// Opens the outputs for `spec`: fresh (replacing any files) or, with `resume`,
-  /// continuing the existing ones. Throws IoError, or ResumeMismatch when the existing
-  /// files belong to another sweep.
+  /// Opens the outputs for `spec` (creating their folders): fresh (replacing any files) or,
+  /// with `resume`, continuing the existing ones. Throws IoError, or ResumeMismatch when the
+  /// existing files belong to another sweep.
   SweepOutput(const SweepSpec& spec, std::string csv_path, std::string jsonl_path, bool resume);
   ~SweepOutput();
   SweepOutput(const SweepOutput&) = delete;

@@ -29,13 +29,17 @@ using cli::testing::write_text;
 const std::string kSweepFile = std::string(STRAIT_SOURCE_DIR) + "/configs/sweeps/test.json";
 const std::string kProfiles = std::string(STRAIT_SOURCE_DIR) + "/configs/profiles";
 
-// NVLink bandwidth (3 values, the last invalid) x batch per rank (2): 6 points.
-SweepSpec small_sweep(const std::string& bandwidths = "[100, 450, -5]") {
+// NVLink bandwidth (3 values, the last with a sparse group of 16 on the host's 8 GPUs: a
+// plan the cluster cannot hold, so those points fail as they run) x batch per rank (2): 6
+// points. Each value is valid for its own key, so check_values lets the sweep start.
+SweepSpec small_sweep(const std::string& bandwidths = "[100, 450, 400]") {
   return SweepSpec::from_config(ConfigNode(Json::parse(R"({
       "scenario": "../scenarios/dlrm-8gpu.json", "set": {"/scenario/steps": 1},
-      "axes": [{"name": "nvlink_gbs", "pointer": "/cluster/defaults/host/nvlink/bandwidth",
-                "unit": "GB/s", "values": )" + bandwidths +
+      "axes": [{"group": "link", "zip": [
+                 {"name": "nvlink_gbs", "pointer": "/cluster/defaults/host/nvlink/bandwidth",
+                  "unit": "GB/s", "values": )" + bandwidths +
                                                        R"(},
+                 {"name": "sparse_group", "pointer": "/plan/sparse/group_size", "values": [8, 8, 16]}]},
                {"name": "batch", "pointer": "/data/batch_size/per_rank", "values": [256, 1024]}]})"),
                                            kSweepFile));
 }
@@ -93,7 +97,7 @@ TEST(SweepRun, EachRowHoldsItsPointsReport) {
   ASSERT_EQ(rows.size(), 7u);
   ASSERT_EQ(reports.size(), 6u);
   const auto& header = rows[0];
-  EXPECT_EQ(header, detail::csv_header({"nvlink_gbs", "batch"}));
+  EXPECT_EQ(header, detail::csv_header({"nvlink_gbs", "sparse_group", "batch"}));
   const auto step = column_of(header, "step_time_ms");
   const auto gpus = column_of(header, "gpus");
   for (std::size_t i = 0; i < 4; ++i) {
@@ -108,7 +112,7 @@ TEST(SweepRun, EachRowHoldsItsPointsReport) {
   }
   // Points 0..3: (100, 256) (100, 1024) (450, 256) (450, 1024). More NVLink bandwidth on one
   // host, where every collective crosses NVLink, never makes a step slower.
-  EXPECT_EQ(rows[3][1] + "," + rows[3][2], "450,256");
+  EXPECT_EQ(rows[3][1] + "," + rows[3][3], "450,256");
   EXPECT_LT(std::stod(rows[3][step]), std::stod(rows[1][step]));
   EXPECT_LT(std::stod(rows[4][step]), std::stod(rows[2][step]));
   EXPECT_GT(std::stod(rows[2][column_of(header, "nvlink_bytes")]),
@@ -122,16 +126,16 @@ TEST(SweepRun, AFailingPointIsARowWithItsError) {
   const auto rows = csv_rows(f.csv);
   ASSERT_EQ(rows.size(), 7u);
   for (std::size_t r : {5u, 6u}) {
-    EXPECT_EQ(rows[r][1], "-5");
+    EXPECT_EQ(rows[r][2], "16");
     EXPECT_EQ(rows[r][column_of(rows[0], "step_time_ms")], "");
     EXPECT_TRUE(cli::testing::contains(
         rows[r].back(),
-        "hgx-h100-8.json: /defaults/host/nvlink/bandwidth: expected a positive "
-        "bandwidth"));
+        "dlrm-8gpu.json: /sparse/group_size: expected a group size that divides the 8 ranks, "
+        "got 16"));
   }
   const auto last = Json::parse(lines(read_text(f.jsonl)).back());
   EXPECT_FALSE(last.contains("result"));
-  EXPECT_TRUE(cli::testing::contains(last["error"].get<std::string>(), "positive bandwidth"));
+  EXPECT_TRUE(cli::testing::contains(last["error"].get<std::string>(), "divides the 8 ranks"));
 }
 
 TEST(SweepRun, ResumeAfterAHalfWrittenRowEndsWithTheSameFiles) {
@@ -186,12 +190,13 @@ TEST(SweepRun, ResumeRefusesTheFilesOfAnotherSweep) {
   run(small_sweep(), f, 1);
   const std::string before = read_text(f.csv);
   try {
-    run(small_sweep("[200, 450, -5]"), f, 1, /*resume=*/true);
+    run(small_sweep("[200, 450, 400]"), f, 1, /*resume=*/true);
     FAIL() << "expected ResumeMismatch";
   } catch (const ResumeMismatch& e) {
     EXPECT_TRUE(cli::testing::contains(e.what(), f.csv +
-                                                     ": line 2 (nvlink_gbs=100, batch=256) is "
-                                                     "not point 0 of this sweep (nvlink_gbs=200, "
+                                                     ": line 2 (nvlink_gbs=100, sparse_group=8, "
+                                                     "batch=256) is not point 0 of this sweep "
+                                                     "(nvlink_gbs=200, sparse_group=8, "
                                                      "batch=256)"));
   }
   EXPECT_EQ(read_text(f.csv), before);  // untouched
@@ -204,11 +209,11 @@ TEST(SweepRun, ResumeRefusesAnotherSweepsFileWithoutItsPartner) {
   run(small_sweep(), f, 1);
   const std::string csv = read_text(f.csv), jsonl = read_text(f.jsonl);
   std::filesystem::remove(f.jsonl);
-  EXPECT_THROW(run(small_sweep("[200, 450, -5]"), f, 1, /*resume=*/true), ResumeMismatch);
+  EXPECT_THROW(run(small_sweep("[200, 450, 400]"), f, 1, /*resume=*/true), ResumeMismatch);
   EXPECT_EQ(read_text(f.csv), csv);
   write_text(f.jsonl, jsonl);
   std::filesystem::remove(f.csv);
-  EXPECT_THROW(run(small_sweep("[200, 450, -5]"), f, 1, /*resume=*/true), ResumeMismatch);
+  EXPECT_THROW(run(small_sweep("[200, 450, 400]"), f, 1, /*resume=*/true), ResumeMismatch);
   EXPECT_EQ(read_text(f.jsonl), jsonl);
 }
 
