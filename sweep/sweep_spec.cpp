@@ -351,8 +351,9 @@ PlanSearch read_plan_search(const ConfigNode& node) {
       const auto t = parse_duration(budget->as_string());
       search.budget_s = t ? t->to_s() : 0;
     }
-    if (!(search.budget_s > 0))
-      budget->fail("expected a positive duration such as \"10s\" or a number of seconds");
+    if (!(search.budget_s > 0 && search.budget_s <= 1e6))
+      budget->fail(
+          "expected a positive duration up to 1e6 s such as \"10s\" or a number of seconds");
   }
   if (node.has("mode")) search.mode = node.choice("mode", {"flow", "analytical"});
   search.top = node.int_or("top", 1, 1, 1 << 20);

@@ -10,7 +10,6 @@
 #include <compare>
 #include <cstdint>
 #include <limits>
-#include <string>
 
 #include "sim/core/error.hpp"
 
@@ -37,10 +36,7 @@ constexpr BytesPerSec gbyte_per_s(double gBps) { return gBps * 1e9; }
 /// 106 days, from inputs each within its range (2^60 bytes over 8 Kb/s).
 class TimeOverflow : public Error {
  public:
-  explicit TimeOverflow(double ps)
-      : Error("a duration of " + std::to_string(ps * 1e-12) +
-              " s is past what simulated time holds (2^63 ps, about 106 days): check the sizes "
-              "and rates of the run (bandwidths, peaks, batch and table sizes)") {}
+  explicit TimeOverflow(double ps);
 };
 
 /// A point or span of simulated time, in integer picoseconds.

@@ -97,8 +97,27 @@ cost::CostModel with_plan_kernels(const cost::CostModel& profiles,
   return chosen;
 }
 
+namespace {
+TrainingReport run_training_unnamed(const workload::TrainingScenario& scenario,
+                                    const cost::CostModel& profiles,
+                                    const TrainingRunOptions& options);
+}  // namespace
+
 TrainingReport run_training(const workload::TrainingScenario& scenario,
                             const cost::CostModel& profiles, const TrainingRunOptions& options) {
+  try {
+    return run_training_unnamed(scenario, profiles, options);
+  } catch (const TimeOverflow& e) {
+    // Formed deep in a cost or network model, which does not know the run's file.
+    throw Error(
+        fmt::format("{}: {}", scenario.file.empty() ? scenario.name : scenario.file, e.what()));
+  }
+}
+
+namespace {
+TrainingReport run_training_unnamed(const workload::TrainingScenario& scenario,
+                                    const cost::CostModel& profiles,
+                                    const TrainingRunOptions& options) {
   // The plan's kernel implementations, where it names any (the profiles' defaults else).
   std::optional<cost::CostModel> chosen;
   if (!scenario.plan.kernels.empty()) chosen.emplace(with_plan_kernels(profiles, scenario));
@@ -235,5 +254,7 @@ TrainingReport run_training(const workload::TrainingScenario& scenario,
   report.fit = report.memory.fits(capacity);
   return report;
 }
+
+}  // namespace
 
 }  // namespace strait::sim::run

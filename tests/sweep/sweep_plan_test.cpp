@@ -155,8 +155,13 @@ std::string error_of(const std::string& plan_search) {
 TEST(SweepPlan, ABadPlanSearchBlockNamesTheFileTheKeyAndTheExpectation) {
   EXPECT_EQ(error_of(R"({"budget": "soon"})"),
             kSweepFile +
-                ": /plan_search/budget: expected a positive duration such as \"10s\" or "
-                "a number of seconds");
+                ": /plan_search/budget: expected a positive duration up to 1e6 s such as "
+                "\"10s\" or a number of seconds");
+  // 1e308 s was converted to simulated time (undefined behaviour).
+  EXPECT_EQ(error_of(R"({"budget": 1e308})"),
+            kSweepFile +
+                ": /plan_search/budget: expected a positive duration up to 1e6 s such as "
+                "\"10s\" or a number of seconds");
   EXPECT_EQ(error_of(R"({"mode": "fast"})").rfind(kSweepFile + ": /plan_search/mode: ", 0), 0u);
   EXPECT_EQ(error_of(R"({"top": 0})"),
             kSweepFile + ": /plan_search/top: expected an integer in [1, 1048576], got 0");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,7 @@ namespace {
 
 using testing_support::config_error_of;
 using testing_support::scenario_of;
+using testing_support::source;
 
 const char* kModel =
     R"({"embedding": {"tables": [{"name": "item", "rows": 1000, "dim": 16, "pooling": "sequence"},
@@ -132,6 +134,22 @@ TEST(ConfigErrors, IntegersPast32BitsAreRefusedNotWrapped) {
             }),
             "model.json: /dense/dense_features: expected an integer in [0, 1048576], got "
             "4294967296");
+}
+
+// A slow rank of 4294967296 was read as rank 0; ranks 2147483648 was reported as
+// "-2147483648 ranks".
+TEST(ConfigErrors, RanksPast31BitsAreRefusedWithTheirRange) {
+  EXPECT_EQ(config_error_of(
+                [] { scenario_of("hgx-h100-8.json", kModel, kData, R"({"ranks": 2147483648})"); }),
+            "plan.json: /ranks: expected an integer in [1, 16777216], got 2147483648");
+  const std::string path = ::testing::TempDir() + "/slow-rank.json";
+  std::ofstream(path) << R"({"cluster": ")" << source("configs/clusters/hgx-h100-8.json")
+                      << R"(", "model": ")" << source("configs/models/dlrm-tiny.json")
+                      << R"(", "data": ")" << source("configs/data/dlrm-tiny.json")
+                      << R"(", "plan": {"ranks": 8}, "hardware": {"slow_ranks": )"
+                      << R"([{"rank": 4294967296, "slowdown": 2}]}})";
+  EXPECT_EQ(config_error_of([&] { TrainingScenario::load(path); }),
+            path + ": /hardware/slow_ranks/0/rank: expected a rank in 0..7");
 }
 
 // A pooling factor of 1e308 made infinite FLOPs and a batch of 2^32 per rank ran out of
