@@ -18,7 +18,7 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/strait-notebook-$name.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 "$strait" sweep "$root/tests/sweep/notebook_sweeps/$name.json" --threads 2 --csv "$work/$name.csv"
-STRAIT_SWEEP_CSV="$work/$name.csv" STRAIT_FIGURES_DIR="$work/figures" MPLBACKEND=Agg \
+STRAIT_SWEEP_CSV="$work/$name.csv" STRAIT_FIGURES_DIR="$work/figures" PYDEVD_DISABLE_FILE_VALIDATION=1 \
   "$jupyter" nbconvert --to notebook --execute "$root/notebooks/$name.ipynb" \
   --output-dir "$work" --ExecutePreprocessor.timeout=300
 
