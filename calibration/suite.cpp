@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -76,16 +77,50 @@ Measurement record(const KernelCase& c, const std::vector<double>& samples,
   return m;
 }
 
+// Which of `labels` rank 0's earlier records hold, the same on every rank (rank 0 alone
+// read them): the cases a resumed run skips.
+std::vector<bool> already_done(const SuiteOptions& options, Communicator& comm,
+                               const std::vector<std::string>& labels) {
+  std::set<std::string> held;
+  if (comm.rank() == 0) {
+    for (const Measurement& m : options.done.records) held.insert(m.label());
+  }
+  std::vector<double> flags(labels.size(), 0);
+  for (std::size_t i = 0; i < labels.size(); ++i) flags[i] = held.count(labels[i]) ? 1 : 0;
+  comm.max_all(flags);
+  std::vector<bool> out(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) out[i] = flags[i] > 0;
+  return out;
+}
+
+// Tells rank 0's listener where the part stands.
+void report(const SuiteOptions& options, const Communicator& comm, const char* part, int done,
+            int total, std::string next, const MeasurementSet& out) {
+  if (!options.progress || comm.rank() != 0) return;
+  options.progress(SuiteProgress{part, done, total, std::move(next), &out});
+}
+
 void run_kernels(const SuiteOptions& options, Communicator& comm, detail::KernelBackend& backend,
                  MeasurementSet& out) {
   const std::string date = utc_now(), device = backend.device();
   const auto versions = backend.versions();
   std::vector<KernelCase> cases;
+  std::vector<std::string> labels;
   for (KernelCase& c : kernel_cases(options.backend, options.quick)) {
-    if (wanted(options, c.family) && backend.supports(c)) cases.push_back(std::move(c));
+    if (!wanted(options, c.family) || !backend.supports(c)) continue;
+    labels.push_back(measure(c, {1.0}).label());
+    cases.push_back(std::move(c));
   }
+  const std::vector<bool> skip = already_done(options, comm, labels);
+  const int total = static_cast<int>(cases.size());
   int done = 0;
-  for (KernelCase& c : cases) {
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    KernelCase& c = cases[i];
+    if (skip[i]) {
+      ++done;
+      continue;
+    }
+    report(options, comm, "kernels", done, total, labels[i], out);
     // Every rank times the case at once; warm-up decides the repetitions (the same on
     // every rank: the slowest rank's warm-up).
     comm.barrier();
@@ -95,23 +130,40 @@ void run_kernels(const SuiteOptions& options, Communicator& comm, detail::Kernel
     const std::vector<double> samples = comm.gather_all(backend.time(c, 0, reps));
     Measurement m = record(c, samples, device, versions, date);
     if (comm.rank() == 0) out.records.push_back(std::move(m));
-    if (options.progress && comm.rank() == 0) {
-      options.progress(++done, static_cast<int>(cases.size()), out);
-    }
+    ++done;
   }
+  report(options, comm, "kernels", done, total, "", out);
 }
 
 void run_collectives(const SuiteOptions& options, Communicator& comm,
                      detail::CollectiveBackend& backend, MeasurementSet& out) {
   const std::string date = utc_now(), device = backend.device();
   const auto versions = backend.versions();
-  std::vector<CollectiveCase> cases;
-  for (const CollectiveCase& c : collective_cases(options.max_collective_bytes, options.quick)) {
-    if (wanted(options, Family{std::nullopt, c.op})) cases.push_back(c);
-  }
   const int n = comm.size();
+  std::vector<CollectiveCase> cases;
+  std::vector<KernelCase> timed_cases;  // each case as the record names it
+  std::vector<std::string> labels;
+  for (const CollectiveCase& c : collective_cases(options.max_collective_bytes, options.quick)) {
+    if (!wanted(options, Family{std::nullopt, c.op})) continue;
+    KernelCase timed;
+    timed.family = Family{std::nullopt, c.op};
+    timed.shape = {{"ranks", n}, {"bytes", c.bytes}};
+    timed.set = c.set;
+    timed.bytes = static_cast<double>(c.bytes);
+    labels.push_back(measure(timed, {1.0}).label());
+    cases.push_back(c);
+    timed_cases.push_back(std::move(timed));
+  }
+  const std::vector<bool> skip = already_done(options, comm, labels);
+  const int total = static_cast<int>(cases.size());
   int done = 0;
-  for (const CollectiveCase& c : cases) {
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const CollectiveCase& c = cases[i];
+    if (skip[i]) {
+      ++done;
+      continue;
+    }
+    report(options, comm, "collectives", done, total, labels[i], out);
     bool ok = false;
     const double warm = backend.time(c, 0, kWarmup, &ok).front();
     const std::vector<double> samples = backend.time(c, 0, repetitions_for(warm), &ok);
@@ -119,19 +171,13 @@ void run_collectives(const SuiteOptions& options, Communicator& comm,
       throw Error(fmt::format("calibrate: {} of {} bytes on {} ranks gave a wrong result",
                               sim::network::to_string(c.op), c.bytes, n));
     }
-    KernelCase timed;
-    timed.family = Family{std::nullopt, c.op};
-    timed.shape = {{"ranks", n}, {"bytes", c.bytes}};
-    timed.set = c.set;
-    timed.bytes = static_cast<double>(c.bytes);
-    Measurement m = record(timed, samples, device, versions, date);
+    Measurement m = record(timed_cases[i], samples, device, versions, date);
     set_bandwidths(m);
     m.check = "ok";
     if (comm.rank() == 0) out.records.push_back(std::move(m));
-    if (options.progress && comm.rank() == 0) {
-      options.progress(++done, static_cast<int>(cases.size()), out);
-    }
+    ++done;
   }
+  report(options, comm, "collectives", done, total, "", out);
 }
 
 }  // namespace
@@ -144,6 +190,7 @@ MeasurementSet run_suite(const SuiteOptions& options) {
   Communicator& comm = Communicator::world();
   MeasurementSet out;
   out.backend = options.backend;
+  if (comm.rank() == 0) out.records = options.done.records;
   const bool cuda = options.backend == "cuda";
   // Backends are made before anything runs, so a missing GPU stops the job at once.
   auto kernels = cuda ? detail::make_cuda_kernel_backend(comm.local_rank())

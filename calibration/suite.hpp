@@ -20,16 +20,26 @@
 
 namespace strait::calibration {
 
+/// Where a suite run stands, for a progress line.
+struct SuiteProgress {
+  const char* part = "";    // "kernels" or "collectives"
+  int done = 0, total = 0;  // cases of this part run (or taken from SuiteOptions::done)
+  std::string next;         // the case about to run ("family key=value ..."); "" after the last
+  const MeasurementSet* so_far = nullptr;  // every record so far
+};
+
 struct SuiteOptions {
   std::string backend = "cpu";        // "cpu" | "cuda"
   std::vector<std::string> families;  // empty: every family the backend has
   bool quick = false;                 // a few shapes per family (tests, smoke runs)
   bool collectives = true;            // run the collective part (needs >= 2 ranks)
   std::int64_t max_collective_bytes = std::int64_t{1} << 30;
-  /// Called on rank 0 after each case with the cases done and in all of the part that runs
-  /// (kernels, then collectives) and every record so far (to show, or to save so that a
-  /// stopped run keeps them); empty = silent.
-  std::function<void(int done, int total, const MeasurementSet& so_far)> progress;
+  /// Records of an earlier run of the same suite (rank 0's; `--resume`): their cases are
+  /// not run again, and the result starts with them.
+  MeasurementSet done;
+  /// Called on rank 0 before each case and after the last one (to show, or to save so that
+  /// a stopped run keeps what it measured); empty = silent.
+  std::function<void(const SuiteProgress& progress)> progress;
 };
 
 /// Runs the suite; rank 0 returns the records. Throws Error when the backend is not

@@ -7,7 +7,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <functional>
 #include <iostream>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -17,6 +20,7 @@
 #include "calibration/suite.hpp"
 #include "cli/command.hpp"
 #include "cli/options.hpp"
+#include "cli/progress_line.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/quantity.hpp"
 
@@ -45,17 +49,71 @@ void keep_freed_memory() {
   mallopt(M_TRIM_THRESHOLD, -1);
 }
 
+// Progress on rank 0, shown before each case: on a terminal one line redrawn in place
+// (part, cases done of all, ETA, the case running); elsewhere (under mpirun stderr is a
+// pipe) a line when a part or a family starts. The records so far are saved at most every
+// second, so a stopped run keeps what it measured (a valid measurement file with fewer
+// records, which `calibrate fit` takes and `--resume` continues).
+std::function<void(const calibration::SuiteProgress&)> calibrate_progress(const std::string& out) {
+  struct State {
+    std::chrono::steady_clock::time_point last_save = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point part_start = last_save;
+    std::string part, family;
+    int first_done = 0;  // cases the part had done when this process started it
+  };
+  auto state = std::make_shared<State>();
+  const bool terminal = stderr_is_terminal();
+  return [state, terminal, out](const calibration::SuiteProgress& p) {
+    const auto now = std::chrono::steady_clock::now();
+    if (p.part != state->part) {
+      state->part = p.part;
+      state->part_start = now;
+      state->first_done = p.done;
+      state->family.clear();
+    }
+    const double elapsed = std::chrono::duration<double>(now - state->part_start).count();
+    const int ran = p.done - state->first_done;
+    const std::string eta =
+        ran > 0 ? format_eta(elapsed / ran * (p.total - p.done)) : std::string("?");
+    const std::string family = p.next.substr(0, p.next.find(' '));
+    if (terminal) {
+      draw_progress_line(fmt::format("{} {}/{}  ETA {}  {}", p.part, p.done, p.total, eta, p.next),
+                         p.total ? static_cast<double>(p.done) / p.total : 1.0);
+      if (p.next.empty()) end_progress_line();
+    } else if (!family.empty() && family != state->family) {
+      std::fprintf(stderr, "strait calibrate: %s %d/%d, ETA %s: %s\n", p.part, p.done, p.total,
+                   eta.c_str(), family.c_str());
+      std::fflush(stderr);
+    }
+    state->family = family;
+    // Standard output ("-") takes the file once, at the end.
+    if (out != "-" && now - state->last_save >= std::chrono::seconds(1) &&
+        !p.so_far->records.empty()) {
+      calibration::save_measurements(*p.so_far, out);
+      state->last_save = now;
+    }
+  };
+}
+
+// A measurement file, or for "-" the same JSON on standard output.
+void write_measurements(const calibration::MeasurementSet& set, const std::string& path) {
+  write_output(path, [&](const std::string& file) { calibration::save_measurements(set, file); });
+}
+
 int calibrate_run(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()(
       "backend", po::value<std::string>()->default_value("cpu"),
       "cpu (Eigen, reference kernels, MPI) or cuda (cuBLAS, strait's kernels, NCCL)")(
-      "out", po::value<std::string>()->required(), "measurement file to write (JSON)")(
+      "out", po::value<std::string>()->required(),
+      "measurement file to write (JSON; -: stdout at the end, the report to stderr, nothing "
+      "saved while it runs)")(
       "families", po::value<std::string>(),
       "comma-separated families to run (default: all), e.g. gemm,all_reduce")(
       "max-bytes", po::value<std::string>()->default_value("1 GiB"),
       "largest collective size (nccl-tests convention)")(
-      "quick", "a few shapes per family (a smoke run)")("no-collectives", "kernels only");
+      "quick", "a few shapes per family (a smoke run)")("no-collectives", "kernels only")(
+      "resume", "continue a stopped run: keep the --out file's records, run only the rest");
   po::positional_options_description positional;
   po::variables_map vm;
   if (!parse_options("calibrate run",
@@ -64,6 +122,9 @@ int calibrate_run(const std::vector<std::string>& args) {
                      args, desc, positional, vm)) {
     return 0;
   }
+  prepare_outputs(
+      "calibrate run", vm,
+      {{"out", vm.count("resume") ? "a run to --resume: it is read back; name a file" : nullptr}});
   calibration::SuiteOptions options;
   options.backend = vm["backend"].as<std::string>();
   if (vm.count("families")) options.families = split_list(vm["families"].as<std::string>());
@@ -82,36 +143,21 @@ int calibrate_run(const std::vector<std::string>& args) {
   options.quick = vm.count("quick") > 0;
   options.collectives = vm.count("no-collectives") == 0;
   const std::string out = vm["out"].as<std::string>();
-  const bool terminal = ::isatty(STDERR_FILENO) != 0;
-  // Progress on rank 0: a line updated in place on a terminal; elsewhere (under mpirun
-  // stderr is a pipe) a line at every tenth of a part. The records so far are saved every
-  // 30 s, so a run that is stopped keeps what it measured: a valid measurement file with
-  // fewer records, which `calibrate fit` takes.
-  auto last_save = std::chrono::steady_clock::now();
-  std::pair<int, int> last_tenth{-1, -1};  // (part size, tenth) last printed
-  options.progress = [&](int done, int total, const calibration::MeasurementSet& so_far) {
-    const std::string label = so_far.records.back().label();
-    if (terminal) {
-      std::fprintf(stderr, "\r  %d/%d  %-70.70s", done, total, label.c_str());
-      std::fflush(stderr);
-    } else if (const std::pair<int, int> tenth{total, done * 10 / total}; tenth != last_tenth) {
-      std::fprintf(stderr, "strait calibrate: %d/%d cases  %s\n", done, total, label.c_str());
-      std::fflush(stderr);
-      last_tenth = tenth;
-    }
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_save >= std::chrono::seconds(30)) {
-      calibration::save_measurements(so_far, out);
-      last_save = now;
-    }
-  };
+  if (vm.count("resume") && std::filesystem::exists(out)) {
+    options.done = calibration::load_measurements(out);
+    if (options.done.backend != options.backend)
+      throw UsageError(fmt::format(
+          "calibrate run: --resume: {} holds {} measurements, not {}: resume it with --backend "
+          "{} or write to another --out",
+          out, options.done.backend, options.backend, options.done.backend));
+  }
+  options.progress = calibrate_progress(out);
   if (options.backend == "cpu") keep_freed_memory();
   const calibration::MeasurementSet set = calibration::run_suite(options);
   if (set.records.empty()) return 0;  // ranks other than 0
-  if (terminal) std::fprintf(stderr, "\n");
-  calibration::save_measurements(set, out);
-  std::cout << fmt::format("wrote {} measurements ({} backend) to {}\n", set.records.size(),
-                           set.backend, out);
+  write_measurements(set, out);
+  std::cout << wrote(out,
+                     fmt::format("{} measurements, {} backend", set.records.size(), set.backend));
   return 0;
 }
 
@@ -119,7 +165,8 @@ int calibrate_fit(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()("measurements", po::value<std::string>()->required(),
                      "measurement file (strait calibrate run or import-kineto)")(
-      "out", po::value<std::string>()->required(), "profile file to write")(
+      "out", po::value<std::string>()->required(),
+      "profile file to write (-: stdout, the report to stderr)")(
       "gpu-type", po::value<std::string>(),
       "the device name cluster files use (default: CPU for the cpu backend)")(
       "base", po::value<std::string>(),
@@ -133,6 +180,7 @@ int calibrate_fit(const std::vector<std::string>& args) {
                      vm)) {
     return 0;
   }
+  prepare_outputs("calibrate fit", vm, {{"out"}});
   calibration::FitOptions options;
   const auto set = calibration::load_measurements(vm["measurements"].as<std::string>());
   options.measurements_file = vm["measurements"].as<std::string>();
@@ -144,9 +192,11 @@ int calibrate_fit(const std::vector<std::string>& args) {
     options.cluster_file = std::string(STRAIT_DEFAULT_CLUSTERS_DIR) + "/localhost-cpu.json";
   }
   const calibration::FitResult fit = calibration::fit_profile(set, options);
-  calibration::save_profile(fit, vm["out"].as<std::string>());
+  const auto out = vm["out"].as<std::string>();
+  write_output(out, [&](const std::string& file) { calibration::save_profile(fit, file); });
   std::cout << calibration::format_fit_summary(fit);
-  std::cout << fmt::format("wrote {}\n", vm["out"].as<std::string>());
+  std::cout << wrote(
+      out, fmt::format("calibration profile of gpu_type {}", fit.profile.device.gpu_type));
   return 0;
 }
 
@@ -167,25 +217,28 @@ int calibrate_report(const std::vector<std::string>& args) {
 
 int calibrate_import_kineto(const std::vector<std::string>& args) {
   po::options_description desc("options");
-  desc.add_options()("trace", po::value<std::string>()->required(),
+  // The trace read is named --kineto, as compare's: --trace always names a trace written.
+  desc.add_options()("kineto", po::value<std::string>()->required(),
                      "PyTorch profiler (Kineto) trace JSON")(
-      "out", po::value<std::string>()->required(), "measurement file to write")(
+      "out", po::value<std::string>()->required(),
+      "measurement file to write (-: stdout, the report to stderr)")(
       "device", po::value<std::string>(), "device name (default: from the trace)");
   po::positional_options_description positional;
-  positional.add("trace", 1);
+  positional.add("kineto", 1);
   po::variables_map vm;
   if (!parse_options("calibrate import-kineto", "TRACE.json --out M.json", args, desc, positional,
                      vm)) {
     return 0;
   }
+  prepare_outputs("calibrate import-kineto", vm, {{"out"}});
   calibration::KinetoImportOptions options;
   if (vm.count("device")) options.device = vm["device"].as<std::string>();
   calibration::KinetoImportStats stats;
-  const auto set = calibration::import_kineto(vm["trace"].as<std::string>(), options, &stats);
-  calibration::save_measurements(set, vm["out"].as<std::string>());
-  std::cout << fmt::format(
-      "{} of {} GPU kernels recognised; {} measurement records written to {}\n", stats.recognised,
-      stats.kernels, set.records.size(), vm["out"].as<std::string>());
+  const auto set = calibration::import_kineto(vm["kineto"].as<std::string>(), options, &stats);
+  const auto out = vm["out"].as<std::string>();
+  write_measurements(set, out);
+  std::cout << fmt::format("{} of {} GPU kernels recognised\n", stats.recognised, stats.kernels);
+  std::cout << wrote(out, fmt::format("{} measurements", set.records.size()));
   return 0;
 }
 

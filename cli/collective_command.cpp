@@ -70,11 +70,12 @@ int run_collective(const std::vector<std::string>& args) {
       "pipelining chunk of tree/chain")("ecmp", po::value<std::string>()->default_value("dmodk"),
                                         "equal-cost path choice: dmodk | hash")(
       "json", po::value<std::string>(),
-      "also write the results as JSON to this file (-: stdout, the report to stderr)");
+      "also write the results as JSON to this file (-: stdout, the table to stderr)");
   po::positional_options_description positional;
   po::variables_map vm;
   if (!parse_options("collective", "--cluster FILE [options]", args, desc, positional, vm))
     return 0;
+  prepare_outputs("collective", vm, {{"json"}});
 
   const auto cluster = sim::topology::Cluster::load(vm["cluster"].as<std::string>());
   sim::network::CollectiveSpec spec;
@@ -241,7 +242,10 @@ int run_collective(const std::vector<std::string>& args) {
                           {"results", results},
                           {"events", events_total},
                           {"wall_s", wall_total}};
-    write_json(vm["json"].as<std::string>(), out.dump(2) + "\n");
+    const auto path = vm["json"].as<std::string>();
+    write_json(path, out.dump(2) + "\n");
+    // A comment line, as nccl-tests' own: its table stays readable by tools that parse it.
+    if (const auto line = wrote(path, "results as JSON"); !line.empty()) std::cout << "# " << line;
   }
   return 0;
 }

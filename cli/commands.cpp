@@ -13,9 +13,9 @@ const std::vector<Command>& commands() {
       {"calibrate",
        "measure kernels and collectives, fit profiles: run | fit | report | import-kineto",
        run_calibrate},
-      {"exec", "run a scenario's op graph for real (mpirun -np RANKS; CPU): --out, --trace",
+      {"exec", "run a scenario's op graph for real (mpirun -np RANKS; CPU): --json, --trace",
        run_exec},
-      {"compare", "simulated against measured (simulate --json vs exec --out; --sim-trace ...)",
+      {"compare", "simulated against measured (simulate --json vs exec --json; --sim-trace ...)",
        run_compare},
   };
   return kCommands;

@@ -1,5 +1,5 @@
 // strait compare SIMULATED MEASURED: the simulator against a real run. SIMULATED is
-// `strait simulate --json`, MEASURED `strait exec --out`; with --sim-trace and
+// `strait simulate --json`, MEASURED `strait exec --json`; with --sim-trace and
 // --measured-trace (their --trace files) also per kernel family, per communication purpose
 // and per op. --json writes the figures; --trace one Perfetto trace with both timelines.
 // strait compare SIMULATED --sim-trace S --kineto PATH...: the measured run is a real job's
@@ -149,7 +149,7 @@ int run_compare(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()("simulated", po::value<std::string>()->required(),
                      "strait simulate --json result")("measured", po::value<std::string>(),
-                                                      "strait exec --out result")(
+                                                      "strait exec --json result")(
       "sim-trace", po::value<std::string>(), "strait simulate --trace of the same scenario")(
       "measured-trace", po::value<std::string>(), "strait exec --trace of the same run")(
       "kineto", po::value<std::vector<std::string>>()->multitoken(),
@@ -158,7 +158,7 @@ int run_compare(const std::vector<std::string>& args) {
       "json", po::value<std::string>(),
       "write the comparison as JSON to this file (-: stdout, the report to stderr)")(
       "trace", po::value<std::string>(),
-      "write one Perfetto trace with both timelines as sibling processes");
+      "write one Perfetto trace with both timelines as sibling processes (-: stdout)");
   po::positional_options_description positional;
   positional.add("simulated", 1).add("measured", 1);
   po::variables_map vm;
@@ -167,6 +167,7 @@ int run_compare(const std::vector<std::string>& args) {
                      "S.json --kineto PATH... [options]",
                      args, desc, positional, vm))
     return 0;
+  prepare_outputs("compare", vm, {{"json"}, {"trace"}});
   std::optional<traces::Timeline> sim_trace, measured_trace;
   const auto comparison =
       vm.count("kineto") ? compare_kineto(vm) : compare_strait(vm, sim_trace, measured_trace);
@@ -174,14 +175,16 @@ int run_compare(const std::vector<std::string>& args) {
   if (vm.count("json")) {
     const auto path = vm["json"].as<std::string>();
     write_json(path, executor::comparison_json(comparison).dump(2) + "\n");
-    std::cout << fmt::format("\n  comparison     {}\n", path);
+    std::cout << wrote(path, "comparison as JSON");
   }
   if (vm.count("trace")) {
     const auto path = vm["trace"].as<std::string>();
     const auto both = executor::side_by_side(*sim_trace, *measured_trace);
-    traces::write_chrome_trace(both, path, {});
-    std::cout << fmt::format("  trace          {} ({} spans; open it in ui.perfetto.dev)\n", path,
-                             both.spans().size());
+    write_output(path,
+                 [&](const std::string& file) { traces::write_chrome_trace(both, file, {}); });
+    std::cout << wrote(path, fmt::format("Chrome/Perfetto trace of both runs, {} spans; open it in "
+                                         "ui.perfetto.dev",
+                                         both.spans().size()));
   }
   return 0;
 }

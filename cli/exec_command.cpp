@@ -1,6 +1,7 @@
 // strait exec SCENARIO: runs the scenario's op graph for real, one MPI process per rank
-// (CPU backend), and reports measured step times; --out and --trace write the result in
-// the shape of `strait simulate --json` and a Chrome/Perfetto trace in its layout.
+// (CPU backend), and reports measured step times; --json (older name --out) and --trace
+// write the result in the shape of `strait simulate --json` and a Chrome/Perfetto trace in
+// its layout.
 
 #include <malloc.h>
 
@@ -120,9 +121,11 @@ int run_exec(const std::vector<std::string>& args) {
       "launch", po::value<std::string>(),
       "launch plan the scenario must match (fingerprint, world size, process groups)")(
       "json", po::value<std::string>(),
-      "write the measured result as JSON to this file, in simulate --json's keys (-: stdout)")(
-      "out", po::value<std::string>(), "the same as --json (its older name)")(
-      "trace", po::value<std::string>(), "write a Chrome/Perfetto trace of all ranks")(
+      "write the measured result as JSON to this file, in simulate --json's keys (-: stdout, "
+      "the report to stderr)")("out", po::value<std::string>(),
+                               "the older name of --json (kept for scripts)")(
+      "trace", po::value<std::string>(),
+      "write a Chrome/Perfetto trace of all ranks to this file (-: stdout)")(
       "warmup", po::value<int>()->default_value(1),
       "untimed runs of the whole op graph first (first touch of buffers, MPI set-up)")(
       "collective-timeout", po::value<double>()->default_value(120.0),
@@ -141,6 +144,7 @@ int run_exec(const std::vector<std::string>& args) {
     return 0;
   if (vm.count("json") && vm.count("out"))
     throw UsageError("exec: --json and --out name the same file (--out is its older name)");
+  prepare_outputs("exec", vm, {{"json"}, {"out"}, {"trace"}});
   const int warmup = vm["warmup"].as<int>();
   if (warmup < 0)
     throw UsageError(fmt::format("exec: --warmup: expected 0 or more, got {}", warmup));
@@ -179,16 +183,19 @@ int run_exec(const std::vector<std::string>& args) {
   // --json, as every command names its JSON result; --out, its older name.
   const char* json_key = vm.count("json") ? "json" : "out";
   if (vm.count(json_key)) {
-    write_json(vm[json_key].as<std::string>(), result.dump(2) + "\n");
-    std::cout << fmt::format("  result         {}\n", vm[json_key].as<std::string>());
+    const auto path = vm[json_key].as<std::string>();
+    write_json(path, result.dump(2) + "\n");
+    std::cout << wrote(path, "measured result as JSON: strait compare's MEASURED");
   }
   if (vm.count("trace")) {
     traces::Timeline timeline;
     executor::add_to_timeline(run, timeline);
     const auto trace = vm["trace"].as<std::string>();
-    traces::write_chrome_trace(timeline, trace, {});
-    std::cout << fmt::format("  trace          {} ({} spans; open it in ui.perfetto.dev)\n", trace,
-                             timeline.spans().size());
+    write_output(trace,
+                 [&](const std::string& file) { traces::write_chrome_trace(timeline, file, {}); });
+    std::cout << wrote(trace, fmt::format("Chrome/Perfetto trace, {} spans; open it in "
+                                          "ui.perfetto.dev",
+                                          timeline.spans().size()));
   }
   return 0;
 }

@@ -19,12 +19,13 @@ int run_graph(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()("scenario", po::value<std::string>()->required(), "training scenario file")(
       "rank", po::value<int>()->default_value(0), "rank whose ops to show")(
-      "json", po::value<std::string>(), "write to this file instead of stdout");
+      "json", po::value<std::string>(), "write to this file instead of stdout (-: stdout)");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
   if (!parse_options("graph", "SCENARIO.json [--rank R] [--json FILE]", args, desc, positional, vm))
     return 0;
+  prepare_outputs("graph", vm, {{"json"}});
   const auto config = load_config(vm["scenario"].as<std::string>());
   if (config.is_object() && config.has("collectives")) {
     throw Error(
@@ -36,7 +37,9 @@ int run_graph(const std::vector<std::string>& args) {
   const auto graph = sim::workload::build_op_graph(scenario);
   const auto text = sim::workload::to_json(graph, vm["rank"].as<int>()).dump(2) + "\n";
   if (vm.count("json")) {
-    write_json(vm["json"].as<std::string>(), text);
+    const auto path = vm["json"].as<std::string>();
+    write_json(path, text);
+    std::cout << wrote(path, fmt::format("op graph of rank {} as JSON", vm["rank"].as<int>()));
   } else {
     std::cout << text;
   }

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include "cli/command.hpp"
-#include "cli/options.hpp"
 #include "sim/core/error.hpp"
 
 namespace {
@@ -33,9 +32,9 @@ int main(int argc, char** argv) {
     std::cout << "strait 0.1.0\n";
     return 0;
   }
-  // With --json -, standard output carries the JSON alone: the report goes to stderr.
+  // A command whose output goes to standard output (`--json -`) sends its report to stderr
+  // (prepare_outputs); std::cout gets its own buffer back however the command ends.
   std::streambuf* const report = std::cout.rdbuf();
-  if (strait::cli::json_to_stdout(args)) std::cout.rdbuf(std::cerr.rdbuf());
   struct Restore {
     std::streambuf* buffer;
     ~Restore() { std::cout.rdbuf(buffer); }

@@ -1,7 +1,9 @@
 #pragma once
 // Boost.Program_options glue shared by the subcommands: parsing with UsageError on
-// mistakes, and --help text.
+// mistakes, --help text, and the rules every output option follows ("-" is standard
+// output or refused, never a file named "-"; each file written is named after the report).
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,12 +16,31 @@ namespace strait::cli {
 
 namespace po = boost::program_options;
 
-/// True when `args` ask for a command's JSON on standard output (`--json -`, `--json=-`):
-/// main() then sends the human report to standard error, so stdout is the JSON alone.
-bool json_to_stdout(const std::vector<std::string>& args);
+/// One option of a command that writes a file. `no_stdout` is why its "-" cannot mean
+/// standard output (a directory, a file that is appended to and read back); nullptr when
+/// it can.
+struct OutputOption {
+  const char* name;  ///< without the dashes
+  const char* no_stdout = nullptr;
+};
+
+/// Checks a command's output options before anything runs: a refused "-" and two options
+/// naming the same file (or both "-") are UsageErrors. When one output goes to standard
+/// output the report (std::cout) goes to standard error, so stdout carries that output
+/// alone; main() restores std::cout.
+void prepare_outputs(const std::string& command, const po::variables_map& vm,
+                     const std::vector<OutputOption>& outputs);
 
 /// Writes a command's JSON result to `path` (atomically), or to standard output for "-".
 void write_json(const std::string& path, const std::string& text);
+
+/// Writes an output through `write`, a writer that takes a path (a library's, which writes
+/// atomically); for "-" it writes a temporary file and copies it to standard output.
+void write_output(const std::string& path, const std::function<void(const std::string&)>& write);
+
+/// The line a command prints for each file it wrote, after its report:
+/// "wrote PATH (WHAT)\n"; empty for "-" (standard output is the output itself).
+std::string wrote(const std::string& path, const std::string& what);
 
 /// Refuses (UsageError) to write an output over one of the run's input files: `outputs`
 /// pairs an option's name with the file it writes ("-" and absent files pass), `inputs`
@@ -37,7 +58,9 @@ std::vector<std::string> scenario_inputs(const std::string& scenario_file);
 void apply_max_work(const std::string& command, const po::variables_map& vm,
                     sim::workload::TrainingScenario& scenario);
 
-/// Parses `args` for `command`; prints help and returns false when --help was given.
+/// Parses `args` for `command`; prints help and returns false when --help was given. An
+/// option is never guessed from a prefix: an unknown one is a UsageError naming the
+/// options it abbreviates, else the closest option, else every valid option.
 bool parse_options(const std::string& command, const std::string& usage,
                    const std::vector<std::string>& args, const po::options_description& options,
                    const po::positional_options_description& positional, po::variables_map& vm);

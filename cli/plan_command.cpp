@@ -13,6 +13,7 @@
 #include "cli/command.hpp"
 #include "cli/options.hpp"
 #include "cli/plan_report.hpp"
+#include "cli/progress_line.hpp"
 #include "planner/launch_plan.hpp"
 #include "planner/plan_document.hpp"
 #include "planner/plan_report.hpp"
@@ -37,11 +38,13 @@ double budget_seconds(const std::string& text) {
   try {
     std::size_t used = 0;
     const double s = std::stod(text, &used);
-    if (used == text.size() && s > 0) return s;
+    // At most the 1e6 s a duration may take anywhere (a budget of 1e308 s overflowed).
+    if (used == text.size() && s > 0 && s <= 1e6) return s;
   } catch (const std::exception&) {
   }
   throw UsageError(fmt::format(
-      "plan: --budget: expected a positive duration such as 60s or 5 min, got '{}'", text));
+      "plan: --budget: expected a positive duration up to 1e6 s such as 60s or 5 min, got '{}'",
+      text));
 }
 
 /// `file` as the launch plan at `launch` names it: relative to the launch plan's folder.
@@ -151,10 +154,16 @@ planner::PlannerOptions make_options(const po::variables_map& vm, const Training
     o.final_mode =
         m == "flow" ? sim::network::NetworkMode::kFlow : sim::network::NetworkMode::kAnalytical;
   }
-  if (::isatty(STDERR_FILENO) != 0) {
-    o.progress = [](int scored, double best, double left) {
-      std::fprintf(stderr, "\r  planning: %d candidates scored, best %.4g, %.0f s left   ", scored,
-                   best, left > 0 ? left : 0.0);
+  // On a terminal: the stage, what the effort has spent and the best plan so far.
+  if (stderr_is_terminal()) {
+    o.progress = [](const planner::PlanProgress& p) {
+      const std::string best = p.best_by[0]
+                                   ? fmt::format("best {:.4g} ms ({})", p.best_step_ms, p.best_by)
+                                   : std::string("nothing fits yet");
+      draw_progress_line(
+          fmt::format("planning: {}  {} scored, {} simulated, {}/{} evaluations  {}", p.stage,
+                      p.scored, p.simulated, p.evaluations, p.evaluation_limit, best),
+          p.evaluation_limit ? static_cast<double>(p.evaluations) / p.evaluation_limit : 0.0);
     };
   }
   return o;
@@ -184,13 +193,16 @@ int run_plan(const std::vector<std::string>& args) {
       "mode", po::value<std::string>(),
       "final-stage network mode: flow | analytical (default: the scenario's, else flow)")(
       "profiles", po::value<std::string>(), "calibration profiles directory")(
-      "out", po::value<std::string>(), "write the best plan (plan format) to this file")(
-      "torchrec", po::value<std::string>(), "write the TorchRec sharding plan to this file")(
+      "out", po::value<std::string>(),
+      "write the best plan (plan format) to this file (-: stdout, the report to stderr)")(
+      "torchrec", po::value<std::string>(),
+      "write the TorchRec sharding plan to this file (-: stdout, the report to stderr)")(
       "torchrec-module", po::value<std::string>()->default_value("embedding_bag_collection"),
       "module path of pooled tables in the TorchRec plan written (e.g. model.sparse.ebc)")(
       "torchrec-sequence-module", po::value<std::string>()->default_value("embedding_collection"),
       "module path of sequence tables in the TorchRec plan written")(
-      "launch", po::value<std::string>(), "write the launch plan to this file")(
+      "launch", po::value<std::string>(),
+      "write the launch plan to this file (-: stdout, the report to stderr)")(
       "program",
       po::value<std::string>()->default_value("train.py --plan plan.json --launch launch.json"),
       "your training program and its arguments, as the launch plan's lines start it")(
@@ -202,51 +214,50 @@ int run_plan(const std::vector<std::string>& args) {
   if (!parse_options("plan", "[SCENARIO.json | --cluster C --model M --data D] [options]", args,
                      desc, positional, vm))
     return 0;
+  prepare_outputs("plan", vm, {{"out"}, {"torchrec"}, {"launch"}, {"json"}});
   const auto request = make_request(vm);
   const auto kernels = sim::run::load_cost_model(
       request.base,
       vm.count("profiles") ? vm["profiles"].as<std::string>() : default_profiles_dir());
   const auto options = make_options(vm, request.base);
   const auto outcome = planner::find_plan(request, kernels, options);
-  if (options.progress) std::fprintf(stderr, "\r%78s\r", "");
+  if (options.progress) end_progress_line();
   // The one figure that depends on the machine, kept out of the report.
   std::fprintf(stderr, "strait plan: searched in %.1f s\n", outcome.stats.wall_s);
   const planner::TableCosts costs(request.base, kernels);
   print_plan_report(std::cout, outcome, request, costs);
   // Each file written, named with what it holds, after the report.
-  const auto wrote = [](const char* what, const std::string& path) {
-    std::cout << fmt::format("  wrote {:<9} {}\n", what, path);
-  };
   if (vm.count("json")) {
-    write_json(vm["json"].as<std::string>(),
-               planner::outcome_json(outcome, request, costs).dump(2) + "\n");
-    wrote("result", vm["json"].as<std::string>() + " (this report as JSON)");
+    const auto path = vm["json"].as<std::string>();
+    write_json(path, planner::outcome_json(outcome, request, costs).dump(2) + "\n");
+    std::cout << wrote(path, "report as JSON");
   }
   if (outcome.status != planner::PlanStatus::kFound) return 1;
   const auto& best = outcome.top.front();
   if (vm.count("out")) {
-    write_file_atomically(vm["out"].as<std::string>(), best.document.dump(2) + "\n");
-    wrote("plan", vm["out"].as<std::string>() + " (strait's plan: simulate --plan)");
+    const auto path = vm["out"].as<std::string>();
+    write_json(path, best.document.dump(2) + "\n");
+    std::cout << wrote(path, "plan: strait simulate --plan");
   }
   if (vm.count("torchrec")) {
-    write_file_atomically(
-        vm["torchrec"].as<std::string>(),
-        planner::torchrec_plan_json(best.plan, request.base, costs,
-                                    {vm["torchrec-module"].as<std::string>(),
-                                     vm["torchrec-sequence-module"].as<std::string>()})
-                .dump(2) +
-            "\n");
-    wrote("torchrec", vm["torchrec"].as<std::string>() + " (TorchRec sharding plan)");
+    const auto path = vm["torchrec"].as<std::string>();
+    write_json(path, planner::torchrec_plan_json(best.plan, request.base, costs,
+                                                 {vm["torchrec-module"].as<std::string>(),
+                                                  vm["torchrec-sequence-module"].as<std::string>()})
+                             .dump(2) +
+                         "\n");
+    std::cout << wrote(path, "TorchRec sharding plan: strait simulate --torchrec");
   }
   if (vm.count("launch")) {
     const auto path = vm["launch"].as<std::string>();
     auto launch = planner::launch_plan_json(best.plan, best.document, request.base,
                                             {vm["program"].as<std::string>()});
+    // The job's files relative to the launch plan's folder (for "-", the working directory).
     launch["job"] = launch_job(vm, path, best.document, request.base);
     // The steps the planner simulated the plan for, so `strait exec` measures the same.
     launch["job"]["steps"] = planner::compared_steps(request.base.steps, best.plan);
-    write_file_atomically(path, launch.dump(2) + "\n");
-    wrote("launch", path + " (launch plan: strait exec, and its launcher lines)");
+    write_json(path, launch.dump(2) + "\n");
+    std::cout << wrote(path, "launch plan: strait exec, and its launcher lines");
   }
   return 0;
 }

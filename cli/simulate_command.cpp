@@ -143,16 +143,26 @@ void write_trace(const traces::Timeline& timeline, const po::variables_map& vm, 
                  const std::function<traces::KinetoDevice(int)>& device_of) {
   const auto path = vm["trace"].as<std::string>();
   if (!kineto_format(vm)) {
-    traces::write_chrome_trace(timeline, path, {});
-    std::cout << fmt::format("  trace          {} ({} spans; open it in ui.perfetto.dev)\n", path,
-                             timeline.spans().size());
+    write_output(path,
+                 [&](const std::string& file) { traces::write_chrome_trace(timeline, file, {}); });
+    std::cout << wrote(path, fmt::format("Chrome/Perfetto trace, {} spans; open it in "
+                                         "ui.perfetto.dev",
+                                         timeline.spans().size()));
     return;
   }
   const auto files = traces::write_kineto_trace_directory(
       timeline, path, {.world_size = world_size, .device_of = device_of});
-  std::cout << fmt::format(
-      "  trace          {} ({} Kineto traces rank-<r>.json, {} spans; HTA reads the directory)\n",
-      path, files.size(), timeline.spans().size());
+  std::cout << wrote(path, fmt::format("{} Kineto traces rank-<r>.json, {} spans; HTA reads the "
+                                       "directory",
+                                       files.size(), timeline.spans().size()));
+}
+
+// --json: the result as JSON, to its file or standard output.
+void write_result(const po::variables_map& vm, const nlohmann::json& result) {
+  if (!vm.count("json")) return;
+  const auto path = vm["json"].as<std::string>();
+  write_json(path, result.dump(2) + "\n");
+  std::cout << wrote(path, "result as JSON");
 }
 
 traces::KinetoDevice kineto_device(const sim::topology::Cluster& cluster, int rank) {
@@ -168,8 +178,7 @@ int simulate_collectives(const ConfigNode& config, const po::variables_map& vm) 
   const auto mode = options.mode.value_or(scenario.mode);
   const auto result = sim::run::run_collective_scenario(scenario, options);
   print_report(scenario, result, mode);
-  if (vm.count("json"))
-    write_json(vm["json"].as<std::string>(), to_json(scenario, result, mode).dump(2) + "\n");
+  write_result(vm, to_json(scenario, result, mode));
   if (vm.count("trace")) {
     write_trace(timeline, vm, scenario.cluster.gpu_count(),
                 [&](int rank) { return kineto_device(scenario.cluster, rank); });
@@ -222,8 +231,7 @@ int simulate_training(const ConfigNode& config, const po::variables_map& vm) {
   const auto report = sim::run::run_training(scenario, cost, options);
   if (terminal) std::fprintf(stderr, "\r%60s\r", "");
   print_training_report(std::cout, report);
-  if (vm.count("json"))
-    write_json(vm["json"].as<std::string>(), training_report_json(report).dump(2) + "\n");
+  write_result(vm, training_report_json(report));
   if (vm.count("trace")) {
     write_trace(timeline, vm, report.gpus, [&](int rank) {
       auto device = kineto_device(scenario.cluster, rank);
@@ -251,9 +259,9 @@ int run_simulate(const std::vector<std::string>& args) {
       "torchrec", po::value<std::string>(),
       "a TorchRec sharding plan for the sparse part (strait plan --torchrec writes one)")(
       "json", po::value<std::string>(),
-      "write the results as JSON to this file (-: stdout, the report to stderr)")(
+      "write the result as JSON to this file (-: stdout, the report to stderr)")(
       "trace", po::value<std::string>(),
-      "write a Chrome/Perfetto trace to this file (kineto: to this directory)")(
+      "write a Chrome/Perfetto trace to this file (-: stdout; kineto: to this directory)")(
       "trace-format", po::value<std::string>()->default_value("chrome"),
       "chrome (one Perfetto file) | kineto (rank-<r>.json per traced rank, PyTorch profiler "
       "format)")("trace-ranks", po::value<std::string>()->default_value("0-7"),
@@ -262,7 +270,13 @@ int run_simulate(const std::vector<std::string>& args) {
   positional.add("scenario", 1);
   po::variables_map vm;
   if (!parse_options("simulate", "SCENARIO.json [options]", args, desc, positional, vm)) return 0;
-  kineto_format(vm);  // a bad --trace-format fails before the run
+  // A bad --trace-format, or a "-" where a file must be, fails before the run.
+  const bool kineto = kineto_format(vm);
+  prepare_outputs("simulate", vm,
+                  {{"json"},
+                   {"trace", kineto ? "a Kineto trace, a directory of rank-<r>.json files; name a "
+                                      "directory"
+                                    : nullptr}});
   auto inputs = scenario_inputs(vm["scenario"].as<std::string>());
   for (const char* in : {"plan", "torchrec"})
     if (vm.count(in)) inputs.push_back(vm[in].as<std::string>());

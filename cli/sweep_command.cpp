@@ -2,7 +2,6 @@
 // over the ranks of an MPI job, writing a CSV and a JSON Lines file; --resume continues
 // an interrupted sweep. A progress bar goes to stderr when it is a terminal.
 
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 
 #include "cli/command.hpp"
 #include "cli/options.hpp"
+#include "cli/progress_line.hpp"
 #include "sim/core/error.hpp"
 #include "sweep/sweep.hpp"
 
@@ -42,39 +42,15 @@ void install_stop_handlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-std::string format_eta(double seconds) {
-  const auto s = static_cast<long long>(seconds + 0.5);
-  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s / 60 % 60);
-  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{}s", s);
-}
-
-// Columns of the terminal on stderr (80 when it does not say).
-int terminal_columns() {
-  winsize size{};
-  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
-  return 80;
-}
-
-// One line that never reaches the terminal's last column (a full line would wrap, and every
-// update would start a new one): the counts first, then a bar of what room is left (at most
-// 28 marks), the line cut at the width if even the counts do not fit.
+// The counts first, then a bar of what room is left (progress_line.hpp).
 void draw_progress(const sweep::SweepProgress& p) {
   const double fraction = p.total ? static_cast<double>(p.done) / static_cast<double>(p.total) : 1;
   const double rate = p.elapsed_s > 0 ? static_cast<double>(p.ran) / p.elapsed_s : 0;
   const std::string eta =
       rate > 0 ? format_eta(static_cast<double>(p.total - p.done) / rate) : std::string("?");
-  const std::string counts = fmt::format("{}/{} points  {:.2f} points/s  ETA {}  {} failed", p.done,
-                                         p.total, rate, eta, p.failed);
-  const int room = terminal_columns() - 1;
-  const int bar = std::clamp(room - static_cast<int>(counts.size()) - 5, 0, 28);
-  const int filled = static_cast<int>(fraction * bar);
-  std::string line = bar > 0 ? fmt::format("  [{}{}] {}", std::string(filled, '#'),
-                                           std::string(bar - filled, '.'), counts)
-                             : "  " + counts;
-  line.resize(static_cast<std::size_t>(std::max(room, 0)), ' ');
-  std::fprintf(stderr, "\r%s", line.c_str());
-  std::fflush(stderr);
+  draw_progress_line(fmt::format("{}/{} points  {:.2f} points/s  ETA {}  {} failed", p.done,
+                                 p.total, rate, eta, p.failed),
+                     fraction);
 }
 
 void list_points(const sweep::SweepSpec& spec) {
@@ -131,6 +107,14 @@ int run_sweep(const std::vector<std::string>& args) {
   if (!parse_options("sweep", "SWEEP.json [options]   (or: mpirun -np N strait sweep ...)", args,
                      desc, positional, vm))
     return 0;
+  // Rows are appended as points finish and --resume reads them back: files, not a stream.
+  prepare_outputs("sweep", vm,
+                  {{"csv",
+                    "a sweep's CSV: rows are appended as points finish and --resume "
+                    "reads them back; name a file"},
+                   {"jsonl",
+                    "a sweep's JSON Lines: rows are appended as points finish and "
+                    "--resume reads them back; name a file"}});
   // The whole sweep file is checked before any point runs: its form here, its values by
   // run_sweep before it touches a file (and here for --list, a dry run).
   const auto spec = sweep::SweepSpec::load(vm["sweep"].as<std::string>());
@@ -144,7 +128,7 @@ int run_sweep(const std::vector<std::string>& args) {
   if (mpi && !sweep::mpi_built())
     throw Error("sweep: started by mpirun, but this strait was built without MPI");
   int rank = 0;
-  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  const bool terminal = stderr_is_terminal();
   if (terminal) options.progress = draw_progress;
   install_stop_handlers();
   const auto summary =
@@ -158,7 +142,8 @@ int run_sweep(const std::vector<std::string>& args) {
       spec.name(), p.done, p.total, p.ran, p.failed, p.elapsed_s,
       p.elapsed_s > 0 ? static_cast<double>(p.ran) / p.elapsed_s : 0.0, summary.workers,
       mpi ? "MPI ranks" : "threads");
-  std::cout << fmt::format("  results: {} and {}\n", options.csv_path, options.jsonl_path);
+  std::cout << wrote(options.csv_path, "CSV, a row per point")
+            << wrote(options.jsonl_path, "JSON Lines, each point's full report");
   if (summary.interrupted) {
     std::cout << "  interrupted: continue with --resume\n";
     return 130;

@@ -79,6 +79,7 @@ class Search {
   Estimate price(const CostModel& model, const Candidate& c);
   void price_closed_form(const std::vector<std::size_t>& ids);
   void simulate(const std::vector<std::size_t>& ids, bool final_stage);
+  void report_progress(const char* stage) const;
   Score score(const Estimate& e) const;
   Score score(const Candidate& c) const;
   bool better(std::size_t a, std::size_t b) const;
@@ -149,13 +150,30 @@ void Search::price_closed_form(const std::vector<std::size_t>& ids) {
     }
   }
   stats_.scored += static_cast<int>(todo.size());
-  if (opt_.progress) {
-    double best = std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < pool_.size(); ++i) {
-      if (score(pool_[i]).tier == 0) best = std::min(best, score(pool_[i]).value);
-    }
-    opt_.progress(stats_.scored, best, opt_.budget_s - elapsed());
+  report_progress("closed form");
+}
+
+void Search::report_progress(const char* stage) const {
+  if (!opt_.progress) return;
+  PlanProgress p;
+  p.stage = stage;
+  p.scored = stats_.scored;
+  p.simulated = stats_.simulated;
+  p.evaluations = stats_.evaluations;
+  p.evaluation_limit = opt_.evaluations;
+  p.seconds_left = std::max(0.0, opt_.budget_s - elapsed());
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < pool_.size(); ++i) {
+    if (score(pool_[i]).tier == 0 && (!best || better(i, *best))) best = i;
   }
+  if (best) {
+    const auto& r = pool_[*best].ranked;
+    p.best_step_ms = r.best().step_ms;
+    p.best_by = r.final_estimate ? sim::network::to_string(opt_.final_mode)
+                : r.analytical   ? "analytical"
+                                 : "closed form";
+  }
+  opt_.progress(p);
 }
 
 void Search::simulate(const std::vector<std::size_t>& ids, bool final_stage) {
@@ -175,6 +193,7 @@ void Search::simulate(const std::vector<std::size_t>& ids, bool final_stage) {
     stats_.evaluations += static_cast<int>(ids.size());
   else
     analytical_runs_ += static_cast<int>(ids.size());
+  report_progress(final_stage ? sim::network::to_string(opt_.final_mode) : "analytical");
 }
 
 Score Search::score(const Estimate& e) const {

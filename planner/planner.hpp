@@ -40,6 +40,18 @@
 
 namespace strait::planner {
 
+/// Where a search stands, for a progress line.
+struct PlanProgress {
+  const char* stage = "";  // "closed form", "analytical" or the final mode ("flow", ...)
+  int scored = 0;          // closed-form estimates
+  int simulated = 0;       // simulations, both modes
+  int evaluations = 0;     // of which in the final mode
+  int evaluation_limit = 0;
+  double best_step_ms = 0;   // the best plan that fits so far, by its most faithful estimate
+  const char* best_by = "";  // that estimate's stage ("" while no plan fits)
+  double seconds_left = 0;   // of the wall-clock bound
+};
+
 struct PlannerOptions {
   int evaluations = 48;               // final-mode simulations, the references' included
   int analytical_per_evaluation = 8;  // analytical simulations allowed per evaluation
@@ -50,7 +62,7 @@ struct PlannerOptions {
   sim::network::NetworkMode final_mode = sim::network::NetworkMode::kFlow;
   bool references = true;  // price the scenario's plan and the TorchRec-style baseline
   /// Called from the search thread after each priced batch (never from a library print).
-  std::function<void(int scored, double best, double seconds_left)> progress;
+  std::function<void(const PlanProgress& progress)> progress;
 };
 
 struct PlanRequest {

@@ -17,20 +17,26 @@ namespace {
 
 constexpr const char* kCluster = "configs/clusters/hgx-h100-8.json";
 
+// An option close to none is refused with every option the command has.
 TEST(CliInputErrors, UnknownOptionIsAUsageError) {
   const auto run = run_strait({"collective", "--cluster", kCluster, "--bogus"});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(run.err,
-            "strait: collective: unrecognised option '--bogus' (see 'strait collective --help')\n");
+            "strait: collective: unknown option '--bogus'; the options are --cluster, --op, "
+            "--algo, --protocol, --mode, --ranks, --minbytes, --maxbytes, --stepfactor, "
+            "--stepbytes, --datatype, --root, --peer, --channels, --chunk-bytes, --ecmp, --json, "
+            "--help (see 'strait collective --help')\n");
   EXPECT_EQ(run.out, "");
 }
 
 // An option is never guessed from its prefix: sweep has --jsonl, and --json must not
-// quietly become it.
+// quietly become it (outputs_and_options_test.cpp has every command).
 TEST(CliInputErrors, AnOptionPrefixIsNotGuessed) {
   const auto run = run_strait({"sweep", "configs/sweeps/dlrm-8gpu-quick.json", "--json", "x"});
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_EQ(run.err, "strait: sweep: unrecognised option '--json' (see 'strait sweep --help')\n");
+  EXPECT_EQ(run.err,
+            "strait: sweep: unknown option '--json'; options are not abbreviated: did you mean "
+            "--jsonl? (see 'strait sweep --help')\n");
   EXPECT_EQ(run.out, "");
 }
 
@@ -45,6 +51,15 @@ TEST(CliInputErrors, PlanStepsOutsideTheirRangeAreUsageErrors) {
     EXPECT_EQ(run.err,
               std::string("strait: plan: --steps: expected 1..1000 steps, got ") + steps + "\n");
   }
+}
+
+// A planner budget of 1e308 s was converted to simulated time (undefined behaviour).
+TEST(CliInputErrors, PlanBudgetHasARange) {
+  const auto run = run_strait({"plan", "configs/scenarios/dlrm-1gpu.json", "--budget", "1e308"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err,
+            "strait: plan: --budget: expected a positive duration up to 1e6 s such as 60s or 5 "
+            "min, got '1e308'\n");
 }
 
 // A run is estimated before anything is built and refused past its work limit with the

@@ -85,7 +85,7 @@ TEST(CliSimulate, TraceIsChromeJsonWithSpansAndProcessNames) {
   const std::string trace_path = temp_path("trace.json");
   const auto run = run_strait({"simulate", kTraining, "--json", json_path, "--trace", trace_path});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_TRUE(contains(run.out, "trace          " + trace_path));
+  EXPECT_TRUE(contains(run.out, "wrote " + trace_path + " (Chrome/Perfetto trace, "));
 
   const json trace = read_json(trace_path);
   ASSERT_TRUE(trace.is_object());
