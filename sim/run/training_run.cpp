@@ -185,24 +185,23 @@ TrainingReport run_training_unnamed(const workload::TrainingScenario& scenario,
   report.stats = step_statistics(report.step_ms, steady_state(scenario.plan));
 
   // Throughput and MFU.
-  double samples = 0, flops = 0, peak = 0;
+  // peak: bf16, MFU's reference; highest: each GPU's highest peak in any precision, the
+  // physical bound.
+  double samples = 0, flops = 0, peak = 0, highest = 0;
   for (const auto& r : graph.ranks) {
     samples += static_cast<double>(r.samples);
-    peak += cost.device(scenario.cluster.gpu(r.gpu).type).peak(cost::Precision::kBf16).value_or(0);
+    const auto& device = cost.device(scenario.cluster.gpu(r.gpu).type);
+    peak += device.peak(cost::Precision::kBf16).value_or(0);
+    double best = 0;
+    for (int p = 0; p < cost::kPrecisionCount; ++p)
+      best = std::max(best, device.peak(static_cast<cost::Precision>(p)).value_or(0));
+    highest += best;
   }
   for (const auto& a : result.ranks) flops += a.flops;
   report.samples_per_step = samples;
   const double seconds = makespan.to_s();
   report.samples_per_sec = report.stats.mean_ms > 0 ? samples / (report.stats.mean_ms * 1e-3) : 0;
   report.mfu = seconds > 0 && peak > 0 ? flops / (seconds * peak) : 0;
-  double highest = 0;  // the sum over ranks of each GPU's highest peak, any precision
-  for (const auto& r : graph.ranks) {
-    const auto& device = cost.device(scenario.cluster.gpu(r.gpu).type);
-    double best = 0;
-    for (int p = 0; p < cost::kPrecisionCount; ++p)
-      best = std::max(best, device.peak(static_cast<cost::Precision>(p)).value_or(0));
-    highest += best;
-  }
   check_physical_bounds(scenario.file.empty() ? scenario.name : scenario.file, flops, highest,
                         makespan, result.ranks);
 
