@@ -35,6 +35,8 @@ Json plan_summary(const sim::workload::ParallelPlan& plan, const sim::workload::
       {"parallelism", plan.dense == sim::workload::DenseParallelism::kDdp ? "ddp" : "fsdp"}};
   if (plan.dense == sim::workload::DenseParallelism::kDdp) {
     dense["bucket_size"] = plan.bucket_size;
+    if (plan.grad_sync == sim::workload::GradSync::kGrouped) dense["grad_sync"] = "grouped";
+    if (plan.grad_comm_precision) dense["comm_precision"] = to_string(*plan.grad_comm_precision);
   } else {
     dense.update(group(layout.fsdp.size, plan.fsdp.level));
   }
@@ -66,6 +68,8 @@ Json plan_summary(const sim::workload::ParallelPlan& plan, const sim::workload::
           {"moe", group(layout.expert.size, plan.expert.level)},
           {"schedule",
            {{"pipeline_depth", s.pipeline_depth},
+            {"pipelined",
+             s.pipelined == sim::workload::Pipelined::kInputDist ? "input_dist" : "sparse_forward"},
             {"priorities", std::move(priorities)},
             {"sm_free_comm", s.sm_free},
             {"cross_dc_sync", static_cast<int>(s.cross_dc)},

@@ -76,8 +76,17 @@ class RankBuilder {
   void build() {
     std::vector<std::int32_t> sparse_ready(static_cast<std::size_t>(sh_.steps), -1);
     if (sh_.host_reduced) host_ready_.assign(static_cast<std::size_t>(sh_.steps), -1);
-    for (int s = 0; s < std::min(sh_.lookahead, sh_.steps); ++s)
-      sparse_ready[static_cast<std::size_t>(s)] = sparse_forward(s);
+    // Input dists issued ahead (pipelined "input_dist"): the lookup of their step comes later.
+    std::vector<std::int32_t> input_ready(static_cast<std::size_t>(sh_.steps), kNotIssued);
+    const bool ahead_input_only = sh_.sc.plan.schedule.pipelined == Pipelined::kInputDist;
+    auto run_ahead = [&](int step) {
+      if (ahead_input_only) {
+        input_ready[static_cast<std::size_t>(step)] = input_dist(step, -1);
+      } else {
+        sparse_ready[static_cast<std::size_t>(step)] = sparse_forward(step);
+      }
+    };
+    for (int s = 0; s < std::min(sh_.lookahead, sh_.steps); ++s) run_ahead(s);
     std::vector<std::int32_t> pending_xdc;  // overlapped sync: waited on by the next optimizer
     std::int32_t prev_opt = -1;
     for (int s = 0; s < sh_.steps; ++s) {
@@ -86,9 +95,14 @@ class RankBuilder {
                    .fork(static_cast<std::uint64_t>(rank_))
                    .fork(static_cast<std::uint64_t>(s));
       const int ahead = s + sh_.lookahead;
-      if (ahead < sh_.steps) {
-        sparse_ready[static_cast<std::size_t>(ahead)] =
-            sparse_forward(ahead, sh_.lookahead == 0 ? prev_opt : -1);
+      if (sh_.lookahead == 0) {
+        sparse_ready[static_cast<std::size_t>(s)] = sparse_forward(s, prev_opt);
+      } else {
+        if (ahead < sh_.steps) run_ahead(ahead);
+        if (ahead_input_only) {
+          sparse_ready[static_cast<std::size_t>(s)] =
+              sparse_forward(s, prev_opt, input_ready[static_cast<std::size_t>(s)]);
+        }
       }
       prev_opt = dense_step(s, sparse_ready[static_cast<std::size_t>(s)], prev_opt, pending_xdc);
     }
@@ -156,23 +170,30 @@ class RankBuilder {
   int sparse_group() const { return sh_.layout.sparse.block[static_cast<std::size_t>(rank_)]; }
   bool sparse_comm() const { return sh_.layout.sparse.size > 1 && sh_.map.has_sharded(); }
 
-  /// Input dist, lookup, output dist of `step`; returns the op the dense forward waits on.
-  std::int32_t sparse_forward(int step, std::int32_t after = -1) {
+  static constexpr std::int32_t kNotIssued = -2;
+
+  /// The ids' all-to-all of `step` after `after`; -1 when there is none.
+  std::int32_t input_dist(int step, std::int32_t after) {
+    if (!sparse_comm()) return -1;
+    const SparseTraffic& t = *traffic_[static_cast<std::size_t>(step)];
+    if (const auto each = t.uniform_input(member_)) {
+      return collective(CollectiveOp::kAllToAll, sparse_group(), *each * sh_.layout.sparse.size,
+                        CommClass::kInputDist, sh_.nm.input_dist, sh_.st.embedding_comm, step,
+                        StepPhase::kInput, {after});
+    }
+    return collective(CollectiveOp::kAllToAllV, sparse_group(), 0, CommClass::kInputDist,
+                      sh_.nm.input_dist, sh_.st.embedding_comm, step, StepPhase::kInput, {after},
+                      Algorithm::kAuto, t.input_row(member_));
+  }
+
+  /// Input dist (unless `input` was issued ahead), lookup, output dist of `step`; returns
+  /// the op the dense forward waits on.
+  std::int32_t sparse_forward(int step, std::int32_t after = -1, std::int32_t input = kNotIssued) {
     const SparseTraffic& t = *traffic_[static_cast<std::size_t>(step)];
     const auto& nm = sh_.nm;
-    std::int32_t in = -1;
-    if (sparse_comm()) {
-      if (const auto each = t.uniform_input(member_)) {
-        in = collective(CollectiveOp::kAllToAll, sparse_group(), *each * sh_.layout.sparse.size,
-                        CommClass::kInputDist, nm.input_dist, sh_.st.embedding_comm, step,
-                        StepPhase::kInput, {after});
-      } else {
-        in = collective(CollectiveOp::kAllToAllV, sparse_group(), 0, CommClass::kInputDist,
-                        nm.input_dist, sh_.st.embedding_comm, step, StepPhase::kInput, {after},
-                        Algorithm::kAuto, t.input_row(member_));
-      }
-    }
-    const std::int32_t stream = sh_.lookahead > 0 ? sh_.st.sparse_compute : sh_.st.compute;
+    const std::int32_t in = input == kNotIssued ? input_dist(step, after) : input;
+    const bool ahead = sh_.lookahead > 0 && input == kNotIssued;
+    const std::int32_t stream = ahead ? sh_.st.sparse_compute : sh_.st.compute;
     const std::int32_t look =
         kernel(t.lookup(member_), nm.lookup, stream, step, StepPhase::kInput, {in, after});
     if (!sparse_comm()) return look;
@@ -313,6 +334,9 @@ class RankBuilder {
         (*sh_.batches)[static_cast<std::size_t>(s)][static_cast<std::size_t>(replica)], L.cp.size);
     const bool fsdp = sc.plan.dense == DenseParallelism::kFsdp;
     const double e_param = bytes_per_element(sc.model.param_dtype);
+    const auto& comm = sc.plan.grad_comm_precision;
+    const double e_grad = comm ? bytes_per_element(*comm) : e_param;
+    const bool grouped = sc.plan.grad_sync == GradSync::kGrouped;
     const int n = sh_.stack.layers();
     const auto& work = sh_.layer_work[static_cast<std::size_t>(s)].of(sh_.stack, shape);
 
@@ -347,7 +371,7 @@ class RankBuilder {
       }
       last = emit_items(work[static_cast<std::size_t>(i)].backward, last, s, StepPhase::kBackward,
                         gather);
-      const double grad = sh_.stack.layer_params(i) * e_param;
+      const double grad = sh_.stack.layer_params(i) * e_grad;
       if (grad <= 0) continue;
       if (fsdp) {
         const std::int32_t rs =
@@ -371,7 +395,7 @@ class RankBuilder {
         }
       } else {
         bucket += grad;
-        if (bucket >= static_cast<double>(sc.plan.bucket_size)) {
+        if (!grouped && bucket >= static_cast<double>(sc.plan.bucket_size)) {
           sync_bucket(b++, static_cast<Bytes>(bucket), last, s, waits, xdc_now);
           bucket = 0;
         }
@@ -384,16 +408,16 @@ class RankBuilder {
         kernel(t.update(member_), sh_.nm.update, sh_.st.compute, s, StepPhase::kBackward,
                {last, flat_grads, host_grads, replica_due(s)});
     // Data-parallel tables' gradients join the last DDP bucket (or sync alone under FSDP).
+    const double e_tables = comm ? e_grad : bytes_per_element(sc.model.embedding_dtype);
     double dp_tables = 0;
     for (int table : sh_.map.data_parallel_tables) {
       const auto& tb = sc.model.tables[static_cast<std::size_t>(table)];
-      dp_tables +=
-          static_cast<double>(tb.rows) * tb.dim * bytes_per_element(sc.model.embedding_dtype);
+      dp_tables += static_cast<double>(tb.rows) * tb.dim * e_tables;
     }
     // Hybrid tables' hot rows likewise.
     for (std::size_t table = 0; table < sh_.map.hot_rows.size(); ++table) {
-      dp_tables += static_cast<double>(sh_.map.hot_rows[table]) * sc.model.tables[table].dim *
-                   bytes_per_element(sc.model.embedding_dtype);
+      dp_tables +=
+          static_cast<double>(sh_.map.hot_rows[table]) * sc.model.tables[table].dim * e_tables;
     }
     if (fsdp) {
       if (dp_tables > 0) {
@@ -402,8 +426,10 @@ class RankBuilder {
                                    s, StepPhase::kBackward, {update}));
       }
     } else if (bucket + dp_tables > 0) {
-      sync_bucket(b++, static_cast<Bytes>(bucket + dp_tables), dp_tables > 0 ? update : last, s,
-                  waits, xdc_now);
+      // Grouped: one all-reduce once the dense backward is done; the tables' local reduce
+      // ran beside the backward, and their update (in `update`) does not hold it back.
+      sync_bucket(b++, static_cast<Bytes>(bucket + dp_tables),
+                  dp_tables > 0 && !grouped ? update : last, s, waits, xdc_now);
     }
     flush_cross_dc(s, xdc_now);
     // Replica sync every K steps is spread over the steps: each step all-reduces a
@@ -534,7 +560,9 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
                                               ? std::string("replica_comm")
                                               : fmt::format("replica_comm/{}", k)));
   }
-  sh.st.sparse_compute = sh.lookahead > 0 ? g.stream("sparse_compute") : sh.st.compute;
+  sh.st.sparse_compute = sh.lookahead > 0 && sc.plan.schedule.pipelined == Pipelined::kSparseForward
+                             ? g.stream("sparse_compute")
+                             : sh.st.compute;
   sh.st.xdc_comm = sc.plan.schedule.cross_dc == CrossDcSync::kOverlapped ? g.stream("xdc_comm")
                                                                          : sh.st.dense_comm;
   const double grad_bytes = sh.stack.total_params() * 4 + 1;

@@ -147,13 +147,17 @@ void parse_sparse(const ConfigNode& node, const ModelConfig& model, ParallelPlan
 }
 
 void parse_schedule(const ConfigNode& node, ParallelPlan& p) {
-  node.allow_only(
-      {"pipeline_depth", "priorities", "sm_free_comm", "cross_dc_sync", "load_balance"});
+  node.allow_only({"pipeline_depth", "pipelined", "priorities", "sm_free_comm", "cross_dc_sync",
+                   "load_balance"});
   Schedule& s = p.schedule;
   const std::int64_t depth = node.integer_or("pipeline_depth", 1);
   if (depth < 1 || depth > 3)
     node.at("pipeline_depth").fail(fmt::format("expected 1 (none), 2 or 3, got {}", depth));
   s.pipeline_depth = static_cast<int>(depth);
+  s.pipelined = node.choice_or("pipelined", {"sparse_forward", "input_dist"}, "sparse_forward") ==
+                        "sparse_forward"
+                    ? Pipelined::kSparseForward
+                    : Pipelined::kInputDist;
   if (auto pr = node.find("priorities")) {
     pr->allow_only({"embedding", "dense", "context_parallel", "replica_sync", "moe"});
     auto get = [&](std::string_view key) {
@@ -241,7 +245,8 @@ ParallelPlan ParallelPlan::from_config(const ConfigNode& node, const ModelConfig
     p.ranks_node = node.at("ranks");
   }
   if (auto d = node.find("dense")) {
-    d->allow_only({"parallelism", "bucket_size", "group_size", "placement"});
+    d->allow_only(
+        {"parallelism", "bucket_size", "grad_sync", "comm_precision", "group_size", "placement"});
     p.dense = d->choice_or("parallelism", {"ddp", "fsdp"}, "ddp") == "ddp"
                   ? DenseParallelism::kDdp
                   : DenseParallelism::kFsdp;
@@ -252,6 +257,13 @@ ParallelPlan ParallelPlan::from_config(const ConfigNode& node, const ModelConfig
         d->at("bucket_size")
             .fail(fmt::format("expected a bucket size of at least 4 KiB, got {} B", p.bucket_size));
     }
+    p.grad_sync = d->choice_or("grad_sync", {"buckets", "grouped"}, "buckets") == "buckets"
+                      ? GradSync::kBuckets
+                      : GradSync::kGrouped;
+    if (p.dense == DenseParallelism::kFsdp && d->has("grad_sync"))
+      d->at("grad_sync").fail("applies to \"parallelism\": \"ddp\" only");
+    if (d->has("comm_precision"))
+      p.grad_comm_precision = precision_or(*d, "comm_precision", Precision::kFp32);
     if (p.dense == DenseParallelism::kDdp && (d->has("group_size") || d->has("placement"))) {
       d->at(d->has("group_size") ? "group_size" : "placement")
           .fail("applies to \"parallelism\": \"fsdp\" only");

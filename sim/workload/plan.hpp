@@ -2,7 +2,8 @@
 // ParallelPlan: how a model is parallelized and scheduled, as a plan file says.
 //
 //   {"name": "...", "ranks": 768,                       optional; default every GPU
-//    "dense": {"parallelism": "ddp", "bucket_size": "25 MiB"}
+//    "dense": {"parallelism": "ddp", "bucket_size": "25 MiB", "grad_sync": "buckets" | "grouped",
+//              "comm_precision": "fp16"}
 //           | {"parallelism": "fsdp", "group_size": 8, "placement": "host"},
 //    "context_parallel": {"degree": 2, "mode": "all_gather" | "all_to_all", "placement": "host"},
 //    "sparse": {"group_size": 256, "placement": "datacenter", "replica_sync_every": 1,
@@ -10,7 +11,8 @@
 //               "tables": {"t0": "table_wise", "t1": {"type": "grid", "column_shards": 2}},
 //                          "t2": {"type": "column_wise", "column_shards": 2, "ranks": [3, 5]}},
 //    "moe": {"expert_parallel": 8, "placement": "host"},
-//    "schedule": {"pipeline_depth": 2, "priorities": {"embedding": 0, "dense": 1},
+//    "schedule": {"pipeline_depth": 2, "pipelined": "sparse_forward" | "input_dist",
+//                 "priorities": {"embedding": 0, "dense": 1},
 //                 "sm_free_comm": true, "cross_dc_sync": "flat" | "hierarchical" | "overlapped",
 //                 "load_balance": "none" | "greedy" | "karmarkar_karp"
 //                               | {"method": "greedy", "scope": "datacenter"}}}
@@ -54,6 +56,13 @@ enum class ShardingType { kDataParallel, kTableWise, kRowWise, kColumnWise, kTab
 const char* to_string(ShardingType type);
 
 enum class DenseParallelism { kDdp, kFsdp };
+/// How DDP all-reduces the dense gradients. kBuckets: in buckets of bucket_size as the
+/// backward produces them, overlapped with the rest of the backward (PyTorch DDP).
+/// kGrouped: all of them in one all-reduce once the dense backward has ended, with the
+/// data-parallel tables' gradients (HugeCTR's grouped_all_reduce: its train pipeline runs
+/// "Allreduce wgrad" after the bottom MLP's backward, then the dense update, while the
+/// model-parallel embedding backward goes on on its own stream).
+enum class GradSync { kBuckets, kGrouped };
 enum class CpMode { kAllGather, kAllToAll };
 enum class CrossDcSync { kFlat, kHierarchical, kOverlapped };
 enum class LoadBalance { kNone, kGreedy, kKarmarkarKarp };
@@ -73,8 +82,16 @@ struct TableSharding {
   std::int64_t hot_rows = 0;  // hybrid: the hottest rows replicated data-parallel (see above)
 };
 
+/// What a pipelined step (depth > 1) runs ahead for the batches to come. kSparseForward:
+/// input dist, lookup and output dist (TorchRec's TrainPipelineSemiSync: the lookup may read
+/// weights one update old). kInputDist: the input dist only (TorchRec's TrainPipelineSparseDist,
+/// HugeCTR's inter-iteration overlap, which prefetches the data distribution); the lookup
+/// waits for the previous step's updates.
+enum class Pipelined { kSparseForward, kInputDist };
+
 struct Schedule {
   int pipeline_depth = 1;
+  Pipelined pipelined = Pipelined::kSparseForward;
   std::array<int, kCommClassCount> priority{};  // by CommClass
   bool sm_free = false;
   CrossDcSync cross_dc = CrossDcSync::kFlat;
@@ -97,6 +114,12 @@ struct ParallelPlan {
   std::optional<ConfigNode> ranks_node;
   DenseParallelism dense = DenseParallelism::kDdp;
   Bytes bucket_size = 25 * kMiB;
+  GradSync grad_sync = GradSync::kBuckets;
+  /// Element type of the dense gradient sync (all-reduce or reduce-scatter) and of the
+  /// data-parallel tables' gradients that join it, e.g. fp16 under mixed precision, where
+  /// HugeCTR all-reduces __half wgrads. Unset: the parameters' and the tables' own dtypes.
+  /// Plan file: "dense": {"comm_precision": "fp16"}.
+  std::optional<Precision> grad_comm_precision;
   GroupSpec fsdp;  // FSDP shard group (HSDP when smaller than the world)
   int cp_degree = 1;
   CpMode cp_mode = CpMode::kAllGather;

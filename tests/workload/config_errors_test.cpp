@@ -195,6 +195,14 @@ TEST(ConfigErrors, ABucketHoldsAtLeastAFewKiB) {
             "plan.json: /dense/bucket_size: expected a bucket size of at least 4 KiB, got 25 B");
 }
 
+TEST(ConfigErrors, GroupedGradSyncIsForDdp) {
+  EXPECT_EQ(config_error_of([] {
+              scenario_of("hgx-h100-8.json", kModel, kData,
+                          R"({"dense": {"parallelism": "fsdp", "grad_sync": "grouped"}})");
+            }),
+            "plan.json: /dense/grad_sync: applies to \"parallelism\": \"ddp\" only");
+}
+
 // An unknown table name among many lists 16 known names and counts the rest: the message
 // for a model of 100,000 tables was 229 KB.
 TEST(ConfigErrors, AnUnknownKeyAmongManyGivesAShortMessage) {

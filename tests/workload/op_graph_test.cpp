@@ -164,6 +164,77 @@ TEST(OpGraph, HybridTablesKeepTheirHotRowsLocal) {
   EXPECT_DOUBLE_EQ(hybrid_weights, 8000 + 16000);
 }
 
+// Dense gradient sync, DDP buckets against HugeCTR's grouped all-reduce. Top MLP 48 -> 64 ->
+// 64 on 8 ranks, t0 (1,000 x 16) replicated on every rank:
+//   gradients, fp32: top_mlp.1 64 x 64 + 64 = 4,160 params = 16,640 B, top_mlp.0 48 x 64 + 64
+//   = 3,136 = 12,544 B; t0 1,000 x 16 x 4 = 64,000 B
+//   buckets of 4 KiB: top_mlp.1 fills bucket.0 (16,640), top_mlp.0 bucket.1 (12,544), and
+//     t0 a last one after the embedding update: 64,000
+//   grouped: one all-reduce after top_mlp.0's backward: 16,640 + 12,544 + 64,000 = 93,184;
+//     "comm_precision": "fp16" halves it: 46,592
+TEST(OpGraph, GroupedGradSyncIsOneAllReduceAfterTheDenseBackward) {
+  const char* model = R"({"embedding": {"tables": [{"name": "t0", "rows": 1000, "dim": 16}]},
+    "dense": {"dense_features": 32, "top_mlp": {"layers": [64, 64]}}})";
+  auto syncs = [&](const char* dense) {
+    const auto sc = scenario_of(
+        "hgx-h100-8.json", model, kFixedData,
+        std::string(R"({"sparse": {"default": "data_parallel"}, "dense": )") + dense + "}");
+    const Json ops = to_json(build_op_graph(sc), 3)["ops"];
+    std::vector<std::pair<Json, std::string>> out;  // bytes, the op it waits on first
+    for (const auto& op : ops) {
+      if (op["step"] != 0 || op["stream"] != "dense_comm") continue;
+      out.emplace_back(op["collective"]["bytes"], ops[op["deps"][0].get<int>()]["name"]);
+    }
+    return out;
+  };
+  using Sync = std::vector<std::pair<Json, std::string>>;
+  EXPECT_EQ(syncs(R"({"bucket_size": "4 KiB"})"),
+            (Sync{{16640, "top_mlp.1/bwd"}, {12544, "top_mlp.0/bwd"}, {64000, "emb/update"}}));
+  EXPECT_EQ(syncs(R"({"bucket_size": "4 KiB", "grad_sync": "grouped"})"),
+            (Sync{{93184, "top_mlp.0/bwd"}}));
+  EXPECT_EQ(syncs(R"({"grad_sync": "grouped", "comm_precision": "fp16"})"),
+            (Sync{{46592, "top_mlp.0/bwd"}}));
+}
+
+// What a pipelined step (depth 2, 3 steps, t0 row-wise over 8 ranks) runs ahead. Step 1's
+// lookup: "sparse_forward" issues it on sparse_compute before step 0's dense forward, free
+// of step 0; "input_dist" issues only step 1's input dist then, and step 1's lookup on the
+// compute stream after step 0's dense optimizer (the updates it must read).
+TEST(OpGraph, PipelinedInputDistLeavesTheLookupAfterTheUpdates) {
+  auto lookup = [](const char* pipelined) {
+    const auto sc = scenario_of(
+        "hgx-h100-8.json", kOneLayerModel, kFixedData,
+        std::string(R"({"sparse": {"default": "row_wise"}, "schedule": {"pipeline_depth": 2)") +
+            pipelined + "}}",
+        3);
+    const Json ops = to_json(build_op_graph(sc), 3)["ops"];
+    std::vector<std::string> issued;  // ops in issue order up to step 1's lookup
+    std::pair<std::string, std::vector<std::string>> step1;  // its stream and deps
+    for (const auto& op : ops) {
+      issued.push_back(op["name"].get<std::string>() + "@" + std::to_string(op["step"].get<int>()));
+      if (op["name"] != "emb/lookup" || op["step"] != 1) continue;
+      step1.first = op["stream"];
+      for (const auto& d : op["deps"])
+        step1.second.push_back(ops[d.get<int>()]["name"].get<std::string>() + "@" +
+                               std::to_string(ops[d.get<int>()]["step"].get<int>()));
+      break;
+    }
+    return std::pair{issued, step1};
+  };
+  const auto [semi, semi_lookup] = lookup("");
+  EXPECT_EQ(semi_lookup.first, "sparse_compute");
+  EXPECT_EQ(semi_lookup.second, (std::vector<std::string>{"emb/input_dist@1"}));
+  EXPECT_EQ(semi, (std::vector<std::string>{"emb/input_dist@0", "emb/lookup@0", "emb/output_dist@0",
+                                            "emb/input_dist@1", "emb/lookup@1"}));
+  const auto [dist, dist_lookup] = lookup(R"(, "pipelined": "input_dist")");
+  EXPECT_EQ(dist_lookup.first, "compute");
+  EXPECT_EQ(dist_lookup.second, (std::vector<std::string>{"emb/input_dist@1", "optimizer@0"}));
+  ASSERT_GE(dist.size(), 5u);
+  EXPECT_EQ(std::vector<std::string>(dist.begin(), dist.begin() + 5),
+            (std::vector<std::string>{"emb/input_dist@0", "emb/input_dist@1", "emb/lookup@0",
+                                      "emb/output_dist@0", "top_mlp.0/fwd@0"}));
+}
+
 // TorchRec's table-row-wise pooled dist: partial sums are reduce-scattered inside the host
 // block first, then cross hosts once. 16 ranks on two HGX hosts (blocks of 8), t0 (dim 16,
 // pooling 2, 128 samples a rank, fp32) table-row-wise on block 0 (least loaded, lowest):

@@ -103,8 +103,12 @@ RankMemory RankMemoryModel::rank(int rank, int member, double output_buffer,
     ids_bytes = std::max(ids_bytes, idb);
   }
   const double dense_params = params_ * e_param * shard + (fsdp ? largest_layer_ * e_param : 0);
+  // DDP copies gradients into buckets, two in flight; grouped sync all-reduces the
+  // gradients where they lie (one contiguous buffer, HugeCTR's grouped wgrad).
   const double ddp_buffers =
-      fsdp ? 0 : 2.0 * std::min(static_cast<double>(plan.bucket_size), params_ * e_param);
+      fsdp || plan.grad_sync == GradSync::kGrouped
+          ? 0
+          : 2.0 * std::min(static_cast<double>(plan.bucket_size), params_ * e_param);
   rm.terms = {
       {"dense_params", dense_params},
       {"dense_grads", params_ * e_param * shard},
@@ -116,7 +120,9 @@ RankMemory RankMemoryModel::rank(int rank, int member, double output_buffer,
       {"activations", act},
       {"attention_scores", scores},
       {"comm_buffers", output_buffer + ddp_buffers + layer_buffer},
-      {"pipeline_buffers", (plan.schedule.pipeline_depth - 1) * (ids_bytes + emb_act)},
+      {"pipeline_buffers",
+       (plan.schedule.pipeline_depth - 1) *
+           (ids_bytes + (plan.schedule.pipelined == Pipelined::kInputDist ? 0 : emb_act))},
   };
   rm.attention_jagged_bytes = jagged;
   rm.attention_padded_bytes = padded;
