@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "planner/launch_lines.hpp"
+#include "planner/torchrec_settings.hpp"
 #include "sim/workload/layout.hpp"
 
 namespace strait::planner {
@@ -157,6 +158,7 @@ Json launch_plan_json(const sim::workload::ParallelPlan& plan, const Json& docum
   else
     out["launch_refused"] = {{"srun", lines.srun_refused}};
   out["files"] = lines.files;
+  out["torchrec"] = torchrec_settings(plan, sc.model);
   out["notes"] = notes(plan, sc);
   out["fingerprint"] = fingerprint(sc, document);
   return out;

@@ -12,6 +12,8 @@
 //    "launch": {"torchrun": [one line per host], "srun": "...", "mpirun": "..."},
 //    "launch_refused": {"srun": "why"},             a launcher that cannot place the ranks
 //    "files": {"hostfile.txt": "...", ...},         files the lines read, to write beside them
+//    "torchrec": {...},                             TorchRec / DDP settings of the schedule
+//                                                   (torchrec_settings.hpp)
 //    "notes": ["..."],                              what the program itself must do
 //    "fingerprint": "fnv1a64:...",                  launch_fingerprint.hpp
 //    "job": {"name", "cluster", "model", "data", "plan", "steps", "seed", "mode", ...}}

@@ -347,6 +347,38 @@ TEST(PlannerLaunch, NoForcedProtocolAlgorithmOrNonBlockingFlag) {
   EXPECT_NE(text.find("hierarchical cross-datacenter sync"), std::string::npos);
 }
 
+// The launch plan's "torchrec" section names the TorchRec and DDP settings of the schedule.
+// The small DLRM's embeddings train with row-wise AdaGrad in fp32 (the model's defaults).
+TEST(PlannerLaunch, TorchRecSectionNamesTheSettingsOfTheSchedule) {
+  const auto plain = launch_of(kTwoDc, Json::object())["torchrec"];
+  EXPECT_EQ(plain["train_pipeline"]["value"],
+            "torchrec.distributed.train_pipeline.TrainPipelineBase");
+  EXPECT_FALSE(plain.contains("qcomms_config"));
+  EXPECT_EQ(plain["fused_params"]["value"],
+            Json::parse(R"({"optimizer": "EXACT_ROWWISE_ADAGRAD"})"));
+  EXPECT_EQ(plain["ddp"]["value"], Json::parse(R"({"bucket_cap_mb": 25.0})"));
+  EXPECT_EQ(plain["unmatched"], Json::array());
+
+  const auto hugectr = launch_of(kTwoDc, Json::parse(R"({
+      "dense": {"grad_sync": "grouped", "comm_precision": "fp16"},
+      "sparse": {"comm_precision": {"forward": "fp16"}},
+      "schedule": {"pipeline_depth": 2, "pipelined": "input_dist"}})"))["torchrec"];
+  EXPECT_EQ(hugectr["train_pipeline"]["value"],
+            "torchrec.distributed.train_pipeline.TrainPipelineSparseDist");
+  EXPECT_EQ(hugectr["qcomms_config"]["value"],
+            Json::parse(R"({"forward_precision": "FP16", "backward_precision": "FP32"})"));
+  EXPECT_EQ(hugectr["ddp"]["value"], Json::parse(R"({"bucket_cap_mb": null, "comm_hook":
+              "torch.distributed.algorithms.ddp_comm_hooks.default_hooks.fp16_compress_hook"})"));
+
+  const auto deep = launch_of(kTwoDc, Json::parse(R"({"dense": {"comm_precision": "fp8"},
+      "schedule": {"pipeline_depth": 3}})"))["torchrec"];
+  EXPECT_EQ(deep["train_pipeline"]["value"],
+            "torchrec.distributed.train_pipeline.TrainPipelineSemiSync");
+  ASSERT_EQ(deep["unmatched"].size(), 2u);
+  EXPECT_NE(deep["unmatched"][0].get<std::string>().find("two batches ahead"), std::string::npos);
+  EXPECT_NE(deep["unmatched"][1].get<std::string>().find("fp16 or bf16 only"), std::string::npos);
+}
+
 // The fingerprint is a function of the whole cluster, model and data configs (and the
 // histogram files the data names) and the plan document.
 class PlannerLaunchFingerprint : public ::testing::Test {
