@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,7 @@
 #include "cli/options.hpp"
 #include "cli/plan_report.hpp"
 #include "cli/progress_line.hpp"
+#include "planner/launch_job.hpp"
 #include "planner/launch_plan.hpp"
 #include "planner/plan_document.hpp"
 #include "planner/plan_report.hpp"
@@ -47,39 +49,27 @@ double budget_seconds(const std::string& text) {
       text));
 }
 
-/// `file` as the launch plan at `launch` names it: relative to the launch plan's folder.
-std::string relative_to_launch(const std::string& file, const std::string& launch) {
-  namespace fs = std::filesystem;
-  const auto folder = fs::absolute(fs::path(launch)).parent_path();
-  return fs::absolute(fs::path(file)).lexically_normal().lexically_relative(folder).string();
-}
-
-/// The launch plan's "job": what `strait exec LAUNCH.json` runs (executor/launch_input.hpp):
-/// the cluster, model and data as files relative to the launch plan (inline where the
-/// scenario had them inline), the plan found inline, steps, seed, mode and profiles.
+/// The launch plan's "job" (planner/launch_job.hpp): the scenario's cluster, model and data
+/// as the files it names (inline where it had them inline), or the files given without one.
 Json launch_job(const po::variables_map& vm, const std::string& launch, const Json& document,
                 const TrainingScenario& base) {
-  Json job = {{"name", base.name},
-              {"steps", base.steps},
-              {"seed", base.seed},
-              {"mode", base.mode == sim::network::NetworkMode::kFlow ? "flow" : "analytical"},
-              {"plan", document}};
+  std::map<std::string, std::string> files;
+  Json hardware;
   if (vm.count("scenario")) {
     const auto config = load_config(vm["scenario"].as<std::string>());
     const auto parts = TrainingScenario::resolve_parts(config);
     const std::pair<const char*, const ConfigNode*> named[] = {
         {"cluster", &parts.cluster}, {"model", &parts.model}, {"data", &parts.data}};
     for (const auto& [key, part] : named) {
-      job[key] = config.at(key).is_string() ? Json(relative_to_launch(part->file(), launch))
-                                            : part->json();
+      if (config.at(key).is_string()) files[key] = part->file();
     }
-    if (const auto hardware = config.find("hardware")) job["hardware"] = hardware->json();
+    if (const auto h = config.find("hardware")) hardware = h->json();
   } else {
-    for (const char* key : {"cluster", "model", "data"})
-      job[key] = relative_to_launch(vm[key].as<std::string>(), launch);
+    for (const char* key : {"cluster", "model", "data"}) files[key] = vm[key].as<std::string>();
   }
-  if (!base.profiles_dir.empty()) job["profiles"] = relative_to_launch(base.profiles_dir, launch);
-  return job;
+  // Relative to the launch plan's folder (for "-", the working directory).
+  const auto folder = std::filesystem::absolute(std::filesystem::path(launch)).parent_path();
+  return planner::launch_job(base, document, files, hardware, folder.string());
 }
 
 planner::PlanRequest make_request(const po::variables_map& vm) {

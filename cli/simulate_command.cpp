@@ -21,6 +21,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/quantity.hpp"
 #include "sim/network/rank_set.hpp"
+#include "sim/run/collective_report_json.hpp"
 #include "sim/run/collective_scenario.hpp"
 #include "sim/run/training_run.hpp"
 #include "traces/chrome_trace_writer.hpp"
@@ -65,33 +66,6 @@ void print_report(const sim::run::CollectiveScenario& s, const sim::run::Scenari
   std::cout << fmt::format("\n  simulation: {} events in {:.3f} s ({:.2f} M events/s)\n", r.events,
                            r.wall_s,
                            r.wall_s > 0 ? static_cast<double>(r.events) / r.wall_s / 1e6 : 0.0);
-}
-
-nlohmann::json to_json(const sim::run::CollectiveScenario& s, const sim::run::ScenarioResult& r,
-                       sim::network::NetworkMode mode) {
-  nlohmann::json collectives = nlohmann::json::array();
-  for (std::size_t i = 0; i < r.collectives.size(); ++i) {
-    const auto& c = r.collectives[i];
-    collectives.push_back({{"name", c.name},
-                           {"op", sim::network::to_string(s.collectives[i].spec.op)},
-                           {"algorithm", sim::network::to_string(c.algorithm)},
-                           {"ranks", c.ranks},
-                           {"bytes", c.bytes},
-                           {"start_us", c.start.to_us()},
-                           {"end_us", c.end.to_us()},
-                           {"time_us", (c.end - c.start).to_us()}});
-  }
-  nlohmann::json traffic = nlohmann::json::object();
-  for (auto c : kClasses) traffic[sim::topology::to_string(c)] = r.traffic.bytes(c);
-  return {{"scenario", s.name},
-          {"cluster", s.cluster.name()},
-          {"gpus", s.cluster.gpu_count()},
-          {"mode", sim::network::to_string(mode)},
-          {"makespan_ms", r.makespan.to_ms()},
-          {"collectives", collectives},
-          {"traffic_bytes", traffic},
-          {"events", r.events},
-          {"sim_wall_s", r.wall_s}};
 }
 
 }  // namespace
@@ -178,7 +152,7 @@ int simulate_collectives(const ConfigNode& config, const po::variables_map& vm) 
   const auto mode = options.mode.value_or(scenario.mode);
   const auto result = sim::run::run_collective_scenario(scenario, options);
   print_report(scenario, result, mode);
-  write_result(vm, to_json(scenario, result, mode));
+  write_result(vm, sim::run::collective_report_json(scenario, result, mode));
   if (vm.count("trace")) {
     write_trace(timeline, vm, scenario.cluster.gpu_count(),
                 [&](int rank) { return kineto_device(scenario.cluster, rank); });

@@ -41,3 +41,36 @@ function(strait_test name)
     PROPERTIES LABELS "${name};${ARG_LABELS}"
     DISCOVERY_TIMEOUT 60)
 endfunction()
+
+# strait_position_independent(<target>): the strait libraries <target> links, transitively,
+# are built as position-independent code, so that a shared object (the Python module) can
+# hold them; the CLI links the same objects. -fno-semantic-interposition keeps the inlining
+# and direct calls that -fPIC alone would give up for interposable functions.
+function(strait_position_independent target)
+  get_target_property(deps ${target} LINK_LIBRARIES)
+  get_target_property(interface_deps ${target} INTERFACE_LINK_LIBRARIES)
+  foreach(dep ${deps} ${interface_deps})
+    string(REGEX REPLACE "^\\$<LINK_ONLY:(.*)>$" "\\1" dep "${dep}")
+    if(NOT dep MATCHES "^strait(::|_)" OR NOT TARGET ${dep})
+      continue()
+    endif()
+    get_target_property(aliased ${dep} ALIASED_TARGET)
+    if(aliased)
+      set(dep ${aliased})
+    endif()
+    get_target_property(done ${dep} POSITION_INDEPENDENT_CODE)
+    get_target_property(type ${dep} TYPE)
+    if(done OR NOT type MATCHES "^(STATIC_LIBRARY|INTERFACE_LIBRARY)$")
+      continue()
+    endif()
+    if(type STREQUAL "STATIC_LIBRARY")
+      set_target_properties(${dep} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+      target_compile_options(${dep} PRIVATE
+        $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU,Clang>>:-fno-semantic-interposition>)
+    else()
+      # Marks the interface library as visited (the property means nothing on it).
+      set_target_properties(${dep} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+    endif()
+    strait_position_independent(${dep})
+  endforeach()
+endfunction()

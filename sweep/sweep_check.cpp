@@ -42,13 +42,6 @@ bool picks_part_file(const Edit& e, std::string_view part) {
          std::string_view(e.pointer).substr(1) == part;
 }
 
-bool is_part_key(const Edit& e) {
-  for (std::string_view part : {"cluster", "model", "data", "plan"}) {
-    if (picks_part_file(e, part)) return true;
-  }
-  return false;
-}
-
 // `pointer` is `key` or lies inside it.
 bool within(std::string_view pointer, std::string_view key) {
   return pointer.substr(0, key.size()) == key &&
@@ -133,7 +126,7 @@ void probe(const SweepSpec& spec, const std::vector<ProbeEdit>& edits) {
   };
   bool scenario_keys = false;
   for (const auto& pe : edits)
-    scenario_keys |= pe.judged && pe.edit.part == "scenario" && !is_part_key(pe.edit);
+    scenario_keys |= pe.judged && pe.edit.part == "scenario" && !picks_part(pe.edit);
   // Runs one loader on the document of `part` read from `file`; false when it failed. An
   // error that is not a config's (an edit that turned a key's parent into a number) is the
   // points' to report, as before.
@@ -151,7 +144,7 @@ void probe(const SweepSpec& spec, const std::vector<ProbeEdit>& edits) {
 
   std::vector<Edit> plain;
   for (const auto& pe : edits) plain.push_back(pe.edit);
-  std::optional<detail::PointConfigs> configs;
+  std::optional<EditedScenario> configs;
   if (!attempt("scenario", spec.scenario().file,
                [&] { configs.emplace(detail::point_configs(spec, plain)); }))
     return;

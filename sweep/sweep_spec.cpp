@@ -18,44 +18,14 @@ namespace {
 
 using detail::SampleRange;
 
-constexpr std::string_view kParts[] = {"cluster", "model", "data", "plan"};
 // Largest sweep before filters; beyond it the point list alone would not fit in memory.
 constexpr double kMaxPoints = 10'000'000;
-
-bool is_part(std::string_view name) {
-  return std::find(std::begin(kParts), std::end(kParts), name) != std::end(kParts);
-}
 
 using AxisDef = Factor::Axis;
 
 // `text` is a pointer written at `node` (errors name that place).
 Edit parse_target(const ConfigNode& node, const std::string& text) {
-  const auto slash = text.find('/', 1);
-  const std::string part =
-      text.empty() ? ""
-                   : text.substr(1, slash == std::string::npos ? std::string::npos : slash - 1);
-  if (text.empty() || text[0] != '/' || (part != "scenario" && !is_part(part))) {
-    node.fail(fmt::format(
-        "expected a JSON pointer starting with /scenario, /cluster, /model, /data or /plan, got "
-        "'{}'",
-        text));
-  }
-  Edit e{part, slash == std::string::npos ? "" : text.substr(slash), Json()};
-  if (e.pointer.empty() || e.pointer == "/")
-    node.fail(fmt::format("expected a pointer to a key inside /{}, got '{}'", part, text));
-  try {
-    (void)Json::json_pointer(e.pointer);
-  } catch (const Json::exception& ex) {
-    node.fail(fmt::format("'{}' is not a JSON pointer ({})", text, ex.what()));
-  }
-  if (part == "scenario") {
-    const auto key = e.pointer.substr(1, e.pointer.find('/', 1) - 1);
-    if (is_part(key) && e.pointer != "/" + key) {
-      node.fail(fmt::format("edit the {} through /{}{} rather than /scenario/{}...", key, key,
-                            e.pointer.substr(key.size() + 1), key));
-    }
-  }
-  return e;
+  return parse_edit(text, {node.file(), node.pointer()});
 }
 
 std::vector<Edit> parse_targets(const ConfigNode& node) {
@@ -103,7 +73,6 @@ class SpecReader {
 
   const ConfigNode& root_;
   Reading r_;
-  std::string scenario_dir_;
   std::map<std::string, std::vector<std::string>> part_paths_;  // "" = inline in the scenario
   std::set<std::string> names_;
 };
@@ -119,9 +88,7 @@ void SpecReader::load_scenario() {
   if (scenario.has("collectives"))
     at.fail("expected a training scenario (a collectives scenario cannot be swept)");
   r_.scenario = {scenario.json(), path};
-  scenario_dir_ = std::filesystem::path(path).parent_path().string();
-  for (auto key : kParts) {
-    const std::string k(key);
+  for (const std::string k : {"cluster", "model", "data", "plan"}) {
     if (!scenario.has(k)) continue;  // the scenario itself reports it, per point
     add_part_file(scenario.at(k), k, scenario.at(k).json());
   }
@@ -129,45 +96,22 @@ void SpecReader::load_scenario() {
 
 // Records a document a part may come from: an inline object or a file, loaded now.
 void SpecReader::add_part_file(const ConfigNode& where, const std::string& key, const Json& value) {
-  if (value.is_object()) {
-    part_paths_[key].push_back("");
-    return;
-  }
-  if (!value.is_string())
-    where.fail(fmt::format("expected the path of a {} file or an inline object", key));
-  const std::string path =
-      (std::filesystem::path(scenario_dir_) / value.get<std::string>()).lexically_normal().string();
-  if (!std::filesystem::is_regular_file(path))
-    where.fail(fmt::format("{} file '{}' does not exist", key, path));
-  if (!r_.part_files.count(path)) r_.part_files[path] = {load_config(path).json(), path};
+  const auto path = part_file_path(key, value, r_.scenario.file, {where.file(), where.pointer()});
+  if (!path.empty() && !r_.part_files.count(path))
+    r_.part_files[path] = {load_config(path).json(), path};
   part_paths_[key].push_back(path);
 }
 
 // A pointer must lead into an existing object or array of every document its part may be.
 void SpecReader::check_target(const ConfigNode& where, const Edit& target, bool with_set) const {
-  const Json::json_pointer pointer(target.pointer);
-  const Json::json_pointer parent = pointer.parent_pointer();
-  const std::string last = pointer.back();
   auto check = [&](Json doc, const std::string& file) {
     // Axes see the documents as the "set" edits leave them; "set" edits see the base.
     if (with_set) {
       for (const auto& e : r_.set) {
-        if (e.part == target.part) doc[Json::json_pointer(e.pointer)] = e.value;
+        if (e.part == target.part) apply_edit(doc, e);
       }
     }
-    const bool has_parent = doc.contains(parent);
-    const Json* container = has_parent ? &doc.at(parent) : nullptr;
-    bool ok = container && (container->is_object() || container->is_array());
-    if (ok && container->is_array()) {
-      ok = !last.empty() && last.find_first_not_of("0123456789") == std::string::npos &&
-           std::stoull(last) < container->size();
-    }
-    if (!ok) {
-      where.fail(
-          fmt::format("/{}{} does not lead into {} (its parent '{}' must exist{})", target.part,
-                      target.pointer, file, parent.to_string(),
-                      container && container->is_array() ? " and the index be in range" : ""));
-    }
+    check_edit_target(target, doc, file, {where.file(), where.pointer()});
   };
   if (target.part == "scenario") {
     check(r_.scenario.json, r_.scenario.file);
@@ -209,8 +153,7 @@ AxisDef SpecReader::read_axis_def(const ConfigNode& axis, bool pointer_required)
   add_name(axis.has("name") ? axis.at("name") : axis, def.name);
   def.unit = axis.string_or("unit", "");
   for (auto& t : def.targets) {
-    if (t.part == "scenario" && is_part(t.pointer.substr(1)) && !def.unit.empty())
-      axis.at("unit").fail("a part file axis takes no unit");
+    if (picks_part(t) && !def.unit.empty()) axis.at("unit").fail("a part file axis takes no unit");
   }
   r_.axis_names.push_back(def.name);
   return def;
@@ -281,8 +224,7 @@ void SpecReader::check_factor(const ConfigNode& where, const Factor& factor) {
         where.fail(fmt::format("axis '{}' has a unit, so its values must be numbers, got {}",
                                axis.name, row[k].dump()));
       for (const auto& t : axis.targets) {
-        if (t.part == "scenario" && is_part(t.pointer.substr(1)))
-          add_part_file(where, t.pointer.substr(1), row[k]);
+        if (picks_part(t)) add_part_file(where, t.pointer.substr(1), row[k]);
       }
     }
   }
@@ -297,8 +239,7 @@ Reading SpecReader::read() {
       const ConfigNode value = set->at(key);
       Edit e = parse_target(value, key);
       e.value = value.json();
-      if (e.part == "scenario" && is_part(e.pointer.substr(1)))
-        add_part_file(value, e.pointer.substr(1), e.value);
+      if (picks_part(e)) add_part_file(value, e.pointer.substr(1), e.value);
       r_.set.push_back(std::move(e));
     }
   }

@@ -35,15 +35,9 @@
 #include <vector>
 
 #include "sim/core/config_node.hpp"
+#include "sweep/scenario_edit.hpp"
 
 namespace strait::sweep {
-
-/// One edit of a point: a value for a JSON pointer of one part of the scenario.
-struct Edit {
-  std::string part;     // "scenario", "cluster", "model", "data" or "plan"
-  std::string pointer;  // inside that part, e.g. "/cross_dc/0/bandwidth"
-  Json value;           // what the config receives ("400 Gb/s" for 400 with unit Gb/s)
-};
 
 /// One configuration of the sweep: its axis values (CSV columns) and the edits they make.
 struct Point {
@@ -81,13 +75,6 @@ struct PlanSearch {
   std::string mode;              // final-stage mode: "flow", "analytical", "" = the point's
   int top = 1;                   // best plans kept
   std::string constraints_file;  // path usable from the working directory; "" = none
-};
-
-/// A JSON document of the base scenario and the file it came from (relative paths in it
-/// resolve from that file's folder).
-struct Document {
-  Json json;
-  std::string file;
 };
 
 class SweepSpec {

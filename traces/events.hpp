@@ -4,16 +4,16 @@
 
 #include <cstdint>
 #include <string_view>
-#include <type_traits>
 #include <variant>
 
+#include "sim/core/trace_sink.hpp"
 #include "sim/core/units.hpp"
 #include "traces/string_table.hpp"
 
 namespace strait::traces {
 
 /// Interned track name ("compute", "comm", ...); dense from 0 in order of first use.
-using TrackId = std::int32_t;
+using TrackId = sim::TraceTrackId;
 /// Interned name, category, counter name or argument text.
 using NameId = StringId;
 
@@ -33,17 +33,7 @@ struct SpanArg {
 };
 
 /// An argument as given to add_span; integers stay exact, strings are copied (interned).
-struct Arg {
-  template <typename T>
-  requires std::is_integral_v<T> &&(!std::is_same_v<T, bool>)Arg(std::string_view k, T v)
-      : key(k), value(static_cast<std::int64_t>(v)) {}
-  Arg(std::string_view k, double v) : key(k), value(v) {}
-  Arg(std::string_view k, std::string_view v) : key(k), value(v) {}
-  Arg(std::string_view k, const char* v) : key(k), value(std::string_view(v)) {}
-
-  std::string_view key;
-  std::variant<std::int64_t, double, std::string_view> value;
-};
+using Arg = sim::TraceArg;
 
 /// A complete event: [start, end) on one rank's track.
 struct Span {
@@ -75,11 +65,7 @@ struct CounterSample {
 };
 
 /// One end of a flow arrow: a point on a rank's track, inside the span it should bind to.
-struct FlowEnd {
-  std::int32_t rank;
-  TrackId track;
-  Time time;
-};
+using FlowEnd = sim::TraceFlowEnd;
 
 /// An arrow from one span to another (e.g. a ring step's send to its receive).
 struct Flow {

@@ -28,20 +28,21 @@
 
 namespace strait::traces {
 
-class Timeline {
+/// The simulator's trace sink (sim/core/trace_sink.hpp), and what readers fill.
+class Timeline final : public sim::TraceSink {
  public:
   // Names. Interning once and passing ids is the fast path for hot loops.
   /// The id of track `name`, adding it if new; tracks sort in order of first use.
-  TrackId track(std::string_view name) { return tracks_.intern(name); }
+  TrackId track(std::string_view name) override { return tracks_.intern(name); }
   /// The id of a span/counter/category/argument text, adding it if new.
-  NameId name(std::string_view text) { return names_.intern(text); }
+  NameId name(std::string_view text) override { return names_.intern(text); }
   const std::string& track_name(TrackId id) const { return tracks_.str(id); }
   const std::string& name_of(NameId id) const { return names_.str(id); }
   std::size_t track_count() const { return tracks_.size(); }
   std::size_t name_count() const { return names_.size(); }
 
   /// Names rank `rank` in viewers (e.g. "rank 3 (dc0/host0/gpu3)"); default "rank N".
-  void set_rank_name(int rank, std::string display_name);
+  void set_rank_name(int rank, std::string display_name) override;
   /// The display name of `rank`, or "" if none was set.
   std::string_view rank_name(int rank) const;
   const std::map<int, std::string>& rank_names() const { return rank_names_; }
@@ -50,7 +51,7 @@ class Timeline {
   /// Records span [start, end) on `rank`'s `track`; returns its index in spans().
   std::size_t add_span(int rank, TrackId track, NameId name, NameId category, Time start, Time end);
   std::size_t add_span(int rank, TrackId track, NameId name, NameId category, Time start, Time end,
-                       std::span<const Arg> args);
+                       std::span<const Arg> args) override;
   std::size_t add_span(int rank, TrackId track, NameId name, NameId category, Time start, Time end,
                        std::initializer_list<Arg> args) {
     return add_span(rank, track, name, category, start, end, std::span(args.begin(), args.size()));
@@ -68,7 +69,7 @@ class Timeline {
   void add_counter(int rank_or_global, NameId name, Time t, double value);
   void add_counter(int rank_or_global, std::string_view name, Time t, double value);
   /// Records an arrow `id` from one track point to another; each end should lie inside a span.
-  void add_flow(std::uint64_t id, FlowEnd from, FlowEnd to, NameId name, NameId category);
+  void add_flow(std::uint64_t id, FlowEnd from, FlowEnd to, NameId name, NameId category) override;
   void add_flow(std::uint64_t id, FlowEnd from, FlowEnd to, std::string_view name = "flow",
                 std::string_view category = "flow");
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -102,10 +103,16 @@ CollectiveScenario CollectiveScenario::load(const std::string& path) {
 
 CollectiveScenario CollectiveScenario::from_config(const ConfigNode& config) {
   config.allow_only({"name", "description", "cluster", "mode", "seed", "collectives"});
+  return from_config(config, load_cluster_ref(config.at("cluster")));
+}
+
+CollectiveScenario CollectiveScenario::from_config(const ConfigNode& config,
+                                                   topology::Cluster cluster) {
+  config.allow_only({"name", "description", "cluster", "mode", "seed", "collectives"});
   CollectiveScenario s;
   s.file = config.file();
   s.name = config.string_or("name", std::filesystem::path(config.file()).stem().string());
-  s.cluster = load_cluster_ref(config.at("cluster"));
+  s.cluster = std::move(cluster);
   s.mode = parse_mode(config, "mode");
   const auto list = config.at("collectives");
   if (list.size() == 0) list.fail("expected at least one collective");
@@ -121,7 +128,7 @@ ScenarioResult run_collective_scenario(const CollectiveScenario& scenario,
   engine::Simulator sim;
   network::NetworkOptions net_options;
   net_options.mode = options.mode.value_or(scenario.mode);
-  traces::Timeline* timeline = options.timeline;
+  TraceSink* timeline = options.timeline;
   std::vector<char> traced(static_cast<std::size_t>(scenario.cluster.gpu_count()),
                            options.trace_ranks.empty());
   for (int r : options.trace_ranks) {
@@ -146,19 +153,19 @@ ScenarioResult run_collective_scenario(const CollectiveScenario& scenario,
       const std::string name = fmt::format("send {} -> {}", t.src_gpu, t.dst_gpu);
       if (src) {
         timeline->add_span(t.src_gpu, track, name, "transfer", t.start, t.end,
-                           {traces::Arg("bytes", t.bytes)});
+                           {TraceArg("bytes", t.bytes)});
       }
       if (dst) {
         timeline->add_span(t.dst_gpu, fmt::format("recv/{}", topology::to_string(t.widest_class)),
                            fmt::format("recv {} <- {}", t.dst_gpu, t.src_gpu), "transfer", t.start,
-                           t.end, {traces::Arg("bytes", t.bytes)});
+                           t.end, {TraceArg("bytes", t.bytes)});
       }
       if (src && dst) {
         const auto from_track = timeline->track(track);
         const auto to_track =
             timeline->track(fmt::format("recv/{}", topology::to_string(t.widest_class)));
-        timeline->add_flow(next_flow++, traces::FlowEnd{t.src_gpu, from_track, t.start},
-                           traces::FlowEnd{t.dst_gpu, to_track, t.end});
+        timeline->add_flow(next_flow++, TraceFlowEnd{t.src_gpu, from_track, t.start},
+                           TraceFlowEnd{t.dst_gpu, to_track, t.end});
       }
     };
   }
@@ -192,8 +199,8 @@ ScenarioResult run_collective_scenario(const CollectiveScenario& scenario,
         for (int g : scenario.collectives[i].spec.gpus) {
           if (traced[static_cast<std::size_t>(g)]) {
             timeline->add_span(g, track, name, category, out.start, out.end,
-                               {traces::Arg("bytes", out.bytes),
-                                traces::Arg("algorithm", network::to_string(out.algorithm))});
+                               {TraceArg("bytes", out.bytes),
+                                TraceArg("algorithm", network::to_string(out.algorithm))});
           }
         }
       }

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "sim/core/config_node.hpp"
+#include "sim/core/trace_sink.hpp"
 #include "sim/network/network.hpp"
 #include "sim/topology/cluster.hpp"
-#include "traces/timeline.hpp"
 
 namespace strait::sim::run {
 
@@ -39,6 +39,8 @@ struct CollectiveScenario {
   /// Loads and validates a scenario file. Throws ConfigError/IoError.
   static CollectiveScenario load(const std::string& path);
   static CollectiveScenario from_config(const ConfigNode& config);
+  /// As above on `cluster` (already loaded); `config`'s own "cluster" key is not read.
+  static CollectiveScenario from_config(const ConfigNode& config, topology::Cluster cluster);
 };
 
 struct CollectiveOutcome {
@@ -60,7 +62,7 @@ struct ScenarioResult {
 
 struct RunOptions {
   std::optional<network::NetworkMode> mode;  // overrides the scenario's
-  traces::Timeline* timeline = nullptr;      // when set, record spans of these ranks
+  TraceSink* timeline = nullptr;             // when set, record spans of these ranks
   std::vector<int> trace_ranks;              // empty = all ranks
 };
 

@@ -682,8 +682,8 @@ class Replayer {
         const auto& st = ranks_[u(rank)];
         if (rank == last || !st.traced) continue;
         const auto to_track = tl.track(graph_.streams()[u(st.shape->stream[u(op)])]);
-        tl.add_flow(next_flow_++, traces::FlowEnd{last, from_track, now},
-                    traces::FlowEnd{rank, to_track, now}, "waited for", "collective");
+        tl.add_flow(next_flow_++, TraceFlowEnd{last, from_track, now},
+                    TraceFlowEnd{rank, to_track, now}, "waited for", "collective");
       }
     }
     ++result_.collectives;
@@ -754,8 +754,8 @@ class Replayer {
     const auto name = tl.name(graph_.names()[u(op.name)]);
     if (op.kind == OpKind::kKernel) {
       tl.add_span(r, track, name, tl.name(cost::to_string(op.kernel.kind)), op_start, op_end,
-                  {traces::Arg("step", op.step), traces::Arg("flops", op.kernel.flops),
-                   traces::Arg("hbm_bytes", op.kernel.hbm_bytes)});
+                  {TraceArg("step", op.step), TraceArg("flops", op.kernel.flops),
+                   TraceArg("hbm_bytes", op.kernel.hbm_bytes)});
     } else {
       const auto category = tl.name(workload::to_string(op.collective.comm_class));
       const Time started = started_of(rank, index);
@@ -763,11 +763,10 @@ class Replayer {
         tl.add_span(r, track, tl.name("wait for peers"), category, op_start, started);
       }
       const auto& group = graph_.groups()[u(op.collective.group)];
-      tl.add_span(
-          r, track, name, category, started, op_end,
-          {traces::Arg("step", op.step), traces::Arg("bytes", op.collective.bytes),
-           traces::Arg("op", network::to_string(op.collective.op)),
-           traces::Arg("group", group.name), traces::Arg("group_size", group.ranks.size())});
+      tl.add_span(r, track, name, category, started, op_end,
+                  {TraceArg("step", op.step), TraceArg("bytes", op.collective.bytes),
+                   TraceArg("op", network::to_string(op.collective.op)),
+                   TraceArg("group", group.name), TraceArg("group_size", group.ranks.size())});
     }
   }
 

@@ -39,12 +39,12 @@
 #include <functional>
 #include <vector>
 
+#include "sim/core/trace_sink.hpp"
 #include "sim/cost/cost_model.hpp"
 #include "sim/network/network.hpp"
 #include "sim/run/replay_graph.hpp"
 #include "sim/topology/cluster.hpp"
 #include "sim/workload/op_graph.hpp"
-#include "traces/timeline.hpp"
 
 namespace strait::sim::run {
 
@@ -104,8 +104,8 @@ double percentile(std::vector<double> values, double p);
 
 struct ReplayOptions {
   network::NetworkMode mode = network::NetworkMode::kFlow;
-  traces::Timeline* timeline = nullptr;  // when set, record spans of `trace_ranks`
-  std::vector<int> trace_ranks;          // empty = all
+  TraceSink* timeline = nullptr;  // when set, record spans of `trace_ranks`
+  std::vector<int> trace_ranks;   // empty = all
   /// Called each time 65,536 more ops have finished, with the simulated time and the count.
   std::function<void(Time, std::uint64_t)> progress;
   /// Flow mode: advance kernels that have their GPU's SMs and HBM to themselves without

@@ -94,7 +94,7 @@ struct TrainingReport {
 
 struct TrainingRunOptions {
   std::optional<network::NetworkMode> mode;  // overrides the scenario's
-  traces::Timeline* timeline = nullptr;
+  TraceSink* timeline = nullptr;
   std::vector<int> trace_ranks;
   std::function<void(Time, std::uint64_t)> progress;
 };

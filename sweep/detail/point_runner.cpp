@@ -1,7 +1,6 @@
 #include "sweep/detail/point_runner.hpp"
 
 #include <chrono>
-#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -17,8 +16,6 @@ namespace strait::sweep::detail {
 namespace {
 
 using sim::workload::TrainingScenario;
-
-void apply(Json& doc, const Edit& e) { doc[Json::json_pointer(e.pointer)] = e.value; }
 
 // The point's scenario; `plan_document` receives the edited plan file (the planner's
 // baseline).
@@ -40,29 +37,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-PointConfigs point_configs(const SweepSpec& spec, const std::vector<Edit>& edits) {
-  Json scenario = spec.scenario().json;
-  for (const auto& e : edits) {
-    if (e.part == "scenario") apply(scenario, e);
-  }
-  const ConfigNode node(scenario, spec.scenario().file);
-  const auto dir = std::filesystem::path(spec.scenario().file).parent_path();
-  auto part = [&](const char* key) {
-    const ConfigNode at = node.at(key);
-    Document doc;
-    if (at.is_object()) {
-      doc = {at.json(), spec.scenario().file};
-    } else {
-      const auto path = (dir / at.as_string()).lexically_normal().string();
-      const auto it = spec.part_files().find(path);
-      doc = it != spec.part_files().end() ? it->second : Document{load_config(path).json(), path};
-    }
-    for (const auto& e : edits) {
-      if (e.part == key) apply(doc.json, e);
-    }
-    return ConfigNode(std::move(doc.json), doc.file);
-  };
-  return {node, {part("cluster"), part("model"), part("data"), part("plan")}};
+EditedScenario point_configs(const SweepSpec& spec, const std::vector<Edit>& edits) {
+  return edit_scenario(spec.scenario(), spec.part_files(), edits);
 }
 
 PointRunner::PointRunner(const SweepSpec& spec, std::string default_profiles_dir)

@@ -20,13 +20,8 @@
 namespace strait::sweep::detail {
 
 /// The documents a point loads: the base scenario's, with `edits` applied as a point
-/// applies them (scenario edits first: they may pick another part file; then each part's).
-/// Errors name the part file and key, or the scenario file for an inline part.
-struct PointConfigs {
-  ConfigNode scenario;
-  sim::workload::ScenarioParts parts;
-};
-PointConfigs point_configs(const SweepSpec& spec, const std::vector<Edit>& edits);
+/// applies them (edit_scenario, scenario_edit.hpp).
+EditedScenario point_configs(const SweepSpec& spec, const std::vector<Edit>& edits);
 
 /// A finished point, ready to be written.
 struct PointOutcome {

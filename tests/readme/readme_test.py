@@ -5,13 +5,14 @@ Each README (README.md, */README.md, */*/README.md) is cut into sections at its 
 headings. A section's shell blocks (```sh, ```bash, ```shell; ```console: its `$ ` lines)
 run in order, in one scratch copy of the repository (the files git tracks plus untracked
 ones it does not ignore; without git, the tree less build folders), whose build/bin is a
-symlink to the built binaries. Each section is one ctest (`readme.<file>:<section>`).
+symlink to the built binaries (and build/python to the Python package, where it was built). Each section is one ctest (`readme.<file>:<section>`).
 
 Markers are HTML comments, invisible on GitHub (syntax: CONTRIBUTING.md, "The README is
 tested"):
 
     <!-- readme-test: skip (needs a GPU) -->        before a block: not run, reported skipped
     <!-- readme-test: needs jupyter -->             before a block: skipped without the program
+    <!-- readme-test: needs build/python/strait --> before a block: skipped where the build lacks it
     <!-- readme-test: timeout 300 -->               before a block: its limit (default 120 s)
     <!-- readme-test: replace "calibrate run" with "cp A cpu.json" (about 3 minutes) -->
                                                     before a block: a stand-in for one command
@@ -571,6 +572,18 @@ def make_scratch(root, bindir, work):
             shutil.copy2(src, dst)
     os.makedirs(os.path.join(work, "build"), exist_ok=True)
     os.symlink(os.path.abspath(bindir), os.path.join(work, "build", "bin"))
+    # The Python package (build/python/strait), where the build made it.
+    python = os.path.join(os.path.dirname(os.path.abspath(bindir)), "python")
+    if os.path.isdir(python):
+        os.symlink(python, os.path.join(work, "build", "python"))
+
+
+def available(need, bindir):
+    """A `needs` entry: a program on PATH, or a path under build/ that the build has made
+    (`needs build/python/strait`: the Python module)."""
+    if need.startswith("build/"):
+        return os.path.exists(os.path.join(os.path.dirname(os.path.abspath(bindir)), need[len("build/"):]))
+    return shutil.which(need) is not None
 
 
 def tail(text, n=40):
@@ -670,7 +683,7 @@ def run_section(root, bindir, work, readme, slug):
     section = sections[0]
     prose = prose_of(open(os.path.join(root, readme), encoding="utf-8").read())
     print(f"{readme}, section '{section.title}' (line {section.line}): {len(section.steps)} block(s)")
-    runnable = [st for st in section.steps if not st.skip and all(shutil.which(p) for p in st.needs)]
+    runnable = [st for st in section.steps if not st.skip and all(available(p, bindir) for p in st.needs)]
     if runnable:
         make_scratch(root, bindir, work)
         print(f"scratch copy: {work}")
@@ -682,7 +695,7 @@ def run_section(root, bindir, work, readme, slug):
     cache = {}
     for step in section.steps:
         label = f"{readme}:{step.line}" + (" (run marker)" if step.hidden else "")
-        missing = [p for p in step.needs if shutil.which(p) is None]
+        missing = [p for p in step.needs if not available(p, bindir)]
         reason = step.skip or (f"needs {', '.join(missing)}, not installed" if missing else None)
         if reason:
             skipped += 1

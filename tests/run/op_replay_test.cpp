@@ -4,6 +4,7 @@
 
 #include "run_test_support.hpp"
 #include "sim/workload/op_graph_builder.hpp"
+#include "traces/timeline.hpp"
 
 namespace strait::sim::run {
 namespace {

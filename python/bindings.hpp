@@ -1,0 +1,27 @@
+#pragma once
+// The parts of the Python module `_strait` (strait_module.cpp puts them together), one file
+// each. The pure-Python package strait/ wraps them (results, DataFrames, docstrings).
+
+#include <string>
+
+#include <pybind11/pybind11.h>
+
+namespace strait::python {
+
+namespace py = pybind11;
+
+/// strait.Error and strait.ConfigError, and the translation of strait's C++ errors to them.
+void bind_errors(py::module_& m);
+/// The Scenario class: load, from a dict, override by JSON pointer, to a dict.
+void bind_scenario(py::module_& m);
+/// simulate(): a training or collectives scenario to its `strait simulate --json` object.
+void bind_simulate(py::module_& m);
+/// plan(): the planner's report, plan, TorchRec plan and launch plan.
+void bind_plan(py::module_& m);
+/// sweep(): a sweep file's CSV and JSON Lines.
+void bind_sweep(py::module_& m);
+
+/// The calibration profiles of a scenario that names none (the CLI's default).
+std::string default_profiles_dir();
+
+}  // namespace strait::python
