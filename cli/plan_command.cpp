@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -124,6 +125,22 @@ planner::PlanRequest make_request(const po::variables_map& vm) {
   return req;
 }
 
+/// What the launch lines run as the user named it: --entrypoint, or its deprecated name
+/// --program; none when they named neither (the lines then run the placeholder).
+std::optional<std::string> entrypoint_of(const po::variables_map& vm) {
+  if (vm.count("entrypoint") && vm.count("program"))
+    throw UsageError("plan: --entrypoint and --program (its deprecated name) exclude each other");
+  const char* option = vm.count("program") ? "program" : "entrypoint";
+  if (!vm.count(option)) return std::nullopt;
+  const auto entrypoint = vm[option].as<std::string>();
+  if (entrypoint.find_first_not_of(" \t") == std::string::npos)
+    throw UsageError(fmt::format(
+        "plan: --{}: expected a command such as \"train.py ARGS\" or \"python -m MODULE "
+        "ARGS\", got '{}'",
+        option, entrypoint));
+  return entrypoint;
+}
+
 planner::PlannerOptions make_options(const po::variables_map& vm, const TrainingScenario& base) {
   planner::PlannerOptions o;
   o.budget_s = budget_seconds(vm["budget"].as<std::string>());
@@ -162,6 +179,11 @@ planner::PlannerOptions make_options(const po::variables_map& vm, const Training
 }  // namespace
 
 int run_plan(const std::vector<std::string>& args) {
+  const std::string entrypoint_help = fmt::format(
+      "what the launch plan's lines run: your training script and its arguments (SCRIPT ARGS), "
+      "a module (-m MODULE ARGS) or a command naming its Python (python -m MODULE ARGS); "
+      "default: the placeholder \"{}\"",
+      planner::kPlaceholderEntrypoint);
   po::options_description desc("options");
   desc.add_options()("scenario", po::value<std::string>(),
                      "scenario file: cluster, model and data; its plan is the baseline to beat")(
@@ -193,9 +215,8 @@ int run_plan(const std::vector<std::string>& args) {
       "module path of sequence tables in the TorchRec plan written")(
       "launch", po::value<std::string>(),
       "write the launch plan to this file (-: stdout, the report to stderr)")(
-      "program",
-      po::value<std::string>()->default_value("train.py --plan plan.json --launch launch.json"),
-      "your training program and its arguments, as the launch plan's lines start it")(
+      "entrypoint", po::value<std::string>(), entrypoint_help.c_str())(
+      "program", po::value<std::string>(), "deprecated name of --entrypoint")(
       "json", po::value<std::string>(),
       "write the report as JSON to this file (-: stdout, the report to stderr)");
   po::positional_options_description positional;
@@ -205,6 +226,7 @@ int run_plan(const std::vector<std::string>& args) {
                      desc, positional, vm))
     return 0;
   prepare_outputs("plan", vm, {{"out"}, {"torchrec"}, {"launch"}, {"json"}});
+  const auto entrypoint = entrypoint_of(vm);  // checked before the search, not after it
   const auto request = make_request(vm);
   const auto kernels = sim::run::load_cost_model(
       request.base,
@@ -216,6 +238,12 @@ int run_plan(const std::vector<std::string>& args) {
   std::fprintf(stderr, "strait plan: searched in %.1f s\n", outcome.stats.wall_s);
   const planner::TableCosts costs(request.base, kernels);
   print_plan_report(std::cout, outcome, request, costs);
+  if (outcome.status == planner::PlanStatus::kFound && vm.count("launch") && !entrypoint) {
+    std::cout << fmt::format(
+        "\n  launch lines run the placeholder entrypoint \"{}\"; name yours with --entrypoint "
+        "\"SCRIPT ARGS\" or --entrypoint \"python -m MODULE ARGS\"\n",
+        planner::kPlaceholderEntrypoint);
+  }
   // Each file written, named with what it holds, after the report.
   if (vm.count("json")) {
     const auto path = vm["json"].as<std::string>();
@@ -241,7 +269,7 @@ int run_plan(const std::vector<std::string>& args) {
   if (vm.count("launch")) {
     const auto path = vm["launch"].as<std::string>();
     auto launch = planner::launch_plan_json(best.plan, best.document, request.base,
-                                            {vm["program"].as<std::string>()});
+                                            {entrypoint.value_or(planner::kPlaceholderEntrypoint)});
     // The job's files relative to the launch plan's folder (for "-", the working directory).
     launch["job"] = launch_job(vm, path, best.document, request.base);
     // The steps the planner simulated the plan for, so `strait exec` measures the same.

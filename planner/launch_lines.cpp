@@ -1,6 +1,8 @@
 #include "planner/launch_lines.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -20,6 +22,33 @@ std::string joined(const std::vector<std::string>& parts, const char* separator)
   return out;
 }
 
+// A word that names a Python interpreter: python, python3, python3.11, or a path ending in one.
+bool is_python(std::string_view word) {
+  if (const auto slash = word.rfind('/'); slash != std::string_view::npos)
+    word.remove_prefix(slash + 1);
+  if (!word.starts_with("python")) return false;
+  word.remove_prefix(6);
+  return std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) || c == '.';
+  });
+}
+
+// The entrypoint as torchrun takes it (after its own options) and as srun and mpirun run it
+// (launch_lines.hpp). torchrun starts a script or -m module with its own Python, and runs
+// the command as it is under --no-python (torch/distributed/run.py), which a command that
+// names its interpreter needs; srun and mpirun run a command, so a script or -m gets "python".
+struct EntrypointForms {
+  std::string torchrun, command;
+};
+
+EntrypointForms entrypoint_forms(const std::string& entrypoint) {
+  const auto begin = std::min(entrypoint.find_first_not_of(" \t"), entrypoint.size());
+  const auto end = std::min(entrypoint.find_first_of(" \t", begin), entrypoint.size());
+  if (is_python(std::string_view(entrypoint).substr(begin, end - begin)))
+    return {"--no-python " + entrypoint, entrypoint};
+  return {entrypoint, "python " + entrypoint};
+}
+
 std::vector<std::string> assignments(const std::map<std::string, std::string>& env) {
   std::vector<std::string> out;
   for (const auto& [name, value] : env) out.push_back(name + "=" + value);
@@ -35,14 +64,14 @@ std::vector<std::string> assignments(const std::map<std::string, std::string>& e
 // exactly the plan's ranks, also when hosts run different counts. `env` sets the variables
 // for torchrun, whose workers inherit them.
 std::vector<std::string> torchrun_lines(const std::vector<LaunchHost>& hosts,
-                                        const std::string& env, const std::string& program) {
+                                        const std::string& env, const std::string& entrypoint) {
   std::vector<std::string> lines;
   for (std::size_t i = 0; i < hosts.size(); ++i) {
     lines.push_back(fmt::format(
         "ssh {} {}torchrun --nnodes={} --nproc-per-node={} --node-rank={} --rdzv-backend=static "
         "--master-addr={} --master-port={} {}",
         hosts[i].hostname, env.empty() ? "" : "env " + env + " ", hosts.size(), hosts[i].ranks, i,
-        hosts.front().hostname, kMasterPort, program));
+        hosts.front().hostname, kMasterPort, entrypoint));
   }
   return lines;
 }
@@ -54,7 +83,7 @@ std::vector<std::string> torchrun_lines(const std::vector<LaunchHost>& hosts,
 // so local rank l uses GPU l as the plan placed it; --export=ALL,VAR=value passes the
 // environment; --cpu-bind=none leaves CPU placement to the program, as torchrun does.
 void add_srun(const std::vector<LaunchHost>& hosts, const std::vector<std::string>& env,
-              const std::string& program, LaunchLines& out) {
+              const std::string& command, LaunchLines& out) {
   const int gpus = hosts.front().gpus;
   const bool same_gpus =
       std::all_of(hosts.begin(), hosts.end(), [&](const LaunchHost& h) { return h.gpus == gpus; });
@@ -83,10 +112,9 @@ void add_srun(const std::vector<LaunchHost>& hosts, const std::vector<std::strin
                                  : fmt::format("--ntasks={} --distribution=arbitrary", world);
   if (!same_ranks) out.files[kSlurmHostfile] = per_rank;
   out.srun = fmt::format(
-      "{}srun --nodes={} --nodelist={} {} --gpus-per-node={} --export={} --cpu-bind=none "
-      "python {}",
+      "{}srun --nodes={} --nodelist={} {} --gpus-per-node={} --export={} --cpu-bind=none {}",
       same_ranks ? "" : fmt::format("SLURM_HOSTFILE={} ", kSlurmHostfile), hosts.size(),
-      joined(names, ","), layout, gpus, joined(exported, ","), program);
+      joined(names, ","), layout, gpus, joined(exported, ","), command);
 }
 
 // mpirun (Open MPI, docs.open-mpi.org "Scheduling processes across hosts", mpirun(1)):
@@ -94,7 +122,7 @@ void add_srun(const std::vector<LaunchHost>& hosts, const std::vector<std::strin
 // "host slots=ranks" lines in the plan's order and -np = their sum put every rank on its
 // host; -x VAR=value exports one variable each; --bind-to none as --cpu-bind=none above.
 std::string mpirun_line(const std::vector<LaunchHost>& hosts, const std::vector<std::string>& env,
-                        const std::string& program, LaunchLines& out) {
+                        const std::string& command, LaunchLines& out) {
   std::string hostfile;
   int world = 0;
   for (const auto& h : hosts) {
@@ -104,20 +132,21 @@ std::string mpirun_line(const std::vector<LaunchHost>& hosts, const std::vector<
   out.files[kHostfile] = hostfile;
   std::string exports;
   for (const auto& e : env) exports += " -x " + e;
-  return fmt::format("mpirun -np {} --hostfile {} --map-by slot --bind-to none{} python {}", world,
-                     kHostfile, exports, program);
+  return fmt::format("mpirun -np {} --hostfile {} --map-by slot --bind-to none{} {}", world,
+                     kHostfile, exports, command);
 }
 
 }  // namespace
 
 LaunchLines launch_lines(const std::vector<LaunchHost>& hosts,
                          const std::map<std::string, std::string>& env,
-                         const std::string& program) {
+                         const std::string& entrypoint) {
   const auto vars = assignments(env);
+  const auto forms = entrypoint_forms(entrypoint);
   LaunchLines out;
-  out.torchrun = torchrun_lines(hosts, joined(vars, " "), program);
-  add_srun(hosts, vars, program, out);
-  out.mpirun = mpirun_line(hosts, vars, program, out);
+  out.torchrun = torchrun_lines(hosts, joined(vars, " "), forms.torchrun);
+  add_srun(hosts, vars, forms.command, out);
+  out.mpirun = mpirun_line(hosts, vars, forms.command, out);
   return out;
 }
 

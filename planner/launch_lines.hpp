@@ -12,6 +12,14 @@
 //   mpirun    one line over a hostfile of "host slots=ranks", mapped by slot
 // The files the lines read (hostfiles) come with them, by name. Why each option is there,
 // with its documentation, is in launch_lines.cpp.
+//
+// The entrypoint every line runs takes one of three forms:
+//   SCRIPT ARGS              a Python script, as torchrun takes it; srun and mpirun run
+//                            "python SCRIPT ARGS"
+//   -m MODULE ARGS           a module, torchrun's -m; srun and mpirun run "python -m ..."
+//   PYTHON ARGS              a command whose first word is a Python interpreter (python,
+//                            python3, python3.11, a path ending in one): every line runs it
+//                            as written, torchrun with --no-python
 
 #include <map>
 #include <optional>
@@ -34,9 +42,10 @@ struct LaunchLines {
   std::map<std::string, std::string> files;  // file name -> contents, read by the lines
 };
 
-/// The lines that run `program` (a Python script and its arguments, as torchrun takes
-/// them) on `hosts` (at least one) with `env` (variable -> value) set for every rank.
+/// The lines that run `entrypoint` (one of the forms above) on `hosts` (at least one) with
+/// `env` (variable -> value) set for every rank.
 LaunchLines launch_lines(const std::vector<LaunchHost>& hosts,
-                         const std::map<std::string, std::string>& env, const std::string& program);
+                         const std::map<std::string, std::string>& env,
+                         const std::string& entrypoint);
 
 }  // namespace strait::planner

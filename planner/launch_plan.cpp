@@ -143,7 +143,7 @@ Json launch_plan_json(const sim::workload::ParallelPlan& plan, const Json& docum
   for (const auto& block : env) {
     for (const auto& [name, s] : block.items()) vars[name] = s["value"].get<std::string>();
   }
-  const auto lines = launch_lines(launch_hosts, vars, options.program);
+  const auto lines = launch_lines(launch_hosts, vars, options.entrypoint);
   Json out = Json::object();
   out["world_size"] = layout.world;
   out["nodes"] = hosts.size();
@@ -151,7 +151,7 @@ Json launch_plan_json(const sim::workload::ParallelPlan& plan, const Json& docum
   out["ranks"] = ranks;
   out["process_groups"] = groups;
   out["env"] = env;
-  out["program"] = options.program;
+  out["entrypoint"] = options.entrypoint;
   out["launch"] = {{"torchrun", lines.torchrun}, {"mpirun", lines.mpirun}};
   if (lines.srun)
     out["launch"]["srun"] = *lines.srun;

@@ -32,7 +32,7 @@ struct PlanArguments {
   int top = 5;
   int threads = 1;
   std::optional<std::string> mode, profiles, constraints;
-  std::string program, torchrec_module, torchrec_sequence_module;
+  std::string entrypoint, torchrec_module, torchrec_sequence_module;
 };
 
 // The CLI's ranges for its options, as ValueErrors.
@@ -48,6 +48,11 @@ planner::PlannerOptions planner_options(const PlanArguments& a, NetworkMode scen
   if (a.threads < 1) throw py::value_error("plan: threads: expected at least 1");
   if (a.mode && *a.mode != "flow" && *a.mode != "analytical")
     throw py::value_error("plan: mode: expected 'flow' or 'analytical', got '" + *a.mode + "'");
+  if (a.entrypoint.find_first_not_of(" \t") == std::string::npos)
+    throw py::value_error(
+        "plan: entrypoint: expected a command such as \"train.py ARGS\" or \"python -m MODULE "
+        "ARGS\", got '" +
+        a.entrypoint + "'");
   planner::PlannerOptions o;
   o.evaluations = a.evaluations;
   o.budget_s = a.budget_s;
@@ -99,7 +104,7 @@ Json plan(const ScenarioHandle& handle, const PlanArguments& a) {
   out["plan"] = best.document;
   out["torchrec"] = planner::torchrec_plan_json(best.plan, request.base, costs,
                                                 {a.torchrec_module, a.torchrec_sequence_module});
-  auto launch = planner::launch_plan_json(best.plan, best.document, request.base, {a.program});
+  auto launch = planner::launch_plan_json(best.plan, best.document, request.base, {a.entrypoint});
   launch["job"] = launch_job(handle, request.base, best.document);
   launch["job"]["steps"] = planner::compared_steps(request.base.steps, best.plan);
   out["launch"] = std::move(launch);
@@ -113,8 +118,8 @@ void bind_plan(py::module_& m) {
       "plan",
       [](const ScenarioHandle& scenario, int evaluations, double budget, int top, int threads,
          std::optional<std::string> mode, std::optional<std::string> profiles,
-         std::optional<std::string> constraints, std::string program, std::string torchrec_module,
-         std::string torchrec_sequence_module) {
+         std::optional<std::string> constraints, std::string entrypoint,
+         std::string torchrec_module, std::string torchrec_sequence_module) {
         const PlanArguments a{evaluations,
                               budget,
                               top,
@@ -122,7 +127,7 @@ void bind_plan(py::module_& m) {
                               std::move(mode),
                               std::move(profiles),
                               std::move(constraints),
-                              std::move(program),
+                              std::move(entrypoint),
                               std::move(torchrec_module),
                               std::move(torchrec_sequence_module)};
         const ScenarioHandle copy = scenario;
@@ -136,7 +141,7 @@ void bind_plan(py::module_& m) {
       py::arg("scenario"), py::kw_only(), py::arg("evaluations") = 48, py::arg("budget") = 600.0,
       py::arg("top") = 5, py::arg("threads") = 1, py::arg("mode") = py::none(),
       py::arg("profiles") = py::none(), py::arg("constraints") = py::none(),
-      py::arg("program") = planner::LaunchOptions{}.program,
+      py::arg("entrypoint") = planner::LaunchOptions{}.entrypoint,
       py::arg("torchrec_module") = planner::TorchRecModules{}.pooled,
       py::arg("torchrec_sequence_module") = planner::TorchRecModules{}.sequence);
 }

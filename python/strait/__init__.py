@@ -12,15 +12,18 @@ Every figure is what `strait simulate --json` prints for the same scenario: the 
 strait's C++ libraries, the ones the command runs. Errors are strait.ConfigError (a config
 file's: .file, .pointer, .expectation) and strait.Error (any other of strait's), their text
 what the command prints after "strait: error: ". Simulations release the GIL, so Python
-threads run scenarios side by side. python/README.md says more.
+threads run scenarios side by side. strait.torchrec.load_plan(path) reads the TorchRec
+sharding plan `strait plan --torchrec` writes as TorchRec's ShardingPlan. python/README.md
+says more.
 """
 
 import copy as _copy
 import json as _json
 import os as _os
 import tempfile as _tempfile
+import warnings as _warnings
 
-from . import _strait
+from . import _strait, torchrec
 
 __all__ = [
     "CollectiveResult",
@@ -34,6 +37,7 @@ __all__ = [
     "plan",
     "simulate",
     "sweep",
+    "torchrec",
 ]
 
 Error = _strait.Error
@@ -331,9 +335,10 @@ def plan(
     mode=None,
     profiles=None,
     constraints=None,
-    program=None,
+    entrypoint=None,
     torchrec_module=None,
     torchrec_sequence_module=None,
+    program=None,
 ):
     """Searches the fastest plan for a training scenario that fits, as `strait plan SCENARIO`
     does (the scenario's plan is the baseline to beat), and returns a PlanResult.
@@ -341,13 +346,20 @@ def plan(
     evaluations: final-mode simulations the search may take (its effort: the same plan on any
     machine); budget: a wall-clock upper bound in seconds; top: plans in the report; threads:
     worker threads (never change the result); mode: the final stage's network mode; profiles:
-    as for simulate(); constraints: a constraints file (planner/README.md); program,
-    torchrec_module, torchrec_sequence_module: as the command's options of those names.
-    The GIL is released while it runs.
+    as for simulate(); constraints: a constraints file (planner/README.md); entrypoint: what
+    the launch plan's lines run, "SCRIPT ARGS", "-m MODULE ARGS" or "python -m MODULE ARGS"
+    (default: the placeholder "train.py --plan plan.json --launch launch.json"; program= is
+    its deprecated name); torchrec_module, torchrec_sequence_module: as the command's options
+    of those names. The GIL is released while it runs.
     """
+    if program is not None:
+        if entrypoint is not None:
+            raise TypeError("plan() takes entrypoint= or program= (its deprecated name), not both")
+        _warnings.warn("plan(program=...) is deprecated; use entrypoint=", DeprecationWarning, stacklevel=2)
+        entrypoint = program
     options = {}
     for key, value in (
-        ("program", program),
+        ("entrypoint", entrypoint),
         ("torchrec_module", torchrec_module),
         ("torchrec_sequence_module", torchrec_sequence_module),
     ):

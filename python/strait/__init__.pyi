@@ -5,6 +5,8 @@ from typing import Any, Iterable, KeysView, Literal, Mapping, Optional, Union
 
 import pandas
 
+from . import torchrec as torchrec
+
 Json = Union[None, bool, int, float, str, list[Any], dict[str, Any]]
 PathLike = Union[str, os.PathLike[str]]
 Mode = Literal["flow", "analytical"]
@@ -128,8 +130,9 @@ def plan(
     mode: Optional[Mode] = ...,
     profiles: Optional[PathLike] = ...,
     constraints: Optional[PathLike] = ...,
-    program: Optional[str] = ...,
+    entrypoint: Optional[str] = ...,
     torchrec_module: Optional[str] = ...,
     torchrec_sequence_module: Optional[str] = ...,
+    program: Optional[str] = ...,  # deprecated: entrypoint
 ) -> PlanResult: ...
 def sweep(path: PathLike, *, threads: int = ..., profiles: Optional[PathLike] = ...) -> SweepResult: ...

@@ -213,9 +213,9 @@ sim::workload::TrainingScenario scenario_of(const Json& cluster, const Json& mod
       ConfigNode(Json{{"steps", 1}, {"seed", 7}}, folder + "/scenario.json"), parts);
 }
 
-Json launch_of(const Json& cluster, const Json& plan) {
+Json launch_of(const Json& cluster, const Json& plan, const LaunchOptions& options = {}) {
   const auto sc = scenario_of(cluster, Json::parse(kSmallDlrm), Json::parse(kSmallDlrmData), plan);
-  return launch_plan_json(sc.plan, plan, sc);
+  return launch_plan_json(sc.plan, plan, sc, options);
 }
 
 // Each rank's host from the cluster itself (rank r runs on GPU r), in launch-plan names.
@@ -237,7 +237,7 @@ TEST(PlannerLaunch, EveryLineUsesDocumentedOptionsAndTheSameEnvironment) {
                                                         "placement": "datacenter"}})"));
   const auto env = env_of(launch);
   EXPECT_EQ(env, (std::map<std::string, std::string>{{"NCCL_CROSS_NIC", "0"}}));
-  const auto program = tokens(launch["program"].get<std::string>());
+  const auto program = tokens(launch["entrypoint"].get<std::string>());
   EXPECT_EQ(program.front(), "train.py");
   ASSERT_EQ(launch["launch"]["torchrun"].size(), 4u);
   for (std::size_t i = 0; i < 4; ++i) {
@@ -268,6 +268,36 @@ TEST(PlannerLaunch, EveryLineUsesDocumentedOptionsAndTheSameEnvironment) {
 // Two datacenters: ranks 0-15 in west, 16-31 in east. Each launcher's documented placement
 // of the lines' ranks gives every rank the host the launch plan lists and the cluster puts
 // GPU r on, so the model-parallel groups stay inside their datacenter.
+// The three forms of an entrypoint (launch_lines.hpp), each as every launcher runs it:
+// torchrun after its options (with --no-python for a command that names its Python), srun
+// and mpirun after "python" unless the entrypoint names its own (mpirun after its last
+// -x, NCCL_CROSS_NIC=0 on this fabric).
+TEST(PlannerLaunch, EveryLauncherRunsEachFormOfEntrypoint) {
+  struct Form {
+    std::string entrypoint, torchrun, command;  // torchrun's form, srun's and mpirun's
+  };
+  const std::vector<Form> forms = {
+      {"train.py --lr 0.1", "train.py --lr 0.1", "python train.py --lr 0.1"},
+      {"-m my_trainer --config c.yaml", "-m my_trainer --config c.yaml",
+       "python -m my_trainer --config c.yaml"},
+      {"python -m my_trainer --config c.yaml", "--no-python python -m my_trainer --config c.yaml",
+       "python -m my_trainer --config c.yaml"},
+      {"/opt/venv/bin/python3.11 train.py", "--no-python /opt/venv/bin/python3.11 train.py",
+       "/opt/venv/bin/python3.11 train.py"},
+      {"python_tools/train.py", "python_tools/train.py", "python python_tools/train.py"}};
+  for (const auto& f : forms) {
+    const auto launch = launch_of(kTwoDc, Json::object(), {f.entrypoint});
+    EXPECT_EQ(launch["entrypoint"], f.entrypoint);
+    ASSERT_EQ(launch["launch"]["torchrun"].size(), 4u);
+    for (const auto& line : launch["launch"]["torchrun"])
+      EXPECT_TRUE(line.get<std::string>().ends_with(" --master-port=29500 " + f.torchrun)) << line;
+    const auto srun = launch["launch"]["srun"].get<std::string>();
+    EXPECT_TRUE(srun.ends_with(" --cpu-bind=none " + f.command)) << srun;
+    const auto mpirun = launch["launch"]["mpirun"].get<std::string>();
+    EXPECT_TRUE(mpirun.ends_with(" -x NCCL_CROSS_NIC=0 " + f.command)) << mpirun;
+  }
+}
+
 TEST(PlannerLaunch, EveryLauncherPutsEachRankOnItsHostInTwoDatacenters) {
   const auto launch = launch_of(kTwoDc, Json::parse(R"({"sparse": {"group_size": 16,
                                                         "placement": "datacenter"}})"));

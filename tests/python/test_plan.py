@@ -53,3 +53,23 @@ def test_plan_arguments_and_scenarios_are_checked():
         strait.plan("configs/scenarios/collectives-3dc.json")
     e = raised.value
     assert (e.file, e.pointer) == ("configs/scenarios/collectives-3dc.json", "/collectives")
+
+
+def test_the_entrypoint_is_what_every_launch_line_runs():
+    command = "python -m my_trainer --config c.yaml"
+    found = strait.plan(DLRM, evaluations=2, top=1, mode="analytical", entrypoint=command)
+    launch = found.launch
+    assert launch["entrypoint"] == command
+    # A command that names its Python: torchrun runs it with --no-python, srun and mpirun as is.
+    assert all(line.endswith(" --no-python " + command) for line in launch["launch"]["torchrun"])
+    assert launch["launch"]["srun"].endswith(" --cpu-bind=none " + command)
+    assert launch["launch"]["mpirun"].endswith(" --bind-to none " + command)
+    with pytest.warns(DeprecationWarning, match="use entrypoint="):
+        old = strait.plan(DLRM, evaluations=2, top=1, mode="analytical", program=command)
+    assert old.launch == found.launch
+    placeholder = strait.plan(DLRM, evaluations=2, top=1, mode="analytical").launch
+    assert placeholder["entrypoint"] == "train.py --plan plan.json --launch launch.json"
+    with pytest.raises(TypeError, match="not both"):
+        strait.plan(DLRM, entrypoint=command, program=command)
+    with pytest.raises(ValueError, match="entrypoint: expected a command"):
+        strait.plan(DLRM, evaluations=2, entrypoint=" ")
