@@ -1,9 +1,7 @@
 // strait exec SCENARIO: runs the scenario's op graph for real, one MPI process per rank
 // (CPU backend), and reports measured step times; --json (older name --out) and --trace
 // write the result in the shape of `strait simulate --json` and a Chrome/Perfetto trace in
-// its layout.
-
-#include <malloc.h>
+// its layout. Part of strait-mpi (cli/mpi_program.hpp).
 
 #include <iostream>
 #include <numeric>
@@ -11,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/command.hpp"
+#include "cli/mpi_program.hpp"
 #include "cli/options.hpp"
 #include "executor/cpu_executor.hpp"
 #include "executor/cuda_executor.hpp"
@@ -23,13 +22,6 @@
 
 namespace strait::cli {
 namespace {
-
-// As `strait calibrate run` does: freed memory stays in the process, so MPI's reduction
-// buffers and the executor's collective buffers are reused rather than re-faulted.
-void keep_freed_memory() {
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, -1);
-}
 
 // Rows of each embedding table the executor allocates: this rank's share of the model's
 // rows (the shards it holds, on average), at least 64k as calibration measured.

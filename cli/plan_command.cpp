@@ -23,13 +23,12 @@
 #include "planner/planner.hpp"
 #include "planner/torchrec_plan.hpp"
 #include "sim/core/atomic_file.hpp"
+#include "sim/core/bundled_configs.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/quantity.hpp"
 #include "sim/run/training_run.hpp"
 
 namespace strait::cli {
-
-std::string default_profiles_dir();  // simulate_command.cpp
 
 namespace {
 
@@ -230,7 +229,7 @@ int run_plan(const std::vector<std::string>& args) {
   const auto request = make_request(vm);
   const auto kernels = sim::run::load_cost_model(
       request.base,
-      vm.count("profiles") ? vm["profiles"].as<std::string>() : default_profiles_dir());
+      vm.count("profiles") ? vm["profiles"].as<std::string>() : bundled_profiles_dir().string());
   const auto options = make_options(vm, request.base);
   const auto outcome = planner::find_plan(request, kernels, options);
   if (options.progress) end_progress_line();

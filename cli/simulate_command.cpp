@@ -18,6 +18,7 @@
 #include "planner/planner.hpp"
 #include "planner/torchrec_plan.hpp"
 #include "sim/core/atomic_file.hpp"
+#include "sim/core/bundled_configs.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/quantity.hpp"
 #include "sim/network/rank_set.hpp"
@@ -69,8 +70,6 @@ void print_report(const sim::run::CollectiveScenario& s, const sim::run::Scenari
 }
 
 }  // namespace
-
-std::string default_profiles_dir() { return STRAIT_DEFAULT_PROFILES_DIR; }
 
 namespace {
 
@@ -190,8 +189,9 @@ sim::workload::TrainingScenario load_training(const ConfigNode& config,
 int simulate_training(const ConfigNode& config, const po::variables_map& vm) {
   auto scenario = load_training(config, vm);
   apply_max_work("simulate", vm, scenario);
-  const auto cost = sim::run::load_cost_model(
-      scenario, vm.count("profiles") ? vm["profiles"].as<std::string>() : default_profiles_dir());
+  const auto cost =
+      sim::run::load_cost_model(scenario, vm.count("profiles") ? vm["profiles"].as<std::string>()
+                                                               : bundled_profiles_dir().string());
   sim::run::TrainingRunOptions options;
   traces::Timeline timeline;
   apply_run_options(vm, scenario.cluster, timeline, options);

@@ -1,6 +1,7 @@
 // strait sweep SWEEP.json: runs every point of a sweep on this machine's cores (oneTBB) or
-// over the ranks of an MPI job, writing a CSV and a JSON Lines file; --resume continues
-// an interrupted sweep. A progress bar goes to stderr when it is a terminal.
+// over the ranks of an MPI job (cli/sweep_mpi_command.cpp, in strait-mpi), writing a CSV and a JSON
+// Lines file; --resume continues an interrupted sweep. A progress bar goes to stderr when it is a
+// terminal.
 
 #include <unistd.h>
 
@@ -14,15 +15,15 @@
 #include <fmt/format.h>
 
 #include "cli/command.hpp"
+#include "cli/mpi_program.hpp"
 #include "cli/options.hpp"
 #include "cli/progress_line.hpp"
+#include "cli/sweep_command.hpp"
+#include "sim/core/bundled_configs.hpp"
 #include "sim/core/error.hpp"
 #include "sweep/sweep.hpp"
 
 namespace strait::cli {
-
-std::string default_profiles_dir();
-
 namespace {
 
 std::atomic<bool> g_stop{false};
@@ -82,14 +83,15 @@ sweep::SweepOptions sweep_options(const po::variables_map& vm, const sweep::Swee
   if (options.threads < 0) throw UsageError("sweep: --threads: expected 0 (all cores) or more");
   options.resume = vm.count("resume") > 0;
   options.default_profiles_dir =
-      vm.count("profiles") ? vm["profiles"].as<std::string>() : default_profiles_dir();
+      vm.count("profiles") ? vm["profiles"].as<std::string>() : bundled_profiles_dir().string();
   options.stop = &g_stop;
   return options;
 }
 
 }  // namespace
 
-int run_sweep(const std::vector<std::string>& args) {
+int sweep_points(const std::vector<std::string>& args, const SweepRunner& runner,
+                 const char* workers) {
   po::options_description desc("options");
   desc.add_options()("sweep", po::value<std::string>()->required(),
                      "sweep file (configs/sweeps/*.json)")(
@@ -124,15 +126,11 @@ int run_sweep(const std::vector<std::string>& args) {
     return 0;
   }
   auto options = sweep_options(vm, spec);
-  const bool mpi = sweep::launched_by_mpi();
-  if (mpi && !sweep::mpi_built())
-    throw Error("sweep: started by mpirun, but this strait was built without MPI");
   int rank = 0;
   const bool terminal = stderr_is_terminal();
   if (terminal) options.progress = draw_progress;
   install_stop_handlers();
-  const auto summary =
-      mpi ? sweep::run_sweep_mpi(spec, options, rank) : sweep::run_sweep(spec, options);
+  const auto summary = runner(spec, options, rank);
   if (rank != 0) return 0;
   if (terminal) std::fprintf(stderr, "\n");
   const auto& p = summary.progress;
@@ -140,8 +138,7 @@ int run_sweep(const std::vector<std::string>& args) {
       "strait sweep: '{}': {} of {} points written ({} run now, {} failed) in {:.1f} s, {:.2f} "
       "points/s on {} {}\n",
       spec.name(), p.done, p.total, p.ran, p.failed, p.elapsed_s,
-      p.elapsed_s > 0 ? static_cast<double>(p.ran) / p.elapsed_s : 0.0, summary.workers,
-      mpi ? "MPI ranks" : "threads");
+      p.elapsed_s > 0 ? static_cast<double>(p.ran) / p.elapsed_s : 0.0, summary.workers, workers);
   std::cout << wrote(options.csv_path, "CSV, a row per point")
             << wrote(options.jsonl_path, "JSON Lines, each point's full report");
   if (summary.interrupted) {
@@ -149,6 +146,16 @@ int run_sweep(const std::vector<std::string>& args) {
     return 130;
   }
   return 0;
+}
+
+int run_sweep(const std::vector<std::string>& args) {
+  if (sweep::launched_by_mpi()) return sweep_on_mpi_ranks(args);
+  return sweep_points(
+      args,
+      [](const sweep::SweepSpec& spec, const sweep::SweepOptions& options, int&) {
+        return sweep::run_sweep(spec, options);
+      },
+      "threads");
 }
 
 }  // namespace strait::cli

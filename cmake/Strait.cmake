@@ -18,14 +18,28 @@ function(strait_allocator target)
 endfunction()
 
 # strait_library(<name> SOURCES ... DEPS ...): a static library strait_<name>
-# with alias strait::<name>, include root at the repository top.
+# with alias strait::<name>, include root at the repository top. Installed (cmake
+# --install) as strait::<name> of the strait package, with the folder's headers under
+# include/strait/<folder> (detail/ too: public headers include some).
 function(strait_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(strait_${name} STATIC ${ARG_SOURCES})
   add_library(strait::${name} ALIAS strait_${name})
-  target_include_directories(strait_${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_include_directories(strait_${name} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+                                                   $<INSTALL_INTERFACE:${STRAIT_INSTALL_INCLUDEDIR}>)
   target_link_libraries(strait_${name} PUBLIC ${ARG_DEPS})
   strait_warnings(strait_${name})
+  strait_install_library(strait_${name} ${name})
+endfunction()
+
+# strait_install_library(<target> <name>): installs <target> as strait::<name>, and the
+# headers of the folder that defines it.
+function(strait_install_library target name)
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
+  install(TARGETS ${target} EXPORT strait-targets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  file(RELATIVE_PATH folder ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+  install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/ DESTINATION ${STRAIT_INSTALL_INCLUDEDIR}/${folder}
+          FILES_MATCHING PATTERN "*.hpp" PATTERN "*.cuh")
 endfunction()
 
 # strait_test(<name> SOURCES ... DEPS ... [LABELS ...]): one gtest binary per library.

@@ -23,7 +23,8 @@ void bind_sweep(py::module_& m);
 /// load_json(): a JSON file read as every command reads a config (its errors the same).
 void bind_json(py::module_& m);
 
-/// The calibration profiles of a scenario that names none (the CLI's default).
+/// The calibration profiles of a scenario that names none (the CLI's default): the bundled
+/// ones of the installation or build tree that holds the module (sim/core/bundled_configs.hpp).
 std::string default_profiles_dir();
 
 }  // namespace strait::python

@@ -13,6 +13,7 @@ packages=(
   jupyter-nbconvert python3-nbformat python3-nbclient python3-ipykernel
   python3-pandas python3-matplotlib
   pybind11-dev python3-pytest python3-dev
+  time
 )
 
 missing=()

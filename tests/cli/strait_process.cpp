@@ -81,13 +81,18 @@ nlohmann::json read_json(const std::string& path) {
 }
 
 StraitRun run_strait(const std::vector<std::string>& args, int time_limit_s) {
+  return run_program(STRAIT_BINARY, args, time_limit_s);
+}
+
+StraitRun run_program(const std::string& program, const std::vector<std::string>& args,
+                      int time_limit_s) {
   const std::string out_path = temp_path("stdout.txt");
   const std::string err_path = temp_path("stderr.txt");
   // coreutils' timeout exits 124 when it stopped the run (KILL after a grace second).
   const std::string limit =
       time_limit_s > 0 ? fmt::format("timeout -k 1 {} ", time_limit_s) : std::string();
-  std::string command = fmt::format("cd {} && {}{}", shell_quote(STRAIT_SOURCE_DIR), limit,
-                                    shell_quote(STRAIT_BINARY));
+  std::string command =
+      fmt::format("cd {} && {}{}", shell_quote(STRAIT_SOURCE_DIR), limit, shell_quote(program));
   for (const auto& a : args) {
     command.push_back(' ');
     command.append(shell_quote(a));

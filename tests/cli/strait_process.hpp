@@ -23,6 +23,9 @@ inline constexpr int kTimedOut = 124;
 /// Runs `strait args...` from the repository root, so bundled relative paths resolve;
 /// with `time_limit_s` > 0, a run past it is killed and reports kTimedOut.
 StraitRun run_strait(const std::vector<std::string>& args, int time_limit_s = 0);
+/// The same with another program (a copy of strait elsewhere, strait-mpi).
+StraitRun run_program(const std::string& program, const std::vector<std::string>& args,
+                      int time_limit_s = 0);
 
 /// A fresh path under gtest's temporary directory, unique to this process and call.
 std::string temp_path(const std::string& name);
