@@ -1,15 +1,18 @@
 """What the notebooks share: the sweep's CSV (the sweep is run when it is missing), the
 breakdown terms, and figures shown inline under a Jupyter kernel and written as PNGs.
 
+A missing CSV is made with the Python module (strait.sweep), installed or built in
+build/python.
+
 Environment (scripts/figures.sh and the notebook tests set the first two):
   STRAIT_SWEEP_CSV    the CSV to read (default results/NAME.csv in the repository)
   STRAIT_FIGURES_DIR  where PNGs go (default results/figures in the repository)
-  STRAIT              the strait binary that runs a missing sweep (default build/bin/strait)
-  STRAIT_THREADS      its --threads (default: all cores)
+  STRAIT_THREADS      the threads a missing sweep runs on (default: all cores)
 """
 
+import json
 import os
-import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -33,20 +36,33 @@ def _use_inline_backend():
 _use_inline_backend()
 
 
+def _strait_module():
+    """The Python module strait: installed, or the build tree's (build/python, make build)."""
+    try:
+        import strait
+    except ImportError:
+        built = ROOT / "build" / "python"
+        if not (built / "strait").exists():
+            raise ImportError("the Python module strait is neither installed nor built in "
+                              f"{built} (make build)") from None
+        sys.path.insert(0, str(built))
+        import strait
+    return strait
+
+
 def run_sweep(name, csv):
-    """Runs configs/sweeps/NAME.json into CSV (and its JSON Lines file beside it)."""
-    strait = Path(os.environ.get("STRAIT", ROOT / "build" / "bin" / "strait"))
-    if not strait.exists():
-        raise FileNotFoundError(f"{csv} is missing and {strait} is not built to run the sweep (make build)")
-    command = [str(strait), "sweep", str(ROOT / "configs" / "sweeps" / f"{name}.json"), "--csv", str(csv)]
-    if os.environ.get("STRAIT_THREADS"):
-        command += ["--threads", os.environ["STRAIT_THREADS"]]
-    print(f"{csv} is missing: running", " ".join(command[1:]))
+    """Runs configs/sweeps/NAME.json with the Python module (strait.sweep, as `strait sweep`
+    does) into CSV, and its JSON Lines file beside it."""
+    strait = _strait_module()
+    threads = int(os.environ.get("STRAIT_THREADS", "0"))
+    print(f"{csv} is missing: running the sweep {name} on {threads or 'all'} threads")
+    result = strait.sweep(ROOT / "configs" / "sweeps" / f"{name}.json", threads=threads)
     csv.parent.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"strait sweep failed:\n{done.stderr}")
-    print(done.stdout.strip())
+    csv.write_text(result.csv, encoding="utf-8")
+    with open(csv.with_suffix(".jsonl"), "w", encoding="utf-8") as jsonl:
+        for row in result.rows:
+            jsonl.write(json.dumps(row) + "\n")
+    print(f"{result.points} points, {result.failed} failed: wrote {csv}")
 
 
 def load_sweep(name):
