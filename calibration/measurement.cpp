@@ -8,7 +8,7 @@
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/config_node.hpp"
 #include "sim/core/error.hpp"
-#include "sim/run/op_replay.hpp"
+#include "sim/core/statistics.hpp"
 
 namespace strait::calibration {
 namespace {
@@ -218,7 +218,7 @@ void set_bandwidths(Measurement& m) {
 
 Summary summarize(std::vector<double> samples_us) {
   std::sort(samples_us.begin(), samples_us.end());
-  const auto quantile = [&](double q) { return sim::run::percentile(samples_us, q); };
+  const auto quantile = [&](double q) { return percentile(samples_us, q); };
   Summary s;
   s.median_us = quantile(0.5);
   s.spread = {samples_us.front(), samples_us.back(), quantile(0.75) - quantile(0.25)};

@@ -11,8 +11,8 @@
 
 #include "calibration/kernel_names.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/statistics.hpp"
 #include "sim/cost/kernel_work.hpp"
-#include "sim/run/op_replay.hpp"
 #include "sim/run/training_run.hpp"
 #include "sim/workload/op_graph.hpp"
 
@@ -173,7 +173,7 @@ std::map<std::string, double> per_step_totals(const TraceOps& t, bool kernels) {
     auto& times = op.second;
     // Steps without the op count as 0 (an op that only some steps run).
     times.resize(std::max(times.size(), t.steps.size()), 0.0);
-    totals[op.first] += sim::run::percentile(times, 0.5);
+    totals[op.first] += percentile(times, 0.5);
   }
   return totals;
 }

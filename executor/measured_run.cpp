@@ -8,13 +8,13 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/core/statistics.hpp"
 #include "sim/run/training_report_json.hpp"
 
 namespace strait::executor {
 namespace {
 
 using sim::run::per_step;
-using sim::run::percentile;
 using sim::run::RankAccount;
 using sim::workload::CommClass;
 using sim::workload::OpKind;
@@ -132,7 +132,7 @@ RankAccount rank_account(const MeasuredRun& run, int r, Time makespan,
   }
   a.end = idle_since;
   // After the last compute-stream op: the rank's own collectives still running, then the
-  // slowest rank (the simulator's rule, sim/run/op_replay.hpp).
+  // slowest rank (the simulator's rule, sim/run/rank_account.hpp).
   std::vector<sim::run::CollectiveSpan> spans;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].kind == OpKind::kCollective && times.end[i] > idle_since)

@@ -3,7 +3,7 @@
 // end, relative to a common start after a barrier) and what it says in the simulator's
 // terms: step times, per-rank accounts, the --json result and the Chrome/Perfetto trace.
 //
-// Conventions, the simulator's (sim/run/training_run.hpp, op_replay.hpp) where it can be
+// Conventions, the simulator's (sim/run/training_run.hpp, rank_account.hpp) where it can be
 // measured:
 //   - Step s ends when its last compute-stream op ends on any rank; step times are the
 //     differences.
@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/units.hpp"
-#include "sim/run/op_replay.hpp"
+#include "sim/run/rank_account.hpp"
 #include "sim/run/training_run.hpp"
 #include "sim/workload/op_graph.hpp"
 #include "traces/timeline.hpp"

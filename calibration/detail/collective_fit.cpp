@@ -12,8 +12,8 @@
 #include "calibration/detail/table_fit.hpp"
 #include "calibration/kernel_case.hpp"
 #include "sim/core/error.hpp"
+#include "sim/core/statistics.hpp"
 #include "sim/network/network.hpp"
-#include "sim/run/op_replay.hpp"
 
 namespace strait::calibration::detail {
 namespace {
@@ -127,7 +127,7 @@ void fit_collectives(const std::vector<const Measurement*>& fit_records, const C
         per_unit.push_back(records[i]->median_us / parts[op].y[i]);
       }
     }
-    if (!per_unit.empty()) latency_us = std::min(latency_us, sim::run::percentile(per_unit, 0.5));
+    if (!per_unit.empty()) latency_us = std::min(latency_us, percentile(per_unit, 0.5));
   }
   if (!std::isfinite(latency_us)) latency_us = 0;
   // 2. Start-up latency per operation: what small messages take beyond the link latency.
@@ -139,7 +139,7 @@ void fit_collectives(const std::vector<const Measurement*>& fit_records, const C
         extra.push_back(records[i]->median_us - parts[op].y[i] * latency_us);
       }
     }
-    base_us[op] = extra.empty() ? 0.0 : std::max(0.0, sim::run::percentile(extra, 0.5));
+    base_us[op] = extra.empty() ? 0.0 : std::max(0.0, percentile(extra, 0.5));
   }
   // 3. Achieved bandwidth per record, relative to the nominal links: s = x / (t - a - y L).
   //    The link class efficiency is the best any operation achieves; each operation's

@@ -1,6 +1,6 @@
 #pragma once
 // CostModel: kernel durations on a GPU type from its calibration profile (a roofline with
-// per-family efficiencies), and how a kernel loads the GPU's SMs and HBM.
+// per-family efficiencies), and the share of its SMs an NCCL kernel takes.
 //
 // Roofline. For a kernel w on device d with family efficiencies e_c, e_m at w's table key
 // (calibration_profile.hpp):
@@ -12,18 +12,10 @@
 //   duration        = d.launch_overhead (+ the family's call_latency for embeddings)
 //                     + max(compute_seconds, memory_seconds).
 //
-// How the run layer uses it. Each GPU has two fluid resources of capacity 1.0, both in
-// "fraction of the device per second": `sm` (compute throughput) and `hbm` (bandwidth).
-// A kernel waits launch_overhead (using nothing), then is an activity of work 1.0 with
-// uses {sm: compute_seconds, hbm: memory_seconds} (fluid_coefficients()). Alone it runs at
-// rate 1 / max(compute_seconds, memory_seconds): the roofline exactly. Concurrent kernels
-// share both resources by max-min, so two memory-bound kernels split HBM bandwidth and a
-// compute-bound one beside a memory-bound one barely slows it.
-// SM contention. While an SM-based collective is in flight, the run layer adds an activity
-// on `sm` at a higher priority, capped at max_rate = comm_sm_fraction(gpu) (NCCL's SMs /
-// all SMs); compute kernels share what is left. SM-free (copy-engine) collectives add none.
-// Known limits: a kernel too small to fill the GPU still claims all of it when alone; no
-// L2 sharing between kernels; efficiencies depend on one key per family only.
+// How a kernel loads its GPU's SMs and HBM in flow mode, and what an NCCL collective takes
+// from them: gpu_model.hpp.
+//
+// Known limits: efficiencies depend on one key per family only.
 
 #include <string>
 #include <string_view>
@@ -49,15 +41,6 @@ struct KernelCost {
            Time::from_s(compute_seconds > memory_seconds ? compute_seconds : memory_seconds);
   }
 };
-
-/// Coefficients of a kernel activity (work 1.0) on its GPU's `sm` and `hbm` resources.
-struct FluidCoefficients {
-  double sm = 0;   // = compute_seconds
-  double hbm = 0;  // = memory_seconds
-};
-inline FluidCoefficients fluid_coefficients(const KernelCost& c) {
-  return {c.compute_seconds, c.memory_seconds};
-}
 
 class CostModel {
  public:

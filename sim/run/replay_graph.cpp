@@ -1,8 +1,11 @@
 #include "sim/run/replay_graph.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/run/op_replay.hpp"
 
 namespace strait::sim::run {
 namespace {
@@ -319,7 +322,7 @@ void ReplayGraph::add_rank(int rank, const workload::RankOps& ro,
       } else if (mode_ == network::NetworkMode::kAnalytical) {
         timed_.push_back(c.duration());
       } else {
-        flow_.push_back({c.compute_seconds, c.memory_seconds, c.launch_overhead});
+        flow_.push_back(cost::flow_kernel(c));
       }
       r.flops += op.kernel.flops;
     } else {
@@ -340,6 +343,32 @@ void ReplayGraph::add_rank(int rank, const workload::RankOps& ro,
 const std::vector<Op>* ReplayGraph::kept_ops(int r) const {
   const auto it = kept_.find(r);
   return it == kept_.end() ? nullptr : &it->second;
+}
+
+// The replay options' side of the graph (op_replay.hpp): which ranks keep their ops for a
+// trace, and whether kernel runs merge for the dataflow order.
+
+bool traced_rank(const ReplayOptions& options, int rank) {
+  if (!options.timeline) return false;
+  if (options.trace_ranks.empty()) return true;
+  return std::find(options.trace_ranks.begin(), options.trace_ranks.end(), rank) !=
+         options.trace_ranks.end();
+}
+
+bool runs_in_dataflow_order(const ReplayOptions& options) {
+  return options.mode == network::NetworkMode::kAnalytical && !options.timeline;
+}
+
+ReplayGraph replay_graph(const workload::OpGraph& graph, const topology::Cluster& cluster,
+                         const cost::CostModel& cost, const ReplayOptions& options) {
+  ReplayGraph out(options.mode, runs_in_dataflow_order(options));
+  for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
+    const auto& ro = graph.ranks[r];
+    const auto rank = static_cast<int>(r);
+    out.add_rank(rank, ro, cost.profile(cluster.gpu(ro.gpu).type), traced_rank(options, rank));
+  }
+  out.finish(graph);
+  return out;
 }
 
 }  // namespace strait::sim::run

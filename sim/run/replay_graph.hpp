@@ -32,6 +32,7 @@
 
 #include "sim/core/huge_pages.hpp"
 #include "sim/cost/cost_model.hpp"
+#include "sim/cost/gpu_model.hpp"
 #include "sim/network/network.hpp"
 #include "sim/workload/op_graph.hpp"
 
@@ -61,7 +62,7 @@ struct OpShape {
   // Kernel i hands over to hands_over[i], the next op on its stream, when that is a kernel
   // depending on nothing but i and no other op depends on i (kNone = -1 otherwise): the
   // next starts the instant i ends, and nothing else sees i end. Kernel runs merge along
-  // these (within a step), and flow mode's solo runs follow them (op_replay.cpp).
+  // these (within a step), and flow mode's solo runs follow them (detail/solo_runs.hpp).
   std::vector<std::int32_t> hands_over;
   std::int32_t kernels = 0;
   std::int32_t rows = 0;  // all_to_allv send rows per rank
@@ -72,14 +73,6 @@ struct OpShape {
   bool matches(const std::vector<workload::Op>& ops) const;
   /// How many built ops op i stands for (1 unless kernel runs were merged).
   std::int32_t run(std::size_t i) const { return runs.empty() ? 1 : runs[i]; }
-};
-
-/// A kernel in flow mode: an activity using SMs and HBM after its launch overhead. (In
-/// analytical mode a kernel is its duration alone.)
-struct FlowKernel {
-  double compute_seconds = 0;
-  double memory_seconds = 0;
-  Time launch_overhead;
 };
 
 struct ReplayRank {
@@ -134,12 +127,15 @@ class ReplayGraph {
   // Per-rank values, at the rank's offset plus the op's slot.
   /// Analytical mode: the rank's kernel durations by slot.
   const Time* kernel_durations(const ReplayRank& r) const { return timed_.data() + r.kernel_base; }
-  /// Flow mode: the rank's kernels by slot.
-  const FlowKernel* flow_kernels(const ReplayRank& r) const { return flow_.data() + r.kernel_base; }
+  /// Flow mode: the rank's kernels by slot (as the GPU model runs them; in analytical mode
+  /// a kernel is its duration alone).
+  const cost::FlowKernel* flow_kernels(const ReplayRank& r) const {
+    return flow_.data() + r.kernel_base;
+  }
   Time kernel_duration(const ReplayRank& r, std::int32_t slot) const {
     return kernel_durations(r)[slot];
   }
-  const FlowKernel& flow_kernel(const ReplayRank& r, std::int32_t slot) const {
+  const cost::FlowKernel& flow_kernel(const ReplayRank& r, std::int32_t slot) const {
     return flow_kernels(r)[slot];
   }
   Bytes collective_bytes(const ReplayRank& r, std::int32_t slot) const {
@@ -184,10 +180,10 @@ class ReplayGraph {
   HugeVector<ReplayRank> ranks_;
   std::size_t total_ops_ = 0, replay_ops_ = 0;
   std::int64_t kernels_ = 0, collectives_ = 0;
-  HugeVector<Time> timed_;          // analytical mode, per kernel
-  HugeVector<FlowKernel> flow_;     // flow mode, per kernel
-  HugeVector<Bytes> bytes_;         // per collective
-  HugeVector<std::int32_t> group_;  // per collective
+  HugeVector<Time> timed_;             // analytical mode, per kernel
+  HugeVector<cost::FlowKernel> flow_;  // flow mode, per kernel
+  HugeVector<Bytes> bytes_;            // per collective
+  HugeVector<std::int32_t> group_;     // per collective
   std::vector<workload::SendRow> rows_;
   std::unordered_map<int, std::vector<workload::Op>> kept_;
 };

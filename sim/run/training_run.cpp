@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <boost/math/distributions/students_t.hpp>
 
+#include "sim/core/statistics.hpp"
 #include "sim/workload/op_graph_builder.hpp"
 
 namespace strait::sim::run {

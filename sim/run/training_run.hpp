@@ -8,7 +8,7 @@
 //     (step 0 includes filling the train pipeline).
 //   - Breakdowns are per step (a rank's totals divided by the steps) and add up, for
 //     every rank, to the mean over every step (stats.all_steps_mean_ms): compute + exposed
-//     communication (by class) + straggler wait + bubble (see op_replay.hpp for how idle
+//     communication (by class) + straggler wait + bubble (see rank_account.hpp for how idle
 //     time is attributed).
 //   - The critical rank is the one with the least straggler wait: the others wait for it.
 //   - MFU = kernel FLOPs of all ranks / (makespan x sum of the GPUs' bf16 peaks).

@@ -130,7 +130,7 @@ TEST(MeasuredRun, TimelineHasEveryOpOfEveryRankOnItsStreamsTrack) {
   EXPECT_EQ(tl.spans()[1].end, Time::from_us(20));
 }
 
-// The simulator's rule for the time after a rank's last compute op (op_replay.hpp): the
+// The simulator's rule for the time after a rank's last compute op (rank_account.hpp): the
 // rank's own replica sync running then is exposed replica sync, the rest straggler wait.
 // Both ranks: op 0 kernel [0, 10], op 1 replica sync (comm) [10, 30]; rank 1 also runs
 // op 2 kernel [10, 50] on compute. Rank 0's tail 10-50: exposed replica sync 20, straggler
