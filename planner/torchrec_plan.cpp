@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <map>
 #include <string_view>
 
@@ -42,13 +43,6 @@ struct ShardOut {
   int rank;
 };
 
-// One shard as read: offsets, sizes, its placement's rank, where it is.
-struct ShardIn {
-  std::int64_t row0 = 0, col0 = 0, rows = 0, cols = 0;
-  int rank = 0;
-  ConfigNode node;
-};
-
 bool is_null(const ConfigNode& parent, std::string_view key) {
   return !parent.has(key) || parent.at(key).json().is_null();
 }
@@ -77,7 +71,7 @@ int placement_rank(const ConfigNode& node) {
   return rank;
 }
 
-ShardIn read_shard(const ConfigNode& sh) {
+TorchRecShard read_shard(const ConfigNode& sh) {
   sh.allow_only({"shard_offsets", "shard_sizes", "placement", "bucket_id_offset", "num_buckets"});
   for (const char* key : {"bucket_id_offset", "num_buckets"}) {
     if (!is_null(sh, key))
@@ -92,7 +86,9 @@ ShardIn read_shard(const ConfigNode& sh) {
   };
   const auto [row0, col0] = pair("shard_offsets", "[row offset, column offset]");
   const auto [rows, cols] = pair("shard_sizes", "[rows, columns]");
-  return {row0, col0, rows, cols, placement_rank(sh.at("placement")), sh};
+  const auto placement = sh.at("placement");
+  const int rank = placement_rank(placement);
+  return {row0, col0, rows, cols, placement.as_string(), rank, sh};
 }
 
 // The kernels strait's cost model represents: FBGEMM's fused table-batched embeddings in
@@ -125,11 +121,11 @@ void check_extra_keys(const ConfigNode& entry) {
 // Shards grouped by column slice (in column order), each group in list order. Column
 // slices must be of equal width dim / k and cover [0, dim) without gap or overlap; other
 // types have one slice spanning every column.
-std::vector<std::vector<const ShardIn*>> column_slices(const std::vector<ShardIn>& shards,
-                                                       const ConfigNode& entry, bool by_column,
-                                                       std::int64_t dim) {
-  std::map<std::int64_t, std::vector<const ShardIn*>> by_offset;
-  for (const auto& s : shards) by_offset[by_column ? s.col0 : 0].push_back(&s);
+std::vector<std::vector<const TorchRecShard*>> column_slices(
+    const std::vector<TorchRecShard>& shards, const ConfigNode& entry, bool by_column,
+    std::int64_t dim) {
+  std::map<std::int64_t, std::vector<const TorchRecShard*>> by_offset;
+  for (const auto& s : shards) by_offset[by_column ? s.column_offset : 0].push_back(&s);
   const auto k = static_cast<std::int64_t>(by_offset.size());
   if (dim % k != 0) {
     entry.at("shards").fail(fmt::format(
@@ -138,20 +134,20 @@ std::vector<std::vector<const ShardIn*>> column_slices(const std::vector<ShardIn
         dim, k));
   }
   const std::int64_t width = dim / k;
-  std::vector<std::vector<const ShardIn*>> out;
+  std::vector<std::vector<const TorchRecShard*>> out;
   for (auto& [col0, slice] : by_offset) {
     const auto j = static_cast<std::int64_t>(out.size());
-    for (const ShardIn* s : slice) {
-      if (s->col0 != j * width)
+    for (const TorchRecShard* s : slice) {
+      if (s->column_offset != j * width)
         s->node.at("shard_offsets")
             .fail(fmt::format("expected column offset {} (slice {} of {} of {} columns)", j * width,
                               j, k, width));
-      if (s->cols != width)
+      if (s->columns != width)
         s->node.at("shard_sizes")
             .fail(by_column ? fmt::format("expected column shards of equal width "
                                           "dim/column_shards = {}/{} = {} columns, got {}; "
                                           "strait models equal column slices only",
-                                          dim, k, width, s->cols)
+                                          dim, k, width, s->columns)
                             : fmt::format("expected {} columns (the table's dim)", dim));
     }
     out.push_back(std::move(slice));
@@ -161,13 +157,14 @@ std::vector<std::vector<const ShardIn*>> column_slices(const std::vector<ShardIn
 
 // A slice's row blocks: n of ceil(rows / n) rows in list order (TorchRec's layout), on n
 // distinct ranks; `aligned`: ranks b*n .. b*n+n-1 (one host block). Returns the first rank.
-int check_row_blocks(const std::vector<const ShardIn*>& slice, std::int64_t rows, bool aligned) {
+int check_row_blocks(const std::vector<const TorchRecShard*>& slice, std::int64_t rows,
+                     bool aligned) {
   const int n = static_cast<int>(slice.size());
   int first = slice.front()->rank;
-  for (const ShardIn* s : slice) first = std::min(first, s->rank);
+  for (const TorchRecShard* s : slice) first = std::min(first, s->rank);
   first = aligned ? first - first % n : first;
   for (int i = 0; i < n; ++i) {
-    const ShardIn& s = *slice[static_cast<std::size_t>(i)];
+    const TorchRecShard& s = *slice[static_cast<std::size_t>(i)];
     const RowBlock b = row_block(rows, n, i);
     const auto expected =
         n == 1 ? fmt::format("row offset 0 and {} rows (all of the table's rows)", rows)
@@ -175,7 +172,7 @@ int check_row_blocks(const std::vector<const ShardIn*>& slice, std::int64_t rows
                      "row offset {} and {} rows (block {} of {}: TorchRec's "
                      "ceil({} / {}) = {} rows each)",
                      b.offset, b.size, i, n, rows, n, b.per);
-    if (s.row0 != b.offset) s.node.at("shard_offsets").fail("expected " + expected);
+    if (s.row_offset != b.offset) s.node.at("shard_offsets").fail("expected " + expected);
     if (s.rows != b.size) s.node.at("shard_sizes").fail("expected " + expected);
     for (int j = 0; j < i; ++j) {
       if (slice[static_cast<std::size_t>(j)]->rank == s.rank)
@@ -193,50 +190,129 @@ int check_row_blocks(const std::vector<const ShardIn*>& slice, std::int64_t rows
   return first;
 }
 
-// One table's entry: sharding, kernel, shards and ranks as checked above.
-TorchRecTable parse_table(const ConfigNode& entry, const sim::workload::EmbeddingTable& tb,
-                          sim::workload::TableSharding& s) {
+// "ranks", unless absent or null: non-negative integers.
+std::optional<std::vector<TorchRecRank>> read_ranks(const ConfigNode& entry) {
+  if (is_null(entry, "ranks")) return std::nullopt;
+  std::vector<TorchRecRank> out;
+  for (const auto& r : entry.at("ranks").elements())
+    out.push_back({static_cast<int>(non_negative(r)), r});
+  return out;
+}
+
+// "enforce_hbm" or "stochastic_rounding": true or false, unset when absent or null.
+std::optional<bool> read_flag(const ConfigNode& entry, std::string_view key) {
+  if (const auto n = entry.find(key)) return n->as_bool();
+  return std::nullopt;
+}
+
+// One table's entry on its own: keys, sharding type, kernel, shards and the ranks listed,
+// as checked above.
+TorchRecEntry read_entry(const std::string& module, const std::string& table,
+                         const ConfigNode& entry) {
   entry.allow_only({"sharding_type", "compute_kernel", "ranks", "shards", "sharding_spec",
                     "cache_params", "enforce_hbm", "stochastic_rounding", "bounds_check_mode",
                     "output_dtype", "key_value_params"});
-  const std::string type = entry.choice(
-      "sharding_type",
-      {"data_parallel", "table_wise", "row_wise", "column_wise", "table_row_wise", "grid_shard"});
+  std::string type = entry.choice("sharding_type", {"data_parallel", "table_wise", "row_wise",
+                                                    "column_wise", "table_row_wise", "grid_shard"});
   check_kernel(entry, type);
   check_extra_keys(entry);
-  TorchRecTable rec;
-  rec.entry = entry;
-  std::vector<ShardIn> shards;
+  TorchRecEntry e{.module = module,
+                  .table = table,
+                  .sharding_type = std::move(type),
+                  .compute_kernel = entry.at("compute_kernel").as_string(),
+                  .enforce_hbm = read_flag(entry, "enforce_hbm"),
+                  .stochastic_rounding = read_flag(entry, "stochastic_rounding"),
+                  .ranks = std::nullopt,
+                  .shards = {},
+                  .node = entry};
   if (!is_null(entry, "shards")) {
-    for (const auto& sh : entry.at("shards").elements()) shards.push_back(read_shard(sh));
+    for (const auto& sh : entry.at("shards").elements()) e.shards.push_back(read_shard(sh));
   }
-  std::vector<TorchRecRank> listed;
-  if (!is_null(entry, "ranks")) {
-    for (const auto& r : entry.at("ranks").elements())
-      listed.push_back({static_cast<int>(non_negative(r)), r});
-  }
-  if (type == "data_parallel") {
-    s.type = ShardingType::kDataParallel;
-    if (!shards.empty())
+  e.ranks = read_ranks(entry);
+  if (e.sharding_type == "data_parallel") {
+    if (!e.shards.empty())
       entry.at("shards").fail(
           "expected no shards: TorchRec writes none for data_parallel (every rank holds the "
           "whole table)");
-    rec.ranks = std::move(listed);
+    return e;
+  }
+  if (e.shards.empty()) entry.fail(fmt::format("expected shards for {} sharding", e.sharding_type));
+  const std::size_t listed = e.ranks ? e.ranks->size() : 0;
+  if (listed > 0 && listed != e.shards.size())
+    entry.at("ranks").fail(
+        fmt::format("expected one rank per shard ({}), got {}", e.shards.size(), listed));
+  for (std::size_t i = 0; i < listed; ++i) {
+    const TorchRecRank& r = (*e.ranks)[i];
+    if (r.rank != e.shards[i].rank)
+      r.node.fail(fmt::format("expected {}, the rank of {}'s placement", e.shards[i].rank,
+                              e.shards[i].node.pointer()));
+  }
+  return e;
+}
+
+// Checks a caller adds to each entry where the reader reaches it: `before` on the table's
+// name ahead of the entry's own checks, `after` on the entry read.
+struct EntryChecks {
+  std::function<void(const std::string& table, const ConfigNode& entry)> before;
+  std::function<void(const TorchRecEntry& entry)> after;
+};
+
+TorchRecFile read_file(const ConfigNode& root, const EntryChecks& checks) {
+  root.allow_only({"plan", "strait"});
+  TorchRecFile out;
+  if (auto s = root.find("strait"); s && s->has("group_size"))
+    out.group_size = s->int_in("group_size", 1, 1 << 24);
+  const auto plan = root.at("plan");
+  for (const auto& module_name : plan.keys()) {
+    const auto module = plan.at(module_name);
+    if (!module.is_object()) module.fail("expected a module's plan: an object of tables");
+    out.modules.push_back(module_name);
+    for (const auto& table : module.keys()) {
+      const auto entry = module.at(table);
+      if (checks.before) checks.before(table, entry);
+      out.entries.push_back(read_entry(module_name, table, entry));
+      if (checks.after) checks.after(out.entries.back());
+    }
+  }
+  return out;
+}
+
+// The model table `table` names; fails unless the model has it and no entry before listed it.
+std::size_t model_table(const std::string& table, const ConfigNode& entry,
+                        const sim::workload::ModelConfig& model,
+                        const std::vector<TorchRecTable>& tables) {
+  const int t = model.table_index(table);
+  if (t < 0) {
+    const std::string hint = closest_match(table, model.table_names());
+    entry.fail(fmt::format("unknown table \"{}\"{}; expected a table of model '{}'", table,
+                           hint.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", hint),
+                           model.name));
+  }
+  const auto& seen = tables[static_cast<std::size_t>(t)];
+  if (seen.entry) {
+    entry.fail(
+        fmt::format("table \"{}\" listed twice: also at {} (a table belongs to one "
+                    "module)",
+                    table, seen.entry->pointer()));
+  }
+  return static_cast<std::size_t>(t);
+}
+
+// The model's checks of an entry read above: its shards tile table `tb` as TorchRec cuts it.
+TorchRecTable tile_table(const TorchRecEntry& e, const sim::workload::EmbeddingTable& tb,
+                         sim::workload::TableSharding& s) {
+  const std::string& type = e.sharding_type;
+  TorchRecTable rec;
+  rec.entry = e.node;
+  if (type == "data_parallel") {
+    s.type = ShardingType::kDataParallel;
+    if (e.ranks) rec.ranks = *e.ranks;
     return rec;
   }
-  if (shards.empty()) entry.fail(fmt::format("expected shards for {} sharding", type));
-  if (!listed.empty() && listed.size() != shards.size())
-    entry.at("ranks").fail(
-        fmt::format("expected one rank per shard ({}), got {}", shards.size(), listed.size()));
-  for (std::size_t i = 0; i < listed.size(); ++i) {
-    if (listed[i].rank != shards[i].rank)
-      listed[i].node.fail(fmt::format("expected {}, the rank of {}'s placement", shards[i].rank,
-                                      shards[i].node.pointer()));
-  }
-  for (const auto& sh : shards) rec.ranks.push_back({sh.rank, sh.node.at("placement")});
+  for (const auto& sh : e.shards) rec.ranks.push_back({sh.rank, sh.node.at("placement")});
 
   const bool by_column = type == "column_wise" || type == "grid_shard";
-  const auto slices = column_slices(shards, entry, by_column, tb.dim);
+  const auto slices = column_slices(e.shards, e.node, by_column, tb.dim);
   const int n = static_cast<int>(slices.front().size());
   for (const auto& slice : slices) {
     if (static_cast<int>(slice.size()) != n)
@@ -386,44 +462,33 @@ Json torchrec_plan_json(const sim::workload::ParallelPlan& plan,
             {"estimates", estimates}}}};
 }
 
+TorchRecFile read_torchrec_file(const std::string& path) {
+  return read_torchrec_file(load_config(path));
+}
+
+TorchRecFile read_torchrec_file(const ConfigNode& root) { return read_file(root, {}); }
+
 TorchRecPlan read_torchrec_plan(const std::string& path, const sim::workload::ModelConfig& model) {
   return parse_torchrec_plan(load_config(path), model);
 }
 
 TorchRecPlan parse_torchrec_plan(const ConfigNode& node, const sim::workload::ModelConfig& model) {
-  node.allow_only({"plan", "strait"});
   TorchRecPlan out;
-  if (auto s = node.find("strait"); s && s->has("group_size"))
-    out.group_size = s->int_in("group_size", 1, 1 << 24);
   out.sharding.assign(model.tables.size(), {});
   out.tables.resize(model.tables.size());
-  const auto plan = node.at("plan");
-  for (const auto& module_name : plan.keys()) {
-    const auto module = plan.at(module_name);
-    if (!module.is_object()) module.fail("expected a module's plan: an object of tables");
-    for (const auto& table : module.keys()) {
-      const auto entry = module.at(table);
-      const int t = model.table_index(table);
-      if (t < 0) {
-        const std::string hint = closest_match(table, model.table_names());
-        entry.fail(fmt::format("unknown table \"{}\"{}; expected a table of model '{}'", table,
-                               hint.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", hint),
-                               model.name));
-      }
-      auto& rec = out.tables[static_cast<std::size_t>(t)];
-      if (rec.entry) {
-        entry.fail(
-            fmt::format("table \"{}\" listed twice: also at {} (a table belongs to one "
-                        "module)",
-                        table, rec.entry->pointer()));
-      }
-      rec = parse_table(entry, model.tables[static_cast<std::size_t>(t)],
-                        out.sharding[static_cast<std::size_t>(t)]);
-    }
-  }
-  for (std::size_t t = 0; t < model.tables.size(); ++t) {
-    if (!out.tables[t].entry)
-      plan.fail(fmt::format("expected every model table; \"{}\" is missing", model.tables[t].name));
+  std::size_t t = 0;  // the model table of the entry being read
+  EntryChecks checks;
+  checks.before = [&](const std::string& table, const ConfigNode& entry) {
+    t = model_table(table, entry, model, out.tables);
+  };
+  checks.after = [&](const TorchRecEntry& entry) {
+    out.tables[t] = tile_table(entry, model.tables[t], out.sharding[t]);
+  };
+  out.group_size = read_file(node, checks).group_size;
+  for (std::size_t i = 0; i < model.tables.size(); ++i) {
+    if (!out.tables[i].entry)
+      node.at("plan").fail(
+          fmt::format("expected every model table; \"{}\" is missing", model.tables[i].name));
   }
   return out;
 }

@@ -17,30 +17,36 @@
 // with 2D sparse parallelism every group repeats the layout, which the "strait" block
 // states with the group size, the replicas, the topology assumed and strait's estimates.
 //
-// Reading checks that the file means what strait simulates, and fails naming the file and
-// the JSON pointer otherwise:
+// Reading is two stages. read_torchrec_file checks the file on its own and fails naming the
+// file and the JSON pointer: keys known, sharding_type one of the above, compute_kernel one
+// strait models ("fused": table in HBM, optimizer fused into the backward, for sharded
+// tables; "dense" for data_parallel ones; fused_uvm(_caching), quant*, key_value,
+// *_virtual_table and customized_kernel are refused), shards as [row, column] pairs of
+// non-negative integers, a placement "rank:R/cuda:L" (L, the local index, is not checked),
+// "ranks" listing each shard's rank, no shards for data_parallel and some for the others.
+// parse_torchrec_plan adds the model's checks, each entry's where the file reaches it (its
+// name first, its tiling after its own checks), so the first error is the one met in order:
 // - every model table appears once, under any module path (tables of one model may sit
 //   under several modules);
-// - compute_kernel is one strait models: "fused" (table in HBM, optimizer fused into the
-//   backward) for sharded tables, "dense" for data_parallel ones; fused_uvm(_caching),
-//   quant*, key_value, *_virtual_table and customized_kernel are refused;
 // - shards tile the table without gap or overlap: one [rows, dim] shard for table_wise;
 //   equal column slices for column_wise; n row blocks of ceil(rows / n) rows, listed in
 //   row order on n distinct ranks, for row_wise (n = the group size: every member holds
 //   one), table_row_wise and grid (n = the host block; per table or column slice the ranks
-//   of one aligned block b*n .. b*n+n-1); every rank lies in the group; "ranks" lists each
-//   shard's rank; a placement is "rank:R/cuda:L" (L, the local index, is not checked).
+//   of one aligned block b*n .. b*n+n-1); every rank lies in the group (the group and the
+//   host block are apply_torchrec_plan's to check).
 // strait prices row blocks as even shares (1/n of rows and ids each), so which member of a
 // block holds which rows does not matter to it.
 // Keys read and ignored (they change nothing strait models): per shard "bucket_id_offset"
 // and "num_buckets" when null (PyTorch's ShardMetadata always has them; non-null marks
 // bucket-wise shards of a virtual ZCH table, refused); per table "sharding_spec" (older
-// writers' copy of the shards), "enforce_hbm", "stochastic_rounding" and
-// "bounds_check_mode" (numerics and checks), and "cache_params", "output_dtype" and
-// "key_value_params" when null (set, they mean caching, another output type or an SSD/PS
-// store: refused). The "strait" block, when present, gives the group size (else the whole
-// world); its other keys are informative.
+// writers' copy of the shards), "bounds_check_mode" (any value: FBGEMM's index checks), and
+// "cache_params", "output_dtype" and "key_value_params" when null (set, they mean caching,
+// another output type or an SSD/PS store: refused). "enforce_hbm" and "stochastic_rounding"
+// (numerics) are true, false or null, kept in the file's entry and not simulated. The
+// "strait" block, when present, gives the group size (else the whole world); its other keys
+// are informative.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,6 +73,32 @@ struct TorchRecRank {
   ConfigNode node;
 };
 
+/// One shard of a file's entry: offsets and sizes as [row, column], where it is placed.
+struct TorchRecShard {
+  std::int64_t row_offset = 0, column_offset = 0, rows = 0, columns = 0;
+  std::string placement;  // "rank:R/cuda:L", as written
+  int rank = 0;           // R
+  ConfigNode node;        // /plan/<module>/<table>/shards/<i>
+};
+
+/// One table's entry, /plan/<module>/<table>, as the file states it.
+struct TorchRecEntry {
+  std::string module, table;
+  std::string sharding_type;   // TorchRec's name (data_parallel, ..., grid_shard)
+  std::string compute_kernel;  // "fused", or "dense" for data_parallel
+  std::optional<bool> enforce_hbm, stochastic_rounding;  // unset when absent or null
+  std::optional<std::vector<TorchRecRank>> ranks;        // "ranks", unless absent or null
+  std::vector<TorchRecShard> shards;                     // in list order; none: data_parallel
+  ConfigNode node;
+};
+
+/// A TorchRec file on its own: what it states, every check that needs no model passed.
+struct TorchRecFile {
+  int group_size = 0;                  // the "strait" block's; 0 = the whole world
+  std::vector<std::string> modules;    // module paths, one without tables too
+  std::vector<TorchRecEntry> entries;  // module by module, in the reader's order
+};
+
 /// What a table's entry said, kept for the checks that need the group (apply).
 struct TorchRecTable {
   std::optional<ConfigNode> entry;  // /plan/<module>/<table>
@@ -87,7 +119,13 @@ Json torchrec_plan_json(const sim::workload::ParallelPlan& plan,
                         const sim::workload::TrainingScenario& scenario, const TableCosts& costs,
                         const TorchRecModules& modules = {});
 
-/// Reads a TorchRec plan file for `model`. Throws ConfigError naming file and pointer.
+/// Reads a TorchRec plan file without a model (modules and tables in the order of the
+/// reader's objects: by name). Throws ConfigError naming file and pointer, IoError.
+TorchRecFile read_torchrec_file(const std::string& path);
+TorchRecFile read_torchrec_file(const ConfigNode& root);
+
+/// Reads a TorchRec plan file for `model`: read_torchrec_file's checks and the model's.
+/// Throws ConfigError naming file and pointer.
 TorchRecPlan read_torchrec_plan(const std::string& path, const sim::workload::ModelConfig& model);
 TorchRecPlan parse_torchrec_plan(const ConfigNode& node, const sim::workload::ModelConfig& model);
 

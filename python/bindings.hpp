@@ -20,8 +20,8 @@ void bind_simulate(py::module_& m);
 void bind_plan(py::module_& m);
 /// sweep(): a sweep file's CSV and JSON Lines.
 void bind_sweep(py::module_& m);
-/// load_json(): a JSON file read as every command reads a config (its errors the same).
-void bind_json(py::module_& m);
+/// read_torchrec_file(): a TorchRec sharding plan file checked on its own, as dicts and lists.
+void bind_torchrec(py::module_& m);
 
 /// The calibration profiles of a scenario that names none (the CLI's default): the bundled
 /// ones of the installation or build tree that holds the module (sim/core/bundled_configs.hpp).

@@ -3,9 +3,6 @@
 #include <cmath>
 #include <cstdint>
 
-#include "python/bindings.hpp"
-#include "sim/core/config_node.hpp"
-
 namespace strait::python {
 
 py::object to_python(const nlohmann::json& value) {
@@ -79,12 +76,6 @@ nlohmann::json from_python(py::handle value, const std::string& what) {
                        ": expected a JSON value (dict, list, str, int, float, bool, None), "
                        "got " +
                        py::repr(value).cast<std::string>());
-}
-
-void bind_json(py::module_& m) {
-  m.def(
-      "load_json", [](const std::string& path) { return to_python(load_config(path).json()); },
-      py::arg("path"));
 }
 
 }  // namespace strait::python

@@ -1,7 +1,6 @@
 #pragma once
 // JSON values to Python objects and back: objects are dicts, arrays lists, numbers int or
-// float as JSON holds them (so a float is the double strait computed, bit for bit). Also
-// `_strait.load_json(path)` (bind_json): a JSON file read as the commands read configs.
+// float as JSON holds them (so a float is the double strait computed, bit for bit).
 
 #include <string>
 

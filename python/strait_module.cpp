@@ -25,5 +25,5 @@ PYBIND11_MODULE(_strait, m) {
   strait::python::bind_simulate(m);
   strait::python::bind_plan(m);
   strait::python::bind_sweep(m);
-  strait::python::bind_json(m);
+  strait::python::bind_torchrec(m);
 }

@@ -196,5 +196,90 @@ TEST(PlannerTorchRec, TablesAreFoundUnderAnyModulePathAndOnlyOnce) {
   EXPECT_HAS(msg, "listed twice: also at /plan/model.sparse.ebc/dp");
 }
 
+// The file alone (read_torchrec_file): what it states, entry by entry, without a model.
+// Objects come as strait's reader keeps them, keys by name, so modules and tables are in
+// that order whatever the text's (a written file's text already is); shards in list order.
+// every_type() in groups of 16: rw's 1003 rows end in block 15 of 58 rows at row 945, on
+// rank 15 of host 1 (cuda:7); dp lists the whole group and no shards.
+TEST(PlannerTorchRec, TheFileAloneGivesItsEntriesInTheReadersOrder) {
+  const TorchRecFile file = read_torchrec_file(ConfigNode(written(), "sharding.json"));
+  EXPECT_EQ(file.group_size, 16);
+  EXPECT_EQ(file.modules, (std::vector<std::string>{"embedding_bag_collection"}));
+  std::vector<std::string> tables;
+  for (const auto& e : file.entries) tables.push_back(e.module + "/" + e.table);
+  EXPECT_EQ(tables, (std::vector<std::string>{
+                        "embedding_bag_collection/cw", "embedding_bag_collection/dp",
+                        "embedding_bag_collection/grid", "embedding_bag_collection/rw",
+                        "embedding_bag_collection/tw", "embedding_bag_collection/twrw"}));
+  const TorchRecEntry& rw = file.entries[3];
+  EXPECT_EQ(rw.sharding_type, "row_wise");
+  EXPECT_EQ(rw.compute_kernel, "fused");
+  EXPECT_FALSE(rw.enforce_hbm.has_value());
+  ASSERT_EQ(rw.shards.size(), 16u);
+  const TorchRecShard& last = rw.shards[15];
+  EXPECT_EQ(
+      (std::vector<std::int64_t>{last.row_offset, last.column_offset, last.rows, last.columns}),
+      (std::vector<std::int64_t>{945, 0, 58, 64}));
+  EXPECT_EQ(last.placement, "rank:15/cuda:7");
+  EXPECT_EQ(last.rank, 15);
+  EXPECT_EQ(last.node.pointer(), "/plan/embedding_bag_collection/rw/shards/15");
+  ASSERT_TRUE(rw.ranks.has_value());
+  EXPECT_EQ(rw.ranks->at(15).rank, 15);
+  const TorchRecEntry& dp = file.entries[1];
+  EXPECT_EQ(dp.compute_kernel, "dense");
+  EXPECT_TRUE(dp.shards.empty());
+  EXPECT_EQ(dp.ranks->size(), 16u);
+
+  const TorchRecFile text = read_torchrec_file(ConfigNode(Json::parse(R"({"plan": {
+      "z.ebc": {"b": {"sharding_type": "data_parallel", "compute_kernel": "dense"},
+                "a": {"sharding_type": "data_parallel", "compute_kernel": "dense"}},
+      "m.ec": {},
+      "a.ebc": {"c": {"sharding_type": "data_parallel", "compute_kernel": "dense"}}}})"),
+                                                          "sharding.json"));
+  EXPECT_EQ(text.group_size, 0);
+  EXPECT_EQ(text.modules, (std::vector<std::string>{"a.ebc", "m.ec", "z.ebc"}));
+  tables.clear();
+  for (const auto& e : text.entries) tables.push_back(e.module + "/" + e.table);
+  EXPECT_EQ(tables, (std::vector<std::string>{"a.ebc/c", "z.ebc/a", "z.ebc/b"}));
+  EXPECT_FALSE(text.entries[0].ranks.has_value());
+}
+
+// Without a model a table of any name reads, and an error of the file alone is the one
+// `simulate --torchrec` gives (text for text): here a placement without its local GPU.
+TEST(PlannerTorchRec, TheFileAloneFailsOnItsOwnErrorsWithoutAModel) {
+  Json tr = written();
+  tr["plan"]["embedding_bag_collection"]["no_such_table"] = table(tr, "tw");
+  EXPECT_EQ(read_torchrec_file(ConfigNode(tr, "sharding.json")).entries.size(), 7u);
+  EXPECT_HAS(error_of([&] { read_and_apply(tr); }), "unknown table \"no_such_table\"");
+
+  table(tr, "tw")["shards"][0]["placement"] = "rank:3";
+  const auto alone = error_of([&] { read_torchrec_file(ConfigNode(tr, "sharding.json")); });
+  EXPECT_EQ(alone,
+            "sharding.json: /plan/embedding_bag_collection/tw/shards/0/placement: expected "
+            "\"rank:R/cuda:L\" (a GPU), got \"rank:3\"");
+  tr["plan"]["embedding_bag_collection"].erase("no_such_table");
+  EXPECT_EQ(error_of([&] { read_and_apply(tr); }), alone);
+}
+
+// enforce_hbm and stochastic_rounding are kept when true or false and unset when null;
+// anything else is refused. bounds_check_mode is read and ignored whatever it holds.
+TEST(PlannerTorchRec, NumericsFlagsAreBooleansOrNullAndBoundsCheckModeIsIgnored) {
+  Json tr = written();
+  table(tr, "tw")["enforce_hbm"] = true;
+  table(tr, "tw")["stochastic_rounding"] = nullptr;
+  table(tr, "tw")["bounds_check_mode"] = "BoundsCheckMode.WARNING";
+  table(tr, "dp")["stochastic_rounding"] = false;
+  const TorchRecFile file = read_torchrec_file(ConfigNode(tr, "sharding.json"));
+  EXPECT_EQ(file.entries[4].enforce_hbm, std::optional<bool>(true));
+  EXPECT_FALSE(file.entries[4].stochastic_rounding.has_value());
+  EXPECT_EQ(file.entries[1].stochastic_rounding, std::optional<bool>(false));
+  EXPECT_EQ(read_and_apply(tr).sharding[0].ranks, (std::vector<int>{3}));
+
+  table(tr, "tw")["enforce_hbm"] = 1;
+  EXPECT_EQ(error_of([&] { read_and_apply(tr); }),
+            "sharding.json: /plan/embedding_bag_collection/tw/enforce_hbm: expected true or "
+            "false, got the number 1");
+}
+
 }  // namespace
 }  // namespace strait::planner

@@ -290,6 +290,17 @@ def test_an_unknown_sharding_type_names_the_key_and_the_types(cli, written, tmp_
      "expected shards for row_wise sharding"),
     (lambda t: t[first_of(t, "data_parallel")].update(shards=t["cat_3"]["shards"]), "DP/shards",
      "expected no shards: TorchRec writes none for data_parallel (every rank holds the whole table)"),
+    # The kernels strait models, checked here as the command checks them.
+    (lambda t: t["cat_3"].update(compute_kernel="fused_uvm_caching"), "/cat_3/compute_kernel",
+     'expected one of the kernels strait models: "fused" (sharded tables: HBM, optimizer fused '
+     'into the backward) or "dense" (data_parallel); got "fused_uvm_caching" for table_wise (UVM, '
+     "caching, quantized, key-value and custom kernels are not modelled)"),
+    (lambda t: t[first_of(t, "data_parallel")].update(compute_kernel="fused"), "DP/compute_kernel",
+     None),
+    (lambda t: t["cat_3"].update(enforce_hbm=1), "/cat_3/enforce_hbm",
+     "expected true or false, got the number 1"),
+    (lambda t: t["cat_3"].update(stochastic_rounding="yes"), "/cat_3/stochastic_rounding",
+     'expected true or false, got the string "yes"'),
 ])
 def test_a_bad_table_entry_fails_as_the_command_fails(cli, written, tmp_path, edit, where, expectation):
     entries = json.loads(written[0].read_text())["plan"][MODULE]
@@ -308,7 +319,39 @@ def test_a_file_without_a_plan_or_with_a_module_of_no_tables_fails(cli, tmp_path
         ({"strait": {}}, "/plan", "missing required key"),
         ({"plan": {}, "plans": {}}, "/plans", 'unknown key; did you mean "plan"?'),
         ({"plan": {MODULE: [1]}}, f"/plan/{MODULE}", "expected a module's plan: an object of tables"),
+        ({"plan": {}, "strait": {"group_size": 0}}, "/strait/group_size",
+         "expected an integer in [1, 16777216], got 0"),
     ]:
         path.write_text(json.dumps(doc))
         e = load_error(cli, path)
         assert (e.pointer, e.expectation) == (pointer, expectation)
+
+
+def test_numerics_flags_are_carried_and_bounds_check_mode_is_not(cli, written, tmp_path):
+    """enforce_hbm and stochastic_rounding reach ParameterSharding where the file sets them
+    (null: left at their default); bounds_check_mode is read and ignored, as the command
+    ignores it, and the command simulates the same file."""
+    def edit(t):
+        t["cat_3"].update(enforce_hbm=True, stochastic_rounding=None,
+                          bounds_check_mode="BoundsCheckMode.WARNING")
+        t[first_of(t, "data_parallel")].update(stochastic_rounding=False, bounds_check_mode=2)
+    entries = json.loads(written[0].read_text())["plan"][MODULE]
+    path = edited(written, tmp_path, edit)
+    module = st.load_plan(path, use_torchrec=False).plan[MODULE]
+    dp = module[first_of(entries, "data_parallel")]
+    assert (module["cat_3"].enforce_hbm, module["cat_3"].stochastic_rounding) == (True, None)
+    assert (dp.enforce_hbm, dp.stochastic_rounding) == (None, False)
+    assert module["cat_3"].bounds_check_mode is None and dp.bounds_check_mode is None
+    done = cli.run("simulate", DLRM, "--torchrec", str(path), "--mode", "analytical")
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_module_without_tables_stays_in_the_plan(tmp_path):
+    """The file's modules in the reader's order (by name), one without tables too."""
+    path = tmp_path / "plan.json"
+    dp = {"sharding_type": "data_parallel", "compute_kernel": "dense", "ranks": [0, 1]}
+    path.write_text(json.dumps({"plan": {"z.ebc": {"b": dp, "a": dp}, "m.ec": {}}}))
+    plan = st.load_plan(path, use_torchrec=False)
+    assert list(plan.plan) == ["m.ec", "z.ebc"]
+    assert plan.plan["m.ec"] == {} and list(plan.plan["z.ebc"]) == ["a", "b"]
+    assert plan.plan["z.ebc"]["a"] == st.ParameterSharding("data_parallel", "dense", ranks=[0, 1])
