@@ -48,6 +48,10 @@ struct SweepOptions {
   int threads = 0;                   // 0: all cores
   bool resume = false;               // continue existing files instead of replacing them
   std::string default_profiles_dir;  // for scenarios that name no "profiles"
+  /// Points whose edits differ only in links' bandwidths and latencies replay one expansion
+  /// (op graphs, batches, memory) instead of each building its own: the same rows, built
+  /// once (detail/expansion_cache.hpp). false builds every point from scratch.
+  bool reuse_expansions = true;
   /// Called by the writing thread after each row (and once at the start).
   std::function<void(const SweepProgress&)> progress;
   /// When it becomes true no new point starts; rows finished in order are still written.

@@ -16,7 +16,7 @@ namespace strait::sweep {
 SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   check_values(spec);
   detail::SweepOutput output(spec, options.csv_path, options.jsonl_path, options.resume);
-  const detail::PointRunner runner(spec, options.default_profiles_dir);
+  const detail::PointRunner runner(spec, options.default_profiles_dir, options.reuse_expansions);
   detail::OrderedWriter writer(output, spec.points().size(), options.progress);
   const int threads = options.threads > 0 ? options.threads : tbb::info::default_concurrency();
   const std::size_t total = spec.points().size();

@@ -99,97 +99,80 @@ cost::CostModel with_plan_kernels(const cost::CostModel& profiles,
 }
 
 namespace {
-TrainingReport run_training_unnamed(const workload::TrainingScenario& scenario,
-                                    const cost::CostModel& profiles,
-                                    const TrainingRunOptions& options);
-}  // namespace
 
-TrainingReport run_training(const workload::TrainingScenario& scenario,
-                            const cost::CostModel& profiles, const TrainingRunOptions& options) {
+// The profiles, or where the plan names kernel implementations, `chosen`: a copy with them.
+const cost::CostModel& plan_cost(const cost::CostModel& profiles,
+                                 const workload::TrainingScenario& scenario,
+                                 std::optional<cost::CostModel>& chosen) {
+  if (scenario.plan.kernels.empty()) return profiles;
+  return chosen.emplace(with_plan_kernels(profiles, scenario));
+}
+
+// A time that overflowed is formed deep in a cost or network model, which does not know
+// the run's file: name it here.
+template <typename Run>
+auto naming_the_run(const workload::TrainingScenario& scenario, Run&& run) {
   try {
-    return run_training_unnamed(scenario, profiles, options);
+    return run();
   } catch (const TimeOverflow& e) {
-    // Formed deep in a cost or network model, which does not know the run's file.
     throw Error(
         fmt::format("{}: {}", scenario.file.empty() ? scenario.name : scenario.file, e.what()));
   }
 }
 
-namespace {
-TrainingReport run_training_unnamed(const workload::TrainingScenario& scenario,
-                                    const cost::CostModel& profiles,
-                                    const TrainingRunOptions& options) {
-  // The plan's kernel implementations, where it names any (the profiles' defaults else).
-  std::optional<cost::CostModel> chosen;
-  if (!scenario.plan.kernels.empty()) chosen.emplace(with_plan_kernels(profiles, scenario));
-  const cost::CostModel& cost = chosen ? *chosen : profiles;
-  TrainingReport report;
-  report.scenario = scenario.name;
-  report.cluster = scenario.cluster.name();
-  report.datacenters = static_cast<int>(scenario.cluster.datacenters().size());
-  report.mode = options.mode.value_or(scenario.mode);
-  report.steps = scenario.steps;
-
-  const auto build_start = std::chrono::steady_clock::now();
+ReplayOptions replay_options(network::NetworkMode mode, const TrainingRunOptions& options) {
   ReplayOptions replay_options;
-  replay_options.mode = report.mode;
+  replay_options.mode = mode;
   replay_options.timeline = options.timeline;
   replay_options.trace_ranks = options.trace_ranks;
   replay_options.progress = options.progress;
+  return replay_options;
+}
+
+TrainingExpansion expand(const workload::TrainingScenario& scenario, const cost::CostModel& cost,
+                         const ReplayOptions& replay_options) {
+  const auto build_start = std::chrono::steady_clock::now();
   // Each rank's ops go into the compact replay graph as soon as they are built: the whole
   // OpGraph of 131,072 ranks would take 7 GiB (replay_graph.hpp). The dataflow replay
   // (analytical, untraced) takes runs of kernels merged.
-  ReplayGraph replay_graph(report.mode, runs_in_dataflow_order(replay_options));
+  TrainingExpansion x(replay_options.mode, runs_in_dataflow_order(replay_options));
+  x.traced = replay_options.timeline != nullptr;
   // The batches are sampled once; the builder fills the memory report as it goes.
   auto batches = workload::sample_steps(scenario, scenario.steps);
   workload::OpGraphOptions graph_options;
   graph_options.batches = &batches;
-  graph_options.memory = &report.memory;
-  const auto graph =
-      workload::build_op_graph(scenario, graph_options, [&](const workload::RankOps& rank) {
-        const bool first = replay_graph.ranks().empty();
-        replay_graph.add_rank(rank.rank, rank, cost.profile(scenario.cluster.gpu(rank.gpu).type),
-                              traced_rank(replay_options, rank.rank));
-        // Room for the other ranks at the first one's size, once (no regrowth of the arrays).
-        if (first) replay_graph.reserve(scenario.layout.world, rank.ops.size());
-      });
-  replay_graph.finish(graph);
+  graph_options.memory = &x.memory;
+  x.graph = workload::build_op_graph(scenario, graph_options, [&](const workload::RankOps& rank) {
+    const bool first = x.replay_graph.ranks().empty();
+    x.replay_graph.add_rank(rank.rank, rank, cost.profile(scenario.cluster.gpu(rank.gpu).type),
+                            traced_rank(replay_options, rank.rank));
+    // Room for the other ranks at the first one's size, once (no regrowth of the arrays).
+    if (first) x.replay_graph.reserve(scenario.layout.world, rank.ops.size());
+  });
+  x.replay_graph.finish(x.graph);
   // The job's GPUs: a plan may use only the first N of the cluster's.
-  report.gpus = static_cast<int>(graph.ranks.size());
-  for (const auto& r : graph.ranks) {
+  for (const auto& r : x.graph.ranks) {
     const std::string& type = scenario.cluster.gpu(r.gpu).type;
-    if (report.kernel_implementations.count(type)) continue;
-    auto& named = report.kernel_implementations[type];
+    if (x.kernel_implementations.count(type)) continue;
+    auto& named = x.kernel_implementations[type];
     const cost::CalibrationProfile& profile = cost.profile(type);
     for (int k = 0; k < cost::kKernelKindCount; ++k) {
       const auto& name = profile.kernels[static_cast<std::size_t>(k)].implementation;
       if (!name.empty()) named[cost::to_string(static_cast<cost::KernelKind>(k))] = name;
     }
   }
-  std::vector<std::vector<workload::ReplicaBatch>>().swap(batches);  // not needed past here
-  report.build_wall_s = seconds_since(build_start);
+  x.build_wall_s = seconds_since(build_start);
+  return x;
+}
 
-  const auto sim_start = std::chrono::steady_clock::now();
-  const auto result = replay(replay_graph, scenario.cluster, cost, replay_options);
-  report.sim_wall_s = seconds_since(sim_start);
-  report.events = result.events;
-  report.traffic = result.traffic;
-  report.class_traffic = result.class_traffic;
-  report.ops = replay_graph.total_ops();
-
-  Time previous = Time::zero();
-  for (const auto& end : result.step_end) {
-    report.step_ms.push_back((end - previous).to_ms());
-    previous = end;
-  }
-  const Time makespan = previous;
-  report.stats = step_statistics(report.step_ms, steady_state(scenario.plan));
-
-  // Throughput and MFU.
+// Samples per step, MFU and the physical bounds, from the replay's ranks.
+void account_throughput(TrainingReport& report, const TrainingExpansion& x,
+                        const workload::TrainingScenario& scenario, const cost::CostModel& cost,
+                        const ReplayResult& result, Time makespan) {
   // peak: bf16, MFU's reference; highest: each GPU's highest peak in any precision, the
   // physical bound.
   double samples = 0, flops = 0, peak = 0, highest = 0;
-  for (const auto& r : graph.ranks) {
+  for (const auto& r : x.graph.ranks) {
     samples += static_cast<double>(r.samples);
     const auto& device = cost.device(scenario.cluster.gpu(r.gpu).type);
     peak += device.peak(cost::Precision::kBf16).value_or(0);
@@ -205,15 +188,17 @@ TrainingReport run_training_unnamed(const workload::TrainingScenario& scenario,
   report.mfu = seconds > 0 && peak > 0 ? flops / (seconds * peak) : 0;
   check_physical_bounds(scenario.file.empty() ? scenario.name : scenario.file, flops, highest,
                         makespan, result.ranks);
+}
 
-  // Breakdowns: the critical rank and the average rank.
+// The critical rank, the average rank and the ranks that compute longest.
+void account_ranks(TrainingReport& report, const ReplayResult& result, int steps) {
   const auto n = result.ranks.size();
   std::size_t critical = 0;
   for (std::size_t r = 1; r < n; ++r) {
     if (result.ranks[r].straggler_wait < result.ranks[critical].straggler_wait) critical = r;
   }
   report.critical_rank = static_cast<int>(critical);
-  report.critical = per_step(result.ranks[critical], scenario.steps);
+  report.critical = per_step(result.ranks[critical], steps);
   RankAccount sum;
   for (const auto& a : result.ranks) {
     sum.compute += a.compute;
@@ -223,15 +208,12 @@ TrainingReport run_training_unnamed(const workload::TrainingScenario& scenario,
       sum.exposed_comm[c] += a.exposed_comm[c];
     sum.flops += a.flops;
   }
-  report.average =
-      per_step(sum, static_cast<std::int64_t>(scenario.steps) * static_cast<std::int64_t>(n));
+  report.average = per_step(sum, static_cast<std::int64_t>(steps) * static_cast<std::int64_t>(n));
 
   std::vector<Straggler> by_compute;
   by_compute.reserve(n);
-  for (std::size_t r = 0; r < n; ++r) {
-    by_compute.push_back(
-        {static_cast<int>(r), per_step(result.ranks[r], scenario.steps).compute.to_ms()});
-  }
+  for (std::size_t r = 0; r < n; ++r)
+    by_compute.push_back({static_cast<int>(r), per_step(result.ranks[r], steps).compute.to_ms()});
   report.rank_compute_ms.reserve(n);
   for (const auto& s : by_compute) report.rank_compute_ms.push_back(s.compute_ms);
   const auto top = std::min<std::size_t>(5, by_compute.size());
@@ -242,10 +224,42 @@ TrainingReport run_training_unnamed(const workload::TrainingScenario& scenario,
                     });
   by_compute.resize(top);
   report.top_stragglers = std::move(by_compute);
+}
+
+TrainingReport replay_expansion(const TrainingExpansion& x,
+                                const workload::TrainingScenario& scenario,
+                                const cost::CostModel& cost, const ReplayOptions& replay_options) {
+  TrainingReport report;
+  report.scenario = scenario.name;
+  report.cluster = scenario.cluster.name();
+  report.datacenters = static_cast<int>(scenario.cluster.datacenters().size());
+  report.mode = x.mode;
+  report.steps = scenario.steps;
+  report.gpus = static_cast<int>(x.graph.ranks.size());
+  report.memory = x.memory;
+  report.kernel_implementations = x.kernel_implementations;
+  report.build_wall_s = x.build_wall_s;
+
+  const auto sim_start = std::chrono::steady_clock::now();
+  const auto result = replay(x.replay_graph, scenario.cluster, cost, replay_options);
+  report.sim_wall_s = seconds_since(sim_start);
+  report.events = result.events;
+  report.traffic = result.traffic;
+  report.class_traffic = result.class_traffic;
+  report.ops = x.replay_graph.total_ops();
+
+  Time previous = Time::zero();
+  for (const auto& end : result.step_end) {
+    report.step_ms.push_back((end - previous).to_ms());
+    previous = end;
+  }
+  report.stats = step_statistics(report.step_ms, steady_state(scenario.plan));
+  account_throughput(report, x, scenario, cost, result, previous);
+  account_ranks(report, result, scenario.steps);
 
   // Memory against the GPU with the least capacity among the ranks that do not fit best.
   double capacity = 0;
-  for (const auto& r : graph.ranks) {
+  for (const auto& r : x.graph.ranks) {
     const auto& d = cost.device(scenario.cluster.gpu(r.gpu).type);
     const double usable = static_cast<double>(d.hbm_capacity - d.memory_reserved);
     capacity = capacity == 0 ? usable : std::min(capacity, usable);
@@ -256,5 +270,42 @@ TrainingReport run_training_unnamed(const workload::TrainingScenario& scenario,
 }
 
 }  // namespace
+
+TrainingReport run_training(const workload::TrainingScenario& scenario,
+                            const cost::CostModel& profiles, const TrainingRunOptions& options) {
+  return naming_the_run(scenario, [&] {
+    std::optional<cost::CostModel> chosen;
+    const auto& cost = plan_cost(profiles, scenario, chosen);
+    const auto replay_opts = replay_options(options.mode.value_or(scenario.mode), options);
+    const auto expansion = expand(scenario, cost, replay_opts);
+    return replay_expansion(expansion, scenario, cost, replay_opts);
+  });
+}
+
+TrainingExpansion expand_training(const workload::TrainingScenario& scenario,
+                                  const cost::CostModel& profiles,
+                                  const TrainingRunOptions& options) {
+  return naming_the_run(scenario, [&] {
+    std::optional<cost::CostModel> chosen;
+    return expand(scenario, plan_cost(profiles, scenario, chosen),
+                  replay_options(options.mode.value_or(scenario.mode), options));
+  });
+}
+
+TrainingReport run_training(const TrainingExpansion& expansion,
+                            const workload::TrainingScenario& scenario,
+                            const cost::CostModel& profiles, const TrainingRunOptions& options) {
+  const auto mode = options.mode.value_or(scenario.mode);
+  if (mode != expansion.mode || expansion.traced || options.timeline)
+    throw Error(
+        fmt::format("{}: an expansion is replayed in the network mode it was built for "
+                    "({}, not {}) and without a timeline",
+                    scenario.name, network::to_string(expansion.mode), network::to_string(mode)));
+  return naming_the_run(scenario, [&] {
+    std::optional<cost::CostModel> chosen;
+    return replay_expansion(expansion, scenario, plan_cost(profiles, scenario, chosen),
+                            replay_options(mode, options));
+  });
+}
 
 }  // namespace strait::sim::run

@@ -26,6 +26,7 @@
 #include "sim/core/error.hpp"
 #include "sim/cost/cost_model.hpp"
 #include "sim/run/op_replay.hpp"
+#include "sim/run/training_expansion.hpp"
 #include "sim/workload/memory_model.hpp"
 #include "sim/workload/scenario.hpp"
 #include "sim/workload/work_estimate.hpp"
@@ -124,5 +125,19 @@ void check_physical_bounds(const std::string& run, double flops, double peak, Ti
 /// workload::WorkLimitError past the scenario's work limit, PhysicalBoundError (above).
 TrainingReport run_training(const workload::TrainingScenario& scenario, const cost::CostModel& cost,
                             const TrainingRunOptions& options);
+
+/// What run_training builds before it replays (training_expansion.hpp), for the network
+/// mode options.mode (else the scenario's) and the ranks options trace.
+TrainingExpansion expand_training(const workload::TrainingScenario& scenario,
+                                  const cost::CostModel& profiles,
+                                  const TrainingRunOptions& options);
+
+/// Replays `expansion` on `scenario`'s cluster: run_training(scenario, ...) for a scenario
+/// that differs from the one expanded at most in its links' bandwidths and latencies (the
+/// caller's promise; a test checks the results are the same on every bundled scenario).
+/// Throws Error when `expansion` was built for another network mode or with a timeline.
+TrainingReport run_training(const TrainingExpansion& expansion,
+                            const workload::TrainingScenario& scenario,
+                            const cost::CostModel& profiles, const TrainingRunOptions& options);
 
 }  // namespace strait::sim::run

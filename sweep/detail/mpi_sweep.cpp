@@ -182,7 +182,7 @@ SweepSummary run_sweep_mpi(const SweepSpec& spec, const SweepOptions& options, i
   check_values(spec);
   MpiSession mpi;
   rank = mpi.rank();
-  const detail::PointRunner runner(spec, options.default_profiles_dir);
+  const detail::PointRunner runner(spec, options.default_profiles_dir, options.reuse_expansions);
   if (mpi.rank() != 0) {
     worker(runner);
     return {{}, false, mpi.size()};

@@ -41,8 +41,21 @@ EditedScenario point_configs(const SweepSpec& spec, const std::vector<Edit>& edi
   return edit_scenario(spec.scenario(), spec.part_files(), edits);
 }
 
-PointRunner::PointRunner(const SweepSpec& spec, std::string default_profiles_dir)
-    : spec_(spec), default_profiles_dir_(std::move(default_profiles_dir)) {}
+PointRunner::PointRunner(const SweepSpec& spec, std::string default_profiles_dir,
+                         bool reuse_expansions)
+    : spec_(spec),
+      default_profiles_dir_(std::move(default_profiles_dir)),
+      reuse_expansions_(reuse_expansions) {}
+
+sim::run::TrainingReport PointRunner::simulate(const Point& point, const TrainingScenario& scenario,
+                                               const sim::cost::CostModel& cost) const {
+  // A searched plan is the point's own.
+  if (!reuse_expansions_ || point.plan_search) return sim::run::run_training(scenario, cost, {});
+  const auto expansion = expansions_.get(ExpansionCache::key(point.edits), [&] {
+    return sim::run::expand_training(scenario, cost, {});
+  });
+  return sim::run::run_training(*expansion, scenario, cost, {});
+}
 
 std::shared_ptr<const sim::cost::CostModel> PointRunner::cost_model(const std::string& dir) const {
   std::lock_guard lock(mutex_);
@@ -81,7 +94,7 @@ PointOutcome PointRunner::run(std::size_t index) const {
     } else if (with_plan) {
       plan_fields = plan_fields_without_search(false, &scenario);
     }
-    const auto report = sim::run::run_training(scenario, *cost, {});
+    const auto report = simulate(point, scenario, *cost);
     line["result"] = sim::run::training_report_json(report);
     const auto results = result_fields(line["result"]);
     fields.insert(fields.end(), results.begin(), results.end());
