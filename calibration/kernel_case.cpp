@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sim/core/rng.hpp"
+#include "sim/cost/kernel_shapes.hpp"
 
 namespace strait::calibration {
 namespace {
@@ -20,9 +21,10 @@ KernelCase with_set(KernelCase c, SampleSet set) {
   return c;
 }
 
-// Row-wise AdaGrad keeps one f32 state per row: read and written once per unique row.
+// Row-wise AdaGrad keeps one f32 state per row (what the suite's TBE update runs); Adam
+// in fp32 keeps two per parameter (its optimizer cases).
 constexpr double kAdagradStateBytes = 4;
-constexpr double kIdBytes = 8;
+constexpr double kAdamStateBytes = 8;
 
 void add_gemms(std::vector<KernelCase>& out, const std::vector<std::int64_t>& ms,
                const std::vector<std::int64_t>& ns, const std::vector<std::int64_t>& ks,
@@ -180,8 +182,6 @@ void cuda_cases(std::vector<KernelCase>& out, bool quick) {
   }
 }
 
-double causal_pairs(double length) { return length * (length + 1) / 2; }
-
 }  // namespace
 
 Measurement measure(const KernelCase& c, const std::vector<double>& samples_us) {
@@ -205,10 +205,12 @@ KernelCase gemm_case(std::int64_t m, std::int64_t n, std::int64_t k, Precision p
   c.shape = {{"m", m}, {"n", n}, {"k", k}};
   if (backward) c.shape["pass"] = "backward";
   c.dtype = p;
-  const double dm = static_cast<double>(m), dn = static_cast<double>(n),
-               dk = static_cast<double>(k), passes = backward ? 2 : 1;
-  c.flops = passes * 2 * dm * dn * dk;
-  c.bytes = passes * (dm * dk + dk * dn + dm * dn) * sim::cost::bytes_per_element(p);
+  const sim::cost::GemmShape shape{static_cast<double>(m), static_cast<double>(n),
+                                   static_cast<double>(k)};
+  sim::cost::KernelWork w = sim::cost::gemm_work(shape, p);
+  if (backward) w = sim::cost::gemm_backward_work(w);
+  c.flops = w.flops;
+  c.bytes = w.hbm_bytes;
   return c;
 }
 
@@ -235,32 +237,19 @@ KernelCase attention_case(bool padded, bool backward, const std::vector<int>& le
   KernelCase c;
   c.family = kernel_family(padded ? KernelKind::kPaddedAttention : KernelKind::kJaggedAttention);
   c.dtype = p;
-  double tokens = 0, pairs = 0;
-  int max_len = 0;
-  for (int l : lengths) {
-    tokens += l;
-    pairs += causal_pairs(l);
-    max_len = std::max(max_len, l);
-  }
-  const double batch = static_cast<double>(lengths.size());
-  const double mean = tokens / batch;
-  if (padded) pairs = batch * causal_pairs(max_len);
-  const double touched = padded ? batch * max_len : tokens;
-  const double h = heads, d = head_dim, e = sim::cost::bytes_per_element(p);
-  c.flops = 2 * h * (d + d) * pairs;
-  c.bytes = touched * h * (2 * d + 2 * d) * e + touched * h * d * e;
-  if (backward) {
-    c.flops *= 2.5;
-    c.bytes *= 2;
-  }
+  const auto shape = sim::cost::attention_shape(lengths, padded, heads, head_dim);
+  sim::cost::KernelWork w = sim::cost::attention_work(shape, p);
+  if (backward) w = sim::cost::attention_backward_work(w);
+  c.flops = w.flops;
+  c.bytes = w.hbm_bytes;
   nlohmann::json lens = lengths;
   // The padded kernel computes every sample at the longest length: its table key.
   c.shape = {{"pass", backward ? "backward" : "forward"},
              {"batch", lengths.size()},
              {"heads", heads},
              {"head_dim", head_dim},
-             {"max_len", max_len},
-             {"mean_length", padded ? static_cast<double>(max_len) : mean},
+             {"max_len", lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end())},
+             {"mean_length", shape.mean_length},
              {"lengths", lens}};
   return c;
 }
@@ -276,9 +265,9 @@ KernelCase embedding_lookup_case(int tables, int batch, int dim, int pooling,
              {"unique_fraction", 1.0}};
   const double ids = static_cast<double>(tables) * batch * pooling;
   const double out_rows = static_cast<double>(tables) * batch;
-  const double e = sim::cost::bytes_per_element(p);
-  c.flops = ids * dim;
-  c.bytes = ids * (dim * e + kIdBytes) + out_rows * dim * e;
+  const auto w = sim::cost::embedding_lookup_work({ids, out_rows, static_cast<double>(dim)}, p);
+  c.flops = w.flops;
+  c.bytes = w.hbm_bytes;
   return c;
 }
 
@@ -298,10 +287,10 @@ void set_unique_fraction(KernelCase& c, double unique_fraction) {
   const double ids = static_cast<double>(c.shape.at("tables").get<int>()) *
                      c.shape.at("batch").get<int>() * c.shape.at("pooling").get<int>();
   const double dim = c.shape.at("dim").get<int>();
-  const double unique = ids * unique_fraction;
-  const double e = sim::cost::bytes_per_element(c.dtype);
-  c.flops = ids * dim + 4 * unique * dim;
-  c.bytes = ids * dim * e + 2 * unique * dim * e + 2 * kAdagradStateBytes * unique;
+  const auto w = sim::cost::embedding_update_work({ids, ids, dim, unique_fraction}, c.dtype,
+                                                  kAdagradStateBytes);
+  c.flops = w.flops;
+  c.bytes = w.hbm_bytes;
 }
 
 RowSampler::RowSampler(std::int64_t rows, double skew) : rows_(std::max<std::int64_t>(1, rows)) {
@@ -356,7 +345,8 @@ KernelCase elementwise_case(std::int64_t bytes) {
   c.family = kernel_family(KernelKind::kElementwise);
   c.dtype = Precision::kFp32;
   c.shape = {{"op", "copy"}, {"bytes", bytes}};
-  c.bytes = static_cast<double>(bytes);
+  // `bytes` counts the read and the write: a copy of half of them.
+  c.bytes = sim::cost::copy_work(static_cast<double>(bytes) / 2).hbm_bytes;
   return c;
 }
 
@@ -365,9 +355,9 @@ KernelCase optimizer_case(std::int64_t params) {
   c.family = kernel_family(KernelKind::kOptimizer);
   c.dtype = Precision::kFp32;
   c.shape = {{"op", "adam"}, {"params", params}};
-  const double n = static_cast<double>(params);
-  c.flops = 10 * n;
-  c.bytes = n * (3 * 4 + 2 * 8);
+  const auto w = sim::cost::optimizer_work(static_cast<double>(params), 4, kAdamStateBytes);
+  c.flops = w.flops;
+  c.bytes = w.hbm_bytes;
   return c;
 }
 

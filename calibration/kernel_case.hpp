@@ -1,20 +1,12 @@
 #pragma once
 // KernelCase and CollectiveCase: what the benchmark suite measures, and the work each
-// kernel does counted exactly as the simulator counts it.
-//
-// Work formulas (the same as sim/workload's dense_stack.cpp and sparse_traffic.cpp, so a
-// fitted efficiency means the same thing to the cost model as to the benchmark):
-//   gemm:               flops 2mnk, bytes (mk + kn + mn) * e; backward (input and weight
-//                       gradient, the gemm_backward family): 2x flops, 2x bytes
-//   attention forward:  flops 2 h (dqk + dv) * pairs (causal valid pairs, sum L(L+1)/2;
-//                       padded: B * Lmax(Lmax+1)/2), bytes touched * h * (2 dqk + 3 dv) * e
-//                       (touched = tokens, padded: B * Lmax); backward: 2.5x flops, 2x bytes
-//   embedding lookup:   flops ids * d, bytes ids * (d e + 8) + out_rows * d * e
-//   embedding update:   flops ids d + 4 u d, bytes ids d e + 2 u d e + 2 * 4u (row-wise
-//                       AdaGrad: one f32 state per unique row u)
-//   elementwise (copy): bytes read + written; optimizer (Adam, fp32): flops 10 p,
-//                       bytes p * (3 * 4 + 2 * 8)
-// (e: bytes per element of the dtype; h heads, dqk = dv = head_dim.)
+// kernel does, counted by sim/cost/kernel_shapes.hpp's formulas, the ones the simulator
+// builds its ops with, so a fitted efficiency means the same thing to the cost model as to
+// the benchmark. The cases' shapes: a GEMM of m x n x k (its backward: the input and
+// weight gradient); attention over whole sequences (heads of head_dim for Q, K, U and V,
+// fused); an embedding lookup of tables x batch x pooling ids into tables x batch bags, its
+// update with row-wise AdaGrad (one f32 state per row); a copy (its bytes count the read
+// and the write); Adam in fp32.
 // The grid covers the bundled models' shapes on each backend: the tiny CPU models
 // (configs/models/*-tiny.json) for "cpu", the full-size ones for "cuda"; a held-out set of
 // other shapes (`SampleSet::kValidation`) lies between and beside the grid points.
@@ -68,7 +60,7 @@ std::vector<KernelCase> kernel_cases(const std::string& backend, bool quick);
 /// all-to-all, all-to-all-v and send/recv.
 std::vector<CollectiveCase> collective_cases(std::int64_t max_bytes, bool quick);
 
-// The work formulas above, one per family (`e` = bytes per element of `p`).
+// One case per family, its work from sim/cost/kernel_shapes.hpp.
 /// A GEMM of a linear layer's shape, forward or (`backward`, shape "pass": "backward") its
 /// input and weight gradient.
 KernelCase gemm_case(std::int64_t m, std::int64_t n, std::int64_t k, sim::cost::Precision p,

@@ -52,10 +52,14 @@ Measurement read_record(const ConfigNode& r) {
   m.shape = shape.json();
   const ConfigNode dtype = r.at("dtype");
   const auto p = sim::cost::parse_precision(dtype.as_string());
-  if (!p) dtype.fail("expected one of fp32, tf32, bf16, fp16, fp8");
+  if (!p) {
+    std::string names;  // sim/cost's (kernel_work.hpp)
+    for (int i = 0; i < sim::cost::kPrecisionCount; ++i)
+      names += fmt::format("{}{}", i ? ", " : "", to_string(static_cast<sim::cost::Precision>(i)));
+    dtype.fail("expected one of " + names);
+  }
   m.dtype = *p;
-  m.set =
-      r.choice("set", {"fit", "validation"}) == "fit" ? SampleSet::kFit : SampleSet::kValidation;
+  m.set = read_enum<SampleSet>(r, "set");
   m.flops = non_negative(r, "flops");
   m.bytes = non_negative(r, "bytes");
   m.repetitions = r.int_in("repetitions", 1, 1 << 30);
@@ -182,7 +186,7 @@ nlohmann::json to_json(const Measurement& m) {
       {"family", m.family.name()},
       {"shape", m.shape},
       {"dtype", sim::cost::to_string(m.dtype)},
-      {"set", m.set == SampleSet::kFit ? "fit" : "validation"},
+      {"set", name_of(m.set)},
       {"flops", m.flops},
       {"bytes", m.bytes},
       {"repetitions", m.repetitions},

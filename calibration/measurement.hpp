@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/core/enum_names.hpp"
 #include "sim/cost/kernel_work.hpp"
 #include "sim/network/collective.hpp"
 
@@ -49,6 +50,11 @@ struct Family {
 
 /// Whether a record is used to fit the profile or held out to validate it.
 enum class SampleSet { kFit, kValidation };
+/// The names measurement files use (sim/core/enum_names.hpp).
+constexpr auto enum_names(SampleSet) {
+  return std::to_array<EnumName<SampleSet>>(
+      {{SampleSet::kFit, "fit"}, {SampleSet::kValidation, "validation"}});
+}
 
 struct Spread {
   double min_us = 0;

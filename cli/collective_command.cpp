@@ -41,19 +41,18 @@ Bytes size_option(const po::variables_map& vm, const char* key) {
   return *v;
 }
 
-}  // namespace
-
-int run_collective(const std::vector<std::string>& args) {
+po::options_description collective_options() {
   po::options_description desc("options (sizes as in nccl-tests: 8, 1K, 128M, 1G)");
   desc.add_options()("cluster", po::value<std::string>()->required(),
                      "cluster file (configs/clusters/*.json)")(
       "op", po::value<std::string>()->default_value("all_reduce"),
       ("collective: " + sim::network::collective_op_names()).c_str())(
       "algo", po::value<std::string>()->default_value("auto"),
-      ("algorithm: " + sim::network::algorithm_names()).c_str())(
+      ("algorithm: " + enum_name_list<sim::network::Algorithm>()).c_str())(
       "protocol", po::value<std::string>()->default_value("auto"),
-      ("NCCL protocol: " + sim::network::protocol_names()).c_str())(
-      "mode", po::value<std::string>()->default_value("flow"), "flow | analytical")(
+      ("NCCL protocol: " + enum_name_list<sim::network::Protocol>()).c_str())(
+      "mode", po::value<std::string>()->default_value(name_of(sim::network::NetworkMode::kFlow)),
+      enum_name_list<sim::network::NetworkMode>("", " | ").c_str())(
       "ranks", po::value<std::string>()->default_value("all"),
       "GPUs taking part: all, 0-7,16, dc0, host:3, first:64, local:0")(
       "minbytes,b", po::value<std::string>()->default_value("32M"), "smallest size")(
@@ -71,13 +70,12 @@ int run_collective(const std::vector<std::string>& args) {
                                         "equal-cost path choice: dmodk | hash")(
       "json", po::value<std::string>(),
       "also write the results as JSON to this file (-: stdout, the table to stderr)");
-  po::positional_options_description positional;
-  po::variables_map vm;
-  if (!parse_options("collective", "--cluster FILE [options]", args, desc, positional, vm))
-    return 0;
-  prepare_outputs("collective", vm, {{"json"}});
+  return desc;
+}
 
-  const auto cluster = sim::topology::Cluster::load(vm["cluster"].as<std::string>());
+// --op, --algo, --protocol, --ranks, --root and --peer (the size is the sweep's).
+sim::network::CollectiveSpec collective_spec(const po::variables_map& vm,
+                                             const sim::topology::Cluster& cluster) {
   sim::network::CollectiveSpec spec;
   const auto op = sim::network::parse_collective_op(vm["op"].as<std::string>());
   if (!op || *op == CollectiveOp::kAllToAllV) {
@@ -88,30 +86,21 @@ int run_collective(const std::vector<std::string>& args) {
                                  vm["op"].as<std::string>()));
   }
   spec.op = *op;
-  const auto algo = sim::network::parse_algorithm(vm["algo"].as<std::string>());
-  if (!algo) {
-    throw UsageError(fmt::format("collective: --algo: expected one of {}, got '{}'",
-                                 sim::network::algorithm_names(), vm["algo"].as<std::string>()));
-  }
-  spec.algorithm = *algo;
-  const auto protocol = sim::network::parse_protocol(vm["protocol"].as<std::string>());
-  if (!protocol) {
-    throw UsageError(fmt::format("collective: --protocol: expected one of {}, got '{}'",
-                                 sim::network::protocol_names(), vm["protocol"].as<std::string>()));
-  }
-  spec.protocol = *protocol;
+  spec.algorithm =
+      enum_option<sim::network::Algorithm>("collective", "algo", vm["algo"].as<std::string>());
+  spec.protocol = enum_option<sim::network::Protocol>("collective", "protocol",
+                                                      vm["protocol"].as<std::string>());
   spec.gpus = sim::network::parse_rank_set(vm["ranks"].as<std::string>(), cluster);
   spec.root = vm["root"].as<int>();
   spec.peer = vm["peer"].as<int>();
+  return spec;
+}
 
+// --mode, --channels, --chunk-bytes and --ecmp (their ranges are checked after the sizes).
+sim::network::NetworkOptions network_options(const po::variables_map& vm) {
   sim::network::NetworkOptions options;
-  const auto mode = vm["mode"].as<std::string>();
-  if (mode != "flow" && mode != "analytical") {
-    throw UsageError(
-        fmt::format("collective: --mode: expected flow or analytical, got '{}'", mode));
-  }
   options.mode =
-      mode == "flow" ? sim::network::NetworkMode::kFlow : sim::network::NetworkMode::kAnalytical;
+      enum_option<sim::network::NetworkMode>("collective", "mode", vm["mode"].as<std::string>());
   options.schedule.channels = vm["channels"].as<int>();
   options.schedule.chunk_bytes = size_option(vm, "chunk-bytes");
   const auto ecmp = vm["ecmp"].as<std::string>();
@@ -120,58 +109,71 @@ int run_collective(const std::vector<std::string>& args) {
   }
   options.ecmp = ecmp == "dmodk" ? sim::topology::EcmpPolicy::kDestinationModK
                                  : sim::topology::EcmpPolicy::kHash;
+  return options;
+}
 
-  int type_bytes = 0;
-  const auto type_name = vm["datatype"].as<std::string>();
-  for (const auto& t : kTypes) {
-    if (type_name == t.name) type_bytes = t.bytes;
+// The sizes of the sweep: -b to -e, times -f or plus -i.
+struct SizeSweep {
+  Bytes min_bytes = 0, max_bytes = 0, step = 0;
+  double factor = 2;
+
+  Bytes next(Bytes size) const {
+    Bytes n = step > 0 ? size + step : static_cast<Bytes>(static_cast<double>(size) * factor);
+    // A factor too small to grow a small size (8 * 1.0000001 truncates to 8) still moves on.
+    return n <= size ? size + 1 : n;
   }
-  if (type_bytes == 0)
-    throw UsageError(fmt::format("collective: --datatype: unknown type '{}'", type_name));
+};
 
-  const Bytes min_bytes = size_option(vm, "minbytes"), max_bytes = size_option(vm, "maxbytes");
-  if (max_bytes < min_bytes) throw UsageError("collective: --maxbytes must be >= --minbytes");
-  const double factor = vm["stepfactor"].as<double>();
-  const Bytes step = vm.count("stepbytes") ? size_option(vm, "stepbytes") : 0;
-  if (step == 0 && !(factor > 1.0 && std::isfinite(factor))) {
+SizeSweep size_sweep(const po::variables_map& vm) {
+  SizeSweep s;
+  s.min_bytes = size_option(vm, "minbytes");
+  s.max_bytes = size_option(vm, "maxbytes");
+  if (s.max_bytes < s.min_bytes) throw UsageError("collective: --maxbytes must be >= --minbytes");
+  s.factor = vm["stepfactor"].as<double>();
+  s.step = vm.count("stepbytes") ? size_option(vm, "stepbytes") : 0;
+  if (s.step == 0 && !(s.factor > 1.0 && std::isfinite(s.factor))) {
     throw UsageError(
-        fmt::format("collective: --stepfactor: expected a finite number > 1, got {}", factor));
+        fmt::format("collective: --stepfactor: expected a finite number > 1, got {}", s.factor));
   }
-  if (vm.count("stepbytes") && step <= 0)
+  if (vm.count("stepbytes") && s.step <= 0)
     throw UsageError("collective: --stepbytes: expected a positive size");
   // The sizes to run, counted before any is: -f 1.0000001 or -i 1 over 1 B .. 1 GiB made
   // 10^7 .. 10^9 of them.
   constexpr double kMaxSizes = 10000;
-  const double hi = static_cast<double>(max_bytes), lo = static_cast<double>(min_bytes);
+  const double hi = static_cast<double>(s.max_bytes), lo = static_cast<double>(s.min_bytes);
   // A geometric step grows a size by at least one byte, so both counts bound it.
   const double linear = hi - lo + 1;
   const double sizes =
-      step > 0 ? (hi - lo) / static_cast<double>(step) + 1
-               : std::min(linear, (min_bytes == 0 ? 1 : 0) +
-                                      std::log(hi / std::max(lo, 1.0)) / std::log(factor) + 1);
+      s.step > 0 ? (hi - lo) / static_cast<double>(s.step) + 1
+                 : std::min(linear, (s.min_bytes == 0 ? 1 : 0) +
+                                        std::log(hi / std::max(lo, 1.0)) / std::log(s.factor) + 1);
   if (sizes > kMaxSizes) {
-    throw UsageError(
-        fmt::format("collective: {} to {} by {} is {:.0f} sizes; at most {:.0f} (raise --{})",
-                    format_bytes(lo), format_bytes(hi),
-                    step > 0 ? format_bytes(static_cast<double>(step)) : fmt::format("x{}", factor),
-                    sizes, kMaxSizes, step > 0 ? "stepbytes" : "stepfactor"));
+    throw UsageError(fmt::format(
+        "collective: {} to {} by {} is {:.0f} sizes; at most {:.0f} (raise --{})", format_bytes(lo),
+        format_bytes(hi),
+        s.step > 0 ? format_bytes(static_cast<double>(s.step)) : fmt::format("x{}", s.factor),
+        sizes, kMaxSizes, s.step > 0 ? "stepbytes" : "stepfactor"));
   }
-  if (options.schedule.chunk_bytes <= 0)
-    throw UsageError("collective: --chunk-bytes: expected a positive size");
-  if (vm["channels"].as<int>() < 0) {
-    throw UsageError(
-        fmt::format("collective: --channels: expected 0 (one per NIC rail) or more, got {}",
-                    vm["channels"].as<int>()));
-  }
+  return s;
+}
 
-  const int n = static_cast<int>(spec.gpus.size());
+int datatype_bytes(const std::string& name) {
+  for (const auto& t : kTypes) {
+    if (name == t.name) return t.bytes;
+  }
+  throw UsageError(fmt::format("collective: --datatype: unknown type '{}'", name));
+}
+
+void print_header(const sim::network::CollectiveSpec& spec,
+                  const sim::network::NetworkOptions& options,
+                  const sim::topology::Cluster& cluster, Bytes first_size) {
   auto first_spec = spec;
-  first_spec.bytes = min_bytes;
+  first_spec.bytes = first_size;
   sim::engine::Simulator probe;
   const auto first_algo =
       sim::network::make_network(probe, cluster, options)->resolve_algorithm(first_spec);
   std::cout << fmt::format("# strait collective: {} on {} GPUs of cluster '{}', {} mode\n",
-                           sim::network::to_string(spec.op), n, cluster.name(),
+                           sim::network::to_string(spec.op), spec.gpus.size(), cluster.name(),
                            sim::network::to_string(options.mode));
   std::cout << fmt::format("# algorithm {} (auto picks {} at the smallest size)\n",
                            sim::network::to_string(spec.algorithm),
@@ -182,15 +184,25 @@ int run_collective(const std::vector<std::string>& args) {
   std::cout << fmt::format(
       "# {:>10} {:>12} {:>8} {:>6} {:>6} {:>12} {:>8} {:>8}  {:<12} {:>10} {:>8}\n", "(B)",
       "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "", "(s)");
+}
 
-  nlohmann::json results = nlohmann::json::array();
-  double busbw_sum = 0, wall_total = 0;
-  std::uint64_t events_total = 0;
-  int rows = 0;
+// The table's rows, one per size, and their JSON objects.
+struct SweepResults {
+  nlohmann::json rows = nlohmann::json::array();
+  double busbw_sum = 0, wall_s = 0;
+  std::uint64_t events = 0;
+};
+
+SweepResults run_sizes(sim::network::CollectiveSpec spec,
+                       const sim::network::NetworkOptions& options,
+                       const sim::topology::Cluster& cluster, const SizeSweep& sweep,
+                       const std::string& type_name, int type_bytes) {
+  SweepResults out;
+  const int n = static_cast<int>(spec.gpus.size());
   const bool rooted = spec.op == CollectiveOp::kBroadcast || spec.op == CollectiveOp::kReduce;
   const bool reduces = spec.op == CollectiveOp::kAllReduce ||
                        spec.op == CollectiveOp::kReduceScatter || spec.op == CollectiveOp::kReduce;
-  for (Bytes size = min_bytes; size <= max_bytes;) {
+  for (Bytes size = sweep.min_bytes; size <= sweep.max_bytes; size = sweep.next(size)) {
     spec.bytes = size;
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = sim::network::simulate_collective(cluster, spec, options);
@@ -206,42 +218,68 @@ int run_collective(const std::vector<std::string>& args) {
         fmt::format("{}/{}", sim::network::to_string(r.algorithm),
                     sim::network::to_string(r.protocol)),
         r.events, wall);
-    results.push_back({{"size_bytes", size},
-                       {"count", size / type_bytes},
-                       {"time_us", r.time.to_us()},
-                       {"algbw_GBps", algbw},
-                       {"busbw_GBps", busbw},
-                       {"algorithm", sim::network::to_string(r.algorithm)},
-                       {"protocol", sim::network::to_string(r.protocol)},
-                       {"channels", r.channels},
-                       {"chunks", r.chunks},
-                       {"nccl_channels", r.nccl_channels},
-                       {"events", r.events},
-                       {"wall_s", wall}});
-    busbw_sum += busbw;
-    wall_total += wall;
-    events_total += r.events;
-    ++rows;
-    if (size == max_bytes) break;
-    Bytes next = step > 0 ? size + step : static_cast<Bytes>(static_cast<double>(size) * factor);
-    // A factor too small to grow a small size (8 * 1.0000001 truncates to 8) still moves on.
-    if (next <= size) next = size + 1;
-    size = next;
+    out.rows.push_back({{"size_bytes", size},
+                        {"count", size / type_bytes},
+                        {"time_us", r.time.to_us()},
+                        {"algbw_GBps", algbw},
+                        {"busbw_GBps", busbw},
+                        {"algorithm", sim::network::to_string(r.algorithm)},
+                        {"protocol", sim::network::to_string(r.protocol)},
+                        {"channels", r.channels},
+                        {"chunks", r.chunks},
+                        {"nccl_channels", r.nccl_channels},
+                        {"events", r.events},
+                        {"wall_s", wall}});
+    out.busbw_sum += busbw;
+    out.wall_s += wall;
+    out.events += r.events;
+    if (size == sweep.max_bytes) break;
   }
-  std::cout << fmt::format("# Avg bus bandwidth    : {:.3f} GB/s\n", rows ? busbw_sum / rows : 0.0);
-  std::cout << fmt::format("# Simulated {} events in {:.3f} s of wall time\n", events_total,
-                           wall_total);
+  return out;
+}
+
+}  // namespace
+
+int run_collective(const std::vector<std::string>& args) {
+  const po::options_description desc = collective_options();
+  po::positional_options_description positional;
+  po::variables_map vm;
+  if (!parse_options("collective", "--cluster FILE [options]", args, desc, positional, vm))
+    return 0;
+  prepare_outputs("collective", vm, {{"json"}});
+
+  const auto cluster = sim::topology::Cluster::load(vm["cluster"].as<std::string>());
+  const auto spec = collective_spec(vm, cluster);
+  const auto options = network_options(vm);
+  const auto type_name = vm["datatype"].as<std::string>();
+  const int type_bytes = datatype_bytes(type_name);
+  const SizeSweep sweep = size_sweep(vm);
+  if (options.schedule.chunk_bytes <= 0)
+    throw UsageError("collective: --chunk-bytes: expected a positive size");
+  if (vm["channels"].as<int>() < 0) {
+    throw UsageError(
+        fmt::format("collective: --channels: expected 0 (one per NIC rail) or more, got {}",
+                    vm["channels"].as<int>()));
+  }
+
+  print_header(spec, options, cluster, sweep.min_bytes);
+  const SweepResults results = run_sizes(spec, options, cluster, sweep, type_name, type_bytes);
+  const auto rows = results.rows.size();
+  std::cout << fmt::format("# Avg bus bandwidth    : {:.3f} GB/s\n",
+                           rows ? results.busbw_sum / static_cast<double>(rows) : 0.0);
+  std::cout << fmt::format("# Simulated {} events in {:.3f} s of wall time\n", results.events,
+                           results.wall_s);
 
   if (vm.count("json")) {
     nlohmann::json out = {{"cluster", cluster.name()},
                           {"op", sim::network::to_string(spec.op)},
                           {"algorithm", sim::network::to_string(spec.algorithm)},
                           {"mode", sim::network::to_string(options.mode)},
-                          {"ranks", n},
+                          {"ranks", static_cast<int>(spec.gpus.size())},
                           {"datatype", type_name},
-                          {"results", results},
-                          {"events", events_total},
-                          {"wall_s", wall_total}};
+                          {"results", results.rows},
+                          {"events", results.events},
+                          {"wall_s", results.wall_s}};
     const auto path = vm["json"].as<std::string>();
     write_json(path, out.dump(2) + "\n");
     // A comment line, as nccl-tests' own: its table stays readable by tools that parse it.

@@ -189,6 +189,11 @@ std::string unknown_option_text(const std::string& typed, const std::vector<std:
 
 }  // namespace
 
+void bad_option_value(const std::string& command, const std::string& option,
+                      const std::string& text, const std::string& expected) {
+  throw UsageError(fmt::format("{}: --{}: expected {}, got '{}'", command, option, expected, text));
+}
+
 bool parse_options(const std::string& command, const std::string& usage,
                    const std::vector<std::string>& args, const po::options_description& options,
                    const po::positional_options_description& positional, po::variables_map& vm) {

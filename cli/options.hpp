@@ -10,6 +10,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "sim/core/enum_names.hpp"
 #include "sim/workload/scenario.hpp"
 
 namespace strait::cli {
@@ -57,6 +58,22 @@ std::vector<std::string> scenario_inputs(const std::string& scenario_file);
 /// UsageError outside 1 .. 1e15.
 void apply_max_work(const std::string& command, const po::variables_map& vm,
                     sim::workload::TrainingScenario& scenario);
+
+/// Throws the UsageError of enum_option: "COMMAND: --OPTION: expected EXPECTED, got 'TEXT'".
+[[noreturn]] void bad_option_value(const std::string& command, const std::string& option,
+                                   const std::string& text, const std::string& expected);
+
+/// Option --`option`'s value `text` as an E, by the enum's name table (enum_names.hpp);
+/// else a UsageError: "COMMAND: --OPTION: expected a or b, got 'TEXT'" for two names,
+/// "expected one of a, b, c, got 'TEXT'" for more.
+template <NamedEnum E>
+E enum_option(const std::string& command, const std::string& option, const std::string& text) {
+  if (const auto value = parse_enum<E>(text)) return *value;
+  const auto names = enum_name_vector<E>();
+  bad_option_value(
+      command, option, text,
+      names.size() == 2 ? enum_name_list<E>("", " or ") : "one of " + enum_name_list<E>());
+}
 
 /// Parses `args` for `command`; prints help and returns false when --help was given. An
 /// option is never guessed from a prefix: an unknown one is a UsageError naming the

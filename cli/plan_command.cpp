@@ -154,11 +154,8 @@ planner::PlannerOptions make_options(const po::variables_map& vm, const Training
   if (o.threads < 1) throw UsageError("plan: --threads: expected at least 1");
   o.final_mode = base.mode;
   if (vm.count("mode")) {
-    const auto m = vm["mode"].as<std::string>();
-    if (m != "flow" && m != "analytical")
-      throw UsageError(fmt::format("plan: --mode: expected flow or analytical, got '{}'", m));
     o.final_mode =
-        m == "flow" ? sim::network::NetworkMode::kFlow : sim::network::NetworkMode::kAnalytical;
+        enum_option<sim::network::NetworkMode>("plan", "mode", vm["mode"].as<std::string>());
   }
   // On a terminal: the stage, what the effort has spent and the best plan so far.
   if (stderr_is_terminal()) {
@@ -175,9 +172,7 @@ planner::PlannerOptions make_options(const po::variables_map& vm, const Training
   return o;
 }
 
-}  // namespace
-
-int run_plan(const std::vector<std::string>& args) {
+po::options_description plan_options() {
   const std::string entrypoint_help = fmt::format(
       "what the launch plan's lines run: your training script and its arguments (SCRIPT ARGS), "
       "a module (-m MODULE ARGS) or a command naming its Python (python -m MODULE ARGS); "
@@ -202,8 +197,9 @@ int run_plan(const std::vector<std::string>& args) {
       "top", po::value<int>()->default_value(5), "best plans in the report")(
       "threads", po::value<int>()->default_value(1), "worker threads (oneTBB)")(
       "mode", po::value<std::string>(),
-      "final-stage network mode: flow | analytical (default: the scenario's, else flow)")(
-      "profiles", po::value<std::string>(), "calibration profiles directory")(
+      ("final-stage network mode: " + enum_name_list<sim::network::NetworkMode>("", " | ") +
+       " (default: the scenario's, else flow)")
+          .c_str())("profiles", po::value<std::string>(), "calibration profiles directory")(
       "out", po::value<std::string>(),
       "write the best plan (plan format) to this file (-: stdout, the report to stderr)")(
       "torchrec", po::value<std::string>(),
@@ -218,6 +214,13 @@ int run_plan(const std::vector<std::string>& args) {
       "program", po::value<std::string>(), "deprecated name of --entrypoint")(
       "json", po::value<std::string>(),
       "write the report as JSON to this file (-: stdout, the report to stderr)");
+  return desc;
+}
+
+}  // namespace
+
+int run_plan(const std::vector<std::string>& args) {
+  const po::options_description desc = plan_options();
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;

@@ -76,11 +76,7 @@ namespace {
 std::optional<sim::network::NetworkMode> mode_option(const po::variables_map& vm,
                                                      const char* command) {
   if (!vm.count("mode")) return std::nullopt;
-  const auto m = vm["mode"].as<std::string>();
-  if (m != "flow" && m != "analytical") {
-    throw UsageError(fmt::format("{}: --mode: expected flow or analytical, got '{}'", command, m));
-  }
-  return m == "flow" ? sim::network::NetworkMode::kFlow : sim::network::NetworkMode::kAnalytical;
+  return enum_option<sim::network::NetworkMode>(command, "mode", vm["mode"].as<std::string>());
 }
 
 std::vector<int> trace_ranks(const po::variables_map& vm, const sim::topology::Cluster& cluster) {
@@ -224,9 +220,11 @@ int run_simulate(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()("scenario", po::value<std::string>()->required(),
                      "scenario file (configs/scenarios/*.json)")(
-      "mode", po::value<std::string>(), "override the scenario's network mode: flow | analytical")(
-      "profiles", po::value<std::string>(),
-      "calibration profiles directory (default: configs/profiles)")(
+      "mode", po::value<std::string>(),
+      ("override the scenario's network mode: " +
+       enum_name_list<sim::network::NetworkMode>("", " | "))
+          .c_str())("profiles", po::value<std::string>(),
+                    "calibration profiles directory (default: configs/profiles)")(
       "plan", po::value<std::string>(), "a plan file to run instead of the scenario's")(
       "max-work", po::value<double>(),
       "work items the run may take (default: the scenario's \"max_work\", else 2e8)")(

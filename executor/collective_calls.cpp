@@ -12,42 +12,29 @@ using sim::workload::Op;
 using sim::workload::OpKind;
 
 CollectiveCalls::CollectiveCalls(const sim::workload::OpGraph& graph, int rank)
-    : graph_(graph), rank_(rank) {
-  const auto& ops = graph.ranks[static_cast<std::size_t>(rank)].ops;
+    : graph_(graph),
+      rank_(rank),
+      calls_(graph, rank),
+      call_number_(sim::workload::call_numbers(graph.ranks[static_cast<std::size_t>(rank)].ops)) {
   position_.assign(graph.groups.size(), -1);
-  calls_.assign(graph.groups.size(), {});
   for (std::size_t g = 0; g < graph.groups.size(); ++g) {
     const auto& members = graph.groups[g].ranks;
     const auto it = std::find(members.begin(), members.end(), rank);
-    if (it == members.end()) continue;
-    position_[g] = static_cast<int>(it - members.begin());
-    for (int member : members) {
-      std::vector<const Op*> list;
-      for (const auto& op : graph.ranks[static_cast<std::size_t>(member)].ops) {
-        if (op.kind == OpKind::kCollective && op.collective.group == static_cast<int>(g))
-          list.push_back(&op);
-      }
-      calls_[g].push_back(std::move(list));
-    }
-  }
-  call_number_.assign(ops.size(), -1);
-  std::vector<int> seen(graph.groups.size(), 0);
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].kind != OpKind::kCollective) continue;
-    call_number_[i] = seen[static_cast<std::size_t>(ops[i].collective.group)]++;
+    if (it != members.end()) position_[g] = static_cast<int>(it - members.begin());
   }
 }
 
 const Op& CollectiveCalls::peer_call(std::size_t index, std::size_t member) const {
   const auto& op = graph_.ranks[static_cast<std::size_t>(rank_)].ops[index];
   const auto g = static_cast<std::size_t>(op.collective.group);
-  const auto& list = calls_[g][member];
-  const auto k = static_cast<std::size_t>(call_number_[index]);
-  if (k >= list.size())
+  const auto k = call_number_[index];
+  const auto peer_op = calls_.op(g, member, k);
+  const int peer = graph_.groups[g].ranks[member];
+  if (peer_op == sim::workload::kNotACall)
     throw Error(fmt::format(
         "op graph: rank {} makes {} or more calls on group '{}' but rank {} makes only {}", rank_,
-        k + 1, graph_.groups[g].name, graph_.groups[g].ranks[member], list.size()));
-  return *list[k];
+        k + 1, graph_.groups[g].name, peer, calls_.ops(g, member).size()));
+  return graph_.ranks[static_cast<std::size_t>(peer)].ops[static_cast<std::size_t>(peer_op)];
 }
 
 std::size_t CollectiveCalls::group_of(std::size_t index) const {

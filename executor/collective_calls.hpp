@@ -1,12 +1,14 @@
 #pragma once
 // CollectiveCalls: what each member of a rank's process groups sends in the k-th collective
 // call on that group. MPI and NCCL match collective calls by their order on a communicator,
-// so both backends of `strait exec` size a call's receive side from the peers' k-th calls.
+// so both backends of `strait exec` size a call's receive side from the peers' k-th calls,
+// numbered and matched as the simulator does (sim/workload/collective_calls.hpp).
 // No MPI, no CUDA: unit-tested.
 
 #include <cstdint>
 #include <vector>
 
+#include "sim/workload/collective_calls.hpp"
 #include "sim/workload/op_graph.hpp"
 
 namespace strait::executor {
@@ -37,9 +39,9 @@ class CollectiveCalls {
 
   const sim::workload::OpGraph& graph_;
   int rank_;
-  std::vector<int> position_;                                              // by group
-  std::vector<std::vector<std::vector<const sim::workload::Op*>>> calls_;  // [group][member][k]
-  std::vector<int> call_number_;  // k of each of this rank's collective ops (-1: a kernel)
+  std::vector<int> position_;              // by group
+  sim::workload::GroupCalls calls_;        // of this rank's groups
+  std::vector<std::int32_t> call_number_;  // of each of this rank's ops
 };
 
 }  // namespace strait::executor

@@ -19,8 +19,8 @@
 
 #include <fmt/format.h>
 
-#include "calibration/detail/device_kernels.hpp"
-#include "calibration/detail/nccl_check.hpp"
+#include "calibration/device_kernels.hpp"
+#include "calibration/nccl_check.hpp"
 #include "executor/collective_calls.hpp"
 #include "executor/cuda_kernels.hpp"
 #include "executor/detail/rank_job.hpp"
@@ -187,7 +187,7 @@ class CudaRankRunner {
     detail::wait_for_ranks(
         "the start barrier", rank_,
         runs_ == 1 ? startup_timeout_s_ : job_wait_limit_s(collective_timeout_s_));
-    calibration::detail::launch_gate(kGateUs, streams_.list.front());
+    calibration::launch_gate(kGateUs, streams_.list.front());
     STRAIT_CUDA_CHECK(cudaEventRecord(origin_, streams_.list.front()));
     for (std::size_t s = 1; s < streams_.list.size(); ++s)
       STRAIT_CUDA_CHECK(cudaStreamWaitEvent(streams_.list[s], origin_, 0));
@@ -272,7 +272,7 @@ class CudaRankRunner {
       STRAIT_NCCL_CHECK(ncclCommGetAsyncError(groups_.nccl[g], &async));
       if (async != ncclSuccess && async != ncclInProgress) {
         detail::set_current_op(it->index);
-        calibration::detail::throw_nccl_error(async, "ncclCommGetAsyncError", __FILE__, __LINE__);
+        calibration::throw_nccl_error(async, "ncclCommGetAsyncError", __FILE__, __LINE__);
       }
       if (!it->started && event_done(start_[i])) it->started = now;
       if (it->started && collective_timeout_s_ > 0 &&
@@ -326,7 +326,7 @@ class CudaRankRunner {
                         "MPI_Ibcast");
       detail::wait_for_job(request, "start-up (NCCL's unique id)", rank_, startup_timeout_s_);
       if (boot.result != ncclSuccess)
-        calibration::detail::throw_nccl_error(boot.result, "ncclGetUniqueId", __FILE__, __LINE__);
+        calibration::throw_nccl_error(boot.result, "ncclGetUniqueId", __FILE__, __LINE__);
       STRAIT_NCCL_CHECK(ncclCommInitRank(&groups_.nccl[g],
                                          static_cast<int>(graph_.groups[g].ranks.size()), boot.id,
                                          calls_.position(g)));

@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "calibration/detail/device_kernels.hpp"
-#include "calibration/detail/lt_gemm.hpp"
+#include "calibration/device_kernels.hpp"
 #include "calibration/kernel_case.hpp"
+#include "calibration/lt_gemm.hpp"
 #include "executor/kernel_shapes.hpp"
 #include "kernels/detail/cuda_check.hpp"
 #include "kernels/device.hpp"
@@ -18,9 +18,9 @@
 
 namespace strait::executor {
 
-using calibration::detail::Element;
-using calibration::detail::GemmTypes;
-using calibration::detail::LtGemm;
+using calibration::Element;
+using calibration::GemmTypes;
+using calibration::LtGemm;
 using kernels::DeviceBuffer;
 using sim::cost::KernelKind;
 using sim::cost::Precision;
@@ -78,7 +78,7 @@ struct CudaKernels::Resources {
     setup = nullptr;
   }
   DeviceBuffer random(std::size_t bytes, Element e) {
-    return calibration::detail::random_device_buffer(bytes, e, rng, setup);
+    return calibration::random_device_buffer(bytes, e, rng, setup);
   }
   DeviceBuffer zeros(std::size_t bytes) {
     DeviceBuffer b(bytes);
@@ -95,7 +95,7 @@ struct CudaKernels::Resources {
 
 struct CudaKernels::Gemm {
   std::unique_ptr<LtGemm> forward;
-  std::unique_ptr<calibration::detail::LtGemmBackward> backward;
+  std::unique_ptr<calibration::LtGemmBackward> backward;
   DeviceBuffer x, w, y;       // forward: y[m, n] = x[m, k] w[n, k]^T
   DeviceBuffer dout, dx, dw;  // backward (allocated when a backward op has this shape)
 };
@@ -179,8 +179,7 @@ int CudaKernels::prepare(const sim::cost::KernelWork& k, std::int64_t step, int 
     case KernelKind::kGemmBackward: {
       // One workspace per stream: GEMMs on two streams may run at once.
       auto& workspace = r.workspaces[stream];
-      if (workspace.bytes() == 0)
-        workspace = DeviceBuffer(calibration::detail::kGemmWorkspaceBytes);
+      if (workspace.bytes() == 0) workspace = DeviceBuffer(calibration::kGemmWorkspaceBytes);
       prepare_gemm(k, s, workspace.data());
       break;
     }
@@ -221,14 +220,14 @@ int CudaKernels::prepare(const sim::cost::KernelWork& k, std::int64_t step, int 
       }
       work_.emplace_back([a, s] {
         if (a->count <= 0) return;
-        calibration::detail::AdamStep adam;
+        calibration::AdamStep adam;
         adam.params = a->p.as<float>();
         adam.grads = a->g.as<float>();
         adam.exp_avg = a->m.as<float>();
         adam.exp_avg_sq = a->v.as<float>();
         adam.count = a->count;
         adam.step = ++a->step;
-        calibration::detail::launch_adam_step(adam, s);
+        calibration::launch_adam_step(adam, s);
       });
       break;
     }
@@ -244,12 +243,12 @@ void CudaKernels::prepare_gemm(const sim::cost::KernelWork& k, cudaStream_t s, v
   Resources& r = *resources_;
   const bool backward = k.kind == KernelKind::kGemmBackward;
   const int runs = gemm_runs(k);
-  const auto types = calibration::detail::gemm_types(k.precision);
+  const auto types = calibration::gemm_types(k.precision);
   if (!types || k.m <= 0 || k.n <= 0 || k.k <= 0)
     throw Error(fmt::format("cuda backend: cannot run a {} GEMM of m {}, n {}, k {}",
                             sim::cost::to_string(k.precision), k.m, k.n, k.k));
   const GemmTypes t = *types;
-  const auto in = static_cast<std::size_t>(calibration::detail::element_bytes(t.in_element));
+  const auto in = static_cast<std::size_t>(calibration::element_bytes(t.in_element));
   const auto out = static_cast<std::size_t>(t.out_bytes);
   const auto m = as_size(k.m), n = as_size(k.n), kk = as_size(k.k);
   const auto no_algorithm = [&](const char* pass) {
@@ -264,16 +263,16 @@ void CudaKernels::prepare_gemm(const sim::cost::KernelWork& k, cudaStream_t s, v
     g->forward = std::make_unique<LtGemm>(r.lt, t, k.m, k.n, k.k);
     if (!g->forward->has_algorithm()) throw no_algorithm("forward");
     // Rows for the backward's weight gradient too (LtGemmBackward::reduction_rows).
-    const auto rows = as_size(calibration::detail::LtGemmBackward::reduction_rows(k.m));
+    const auto rows = as_size(calibration::LtGemmBackward::reduction_rows(k.m));
     g->x = r.random(rows * kk * in, t.in_element);
     g->w = r.random(n * kk * in, t.in_element);
     g->y = DeviceBuffer(m * n * out);
   }
   if (backward && !g->backward) {
-    g->backward = std::make_unique<calibration::detail::LtGemmBackward>(r.lt, t, k.m, k.n, k.k);
+    g->backward = std::make_unique<calibration::LtGemmBackward>(r.lt, t, k.m, k.n, k.k);
     if (!g->backward->has_algorithm()) throw no_algorithm("backward");
-    g->dout = r.random(as_size(calibration::detail::LtGemmBackward::reduction_rows(k.m)) * n * in,
-                       t.in_element);
+    g->dout =
+        r.random(as_size(calibration::LtGemmBackward::reduction_rows(k.m)) * n * in, t.in_element);
     g->dx = DeviceBuffer(m * kk * out);
     g->dw = DeviceBuffer(n * kk * out);
   }

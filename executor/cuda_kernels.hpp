@@ -2,7 +2,7 @@
 // CudaKernels: queues kernel ops on a CUDA stream of the current device, at the shapes of
 // kernel_shapes.hpp, the CUDA counterpart of CpuKernels (cpu_kernels.hpp) with the code
 // `strait calibrate run --backend cuda` measures:
-//   GEMM         cuBLASLt (calibration/detail/lt_gemm.hpp) at the op's precision; the
+//   GEMM         cuBLASLt (calibration/lt_gemm.hpp) at the op's precision; the
 //                backward is two GEMMs, the input gradient (m x k from m x n by n x k)
 //                and the weight gradient (n x k from n x m by m x k), in the forward's
 //                TN layout.
@@ -11,7 +11,7 @@
 //   embeddings   strait's TBE kernels (kernels/tbe.hpp), sum pooling, row-wise AdaGrad,
 //                weights f32/f16/bf16 as the op's precision (else f32).
 //   elementwise  a device-to-device cudaMemcpyAsync of hbm_bytes / 2.
-//   optimizer    calibration's Adam kernel (calibration/detail/device_kernels.hpp).
+//   optimizer    calibration's Adam kernel (calibration/device_kernels.hpp).
 // prepare() allocates and fills every input once, before the timed run; run() only queues.
 // Buffers are shared by ops of equal shape; each (embedding dim, dtype) has one table for
 // all its ops, of `table_rows` rows or fewer: all tables together take at most 40% of the

@@ -10,6 +10,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/statistics.hpp"
 #include "sim/run/training_report_json.hpp"
+#include "sim/workload/collective_calls.hpp"
 
 namespace strait::executor {
 namespace {
@@ -57,32 +58,21 @@ std::vector<Time> step_ends(const MeasuredRun& run) {
 
 std::vector<std::vector<Time>> collective_starts(const MeasuredRun& run) {
   const auto& graph = *run.graph;
-  // calls[g][member][k]: op index of the member's k-th collective on group g.
-  std::vector<std::vector<std::vector<std::size_t>>> calls(graph.groups.size());
-  for (std::size_t g = 0; g < graph.groups.size(); ++g) {
-    for (int member : graph.groups[g].ranks) {
-      std::vector<std::size_t> list;
-      const auto& ops = graph.ranks.at(static_cast<std::size_t>(member)).ops;
-      for (std::size_t i = 0; i < ops.size(); ++i) {
-        if (ops[i].kind == OpKind::kCollective && ops[i].collective.group == static_cast<int>(g))
-          list.push_back(i);
-      }
-      calls[g].push_back(std::move(list));
-    }
-  }
+  const sim::workload::GroupCalls calls(graph);
   std::vector<std::vector<Time>> starts;
   for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
     const auto& ops = graph.ranks[r].ops;
     auto out = run.ranks[r].start;
-    std::vector<std::size_t> seen(graph.groups.size(), 0);
+    const auto numbers = sim::workload::call_numbers(ops);
     for (std::size_t i = 0; i < ops.size(); ++i) {
       if (ops[i].kind != OpKind::kCollective) continue;
+      // A call starts when its last member issued it (members that make fewer calls: none).
       const auto g = static_cast<std::size_t>(ops[i].collective.group);
-      const auto k = seen[g]++;
-      for (std::size_t j = 0; j < calls[g].size(); ++j) {
-        if (k >= calls[g][j].size()) continue;
+      for (std::size_t j = 0; j < calls.members(g); ++j) {
+        const auto op = calls.op(g, j, numbers[i]);
+        if (op == sim::workload::kNotACall) continue;
         const auto member = static_cast<std::size_t>(graph.groups[g].ranks[j]);
-        out[i] = std::max(out[i], run.ranks[member].start[calls[g][j][k]]);
+        out[i] = std::max(out[i], run.ranks[member].start[static_cast<std::size_t>(op)]);
       }
       out[i] = std::min(out[i], run.ranks[r].end[i]);
     }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/workload/collective_calls.hpp"
 
 namespace strait::executor {
 
@@ -16,8 +17,8 @@ OpScheduler::OpScheduler(const sim::workload::RankOps& rank, std::size_t stream_
       stream_ops_(stream_count),
       stream_head_(stream_count, 0),
       stream_busy_(stream_count, false),
-      group_ops_(group_count),
-      group_head_(group_count, 0),
+      call_number_(sim::workload::call_numbers(rank.ops)),
+      group_calls_(group_count, 0),
       deps_left_(rank.ops.size(), 0),
       dependents_(rank.ops.size()) {
   for (std::size_t i = 0; i < ops_.size(); ++i) {
@@ -33,7 +34,6 @@ OpScheduler::OpScheduler(const sim::workload::RankOps& rank, std::size_t stream_
         throw Error(fmt::format(
             "op graph: rank {} op {} calls a collective on group {}, which does not exist",
             rank.rank, i, g));
-      group_ops_[static_cast<std::size_t>(g)].push_back(index);
     }
     for (auto d : op.deps) {
       if (d < 0 || d >= index)
@@ -51,7 +51,7 @@ bool OpScheduler::is_ready(std::int32_t index) const {
   if (deps_left_[i] > 0) return false;
   if (op.kind == OpKind::kCollective) {
     const auto g = static_cast<std::size_t>(op.collective.group);
-    if (group_ops_[g][group_head_[g]] != index) return false;
+    if (call_number_[i] != group_calls_[g]) return false;
   }
   return true;
 }
@@ -72,7 +72,7 @@ void OpScheduler::start(std::int32_t index) {
   const auto s = static_cast<std::size_t>(op.stream);
   stream_busy_[s] = true;
   ++stream_head_[s];
-  if (op.kind == OpKind::kCollective) ++group_head_[static_cast<std::size_t>(op.collective.group)];
+  if (op.kind == OpKind::kCollective) ++group_calls_[static_cast<std::size_t>(op.collective.group)];
   ++running_;
 }
 

@@ -8,7 +8,8 @@
 // for a collective, it is this rank's next collective on its group by op index: MPI, like
 // NCCL, matches the k-th call on a communicator on every member, so every rank must issue
 // a group's collectives in one order, and op index order is the order the builder issued
-// them in (deps point backwards, so that order never blocks progress).
+// them in (deps point backwards, so that order never blocks progress). Calls are numbered
+// as the simulator numbers them (sim/workload/collective_calls.hpp).
 
 #include <cstdint>
 #include <vector>
@@ -39,8 +40,8 @@ class OpScheduler {
   std::vector<std::vector<std::int32_t>> stream_ops_;  // op indices per stream, in order
   std::vector<std::size_t> stream_head_;               // next op to start per stream
   std::vector<bool> stream_busy_;
-  std::vector<std::vector<std::int32_t>> group_ops_;  // collective op indices per group
-  std::vector<std::size_t> group_head_;
+  std::vector<std::int32_t> call_number_;  // each op's call on its group (collective_calls.hpp)
+  std::vector<std::int32_t> group_calls_;  // calls started per group
   std::vector<std::int32_t> deps_left_;
   std::vector<std::vector<std::int32_t>> dependents_;
   std::size_t finished_ = 0;

@@ -12,22 +12,6 @@ namespace {
 
 using sim::workload::ShardingType;
 
-const std::vector<std::string> kTypeNames = {"data_parallel", "table_wise",     "row_wise",
-                                             "column_wise",   "table_row_wise", "grid"};
-
-ShardingType parse_type(const ConfigNode& node) {
-  const std::string v = node.as_string();
-  const auto it = std::find(kTypeNames.begin(), kTypeNames.end(), v);
-  if (it == kTypeNames.end()) {
-    const std::string hint = closest_match(v, kTypeNames);
-    node.fail(
-        fmt::format("unknown sharding type \"{}\"{}; expected one of data_parallel, "
-                    "table_wise, row_wise, column_wise, table_row_wise, grid",
-                    v, hint.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", hint)));
-  }
-  return static_cast<ShardingType>(it - kTypeNames.begin());
-}
-
 /// True when some block of `dim` holds ranks of two datacenters (blocks are contiguous).
 bool crosses_datacenters(const sim::workload::GroupDimension& dim,
                          const std::vector<int>& rank_dc) {
@@ -53,10 +37,6 @@ Json expanded_fix(const Json& fix, const sim::workload::ModelConfig& model) {
 }
 
 }  // namespace
-
-const char* to_string(Objective objective) {
-  return objective == Objective::kStepTime ? "step_time" : "samples_per_sec_per_gpu";
-}
 
 Constraints Constraints::none(const sim::workload::ModelConfig& model) {
   Constraints c;
@@ -87,18 +67,17 @@ Constraints Constraints::from_config(const ConfigNode& node,
     for (const auto& key : forbid->keys()) {
       const auto list = forbid->at(key);
       std::vector<ShardingType> types;
-      for (const auto& e : list.elements()) types.push_back(parse_type(e));
+      for (const auto& e : list.elements()) types.push_back(sim::workload::sharding_type(e));
       for (std::size_t t = 0; t < model.tables.size(); ++t) {
         if (key != "*" && model.tables[t].name != key) continue;
         c.forbidden[t].insert(c.forbidden[t].end(), types.begin(), types.end());
       }
     }
     for (std::size_t t = 0; t < model.tables.size(); ++t) {
-      if (c.forbidden[t].size() < kTypeNames.size()) continue;
       bool all = true;
-      for (int k = 0; k < static_cast<int>(kTypeNames.size()); ++k) {
-        all = all && std::find(c.forbidden[t].begin(), c.forbidden[t].end(),
-                               static_cast<ShardingType>(k)) != c.forbidden[t].end();
+      for (const auto& [type, name] : enum_names(ShardingType{})) {
+        all = all &&
+              std::find(c.forbidden[t].begin(), c.forbidden[t].end(), type) != c.forbidden[t].end();
       }
       if (all) {
         forbid->fail(
@@ -133,11 +112,7 @@ Constraints Constraints::from_config(const ConfigNode& node,
         e.fail("expected one of sparse, context_parallel, fsdp, expert");
     }
   }
-  if (node.has("objective")) {
-    c.objective = node.choice("objective", {"samples_per_sec_per_gpu", "step_time"}) == "step_time"
-                      ? Objective::kStepTime
-                      : Objective::kSamplesPerSecPerGpu;
-  }
+  c.objective = read_enum_or(node, "objective", c.objective);
   return c;
 }
 

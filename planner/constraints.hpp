@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "sim/core/config_node.hpp"
+#include "sim/core/enum_names.hpp"
 #include "sim/topology/cluster.hpp"
 #include "sim/workload/layout.hpp"
 #include "sim/workload/model.hpp"
@@ -34,7 +35,13 @@
 namespace strait::planner {
 
 enum class Objective { kSamplesPerSecPerGpu, kStepTime };
-const char* to_string(Objective objective);
+/// The names constraint files and reports use (sim/core/enum_names.hpp).
+constexpr auto enum_names(Objective) {
+  return std::to_array<EnumName<Objective>>(
+      {{Objective::kSamplesPerSecPerGpu, "samples_per_sec_per_gpu"},
+       {Objective::kStepTime, "step_time"}});
+}
+inline const char* to_string(Objective objective) { return name_of(objective); }
 
 struct Constraints {
   std::string file;               // "" when none was given

@@ -23,7 +23,7 @@ Json launch_job(const sim::workload::TrainingScenario& base, const Json& plan,
   Json job = {{"name", base.name},
               {"steps", base.steps},
               {"seed", base.seed},
-              {"mode", base.mode == sim::network::NetworkMode::kFlow ? "flow" : "analytical"},
+              {"mode", sim::network::to_string(base.mode)},
               {"plan", plan}};
   for (const char* key : {"cluster", "model", "data"}) {
     const auto file = files.find(key);

@@ -31,24 +31,22 @@ Json plan_summary(const sim::workload::ParallelPlan& plan, const sim::workload::
   const auto group = [](int size, sim::workload::PlacementLevel level) {
     return Json{{"group_size", size}, {"placement", size > 1 ? to_string(level) : "none"}};
   };
-  Json dense = {
-      {"parallelism", plan.dense == sim::workload::DenseParallelism::kDdp ? "ddp" : "fsdp"}};
+  Json dense = {{"parallelism", name_of(plan.dense)}};
   if (plan.dense == sim::workload::DenseParallelism::kDdp) {
     dense["bucket_size"] = plan.bucket_size;
-    if (plan.grad_sync == sim::workload::GradSync::kGrouped) dense["grad_sync"] = "grouped";
+    if (plan.grad_sync != sim::workload::GradSync::kBuckets)
+      dense["grad_sync"] = name_of(plan.grad_sync);
     if (plan.grad_comm_precision) dense["comm_precision"] = to_string(*plan.grad_comm_precision);
   } else {
     dense.update(group(layout.fsdp.size, plan.fsdp.level));
   }
   Json cp = group(layout.cp.size, plan.cp.level);
   cp["degree"] = plan.cp_degree;
-  cp["mode"] = plan.cp_mode == sim::workload::CpMode::kAllGather ? "all_gather" : "all_to_all";
+  cp["mode"] = name_of(plan.cp_mode);
   Json sparse = group(layout.sparse.size, plan.sparse.level);
   sparse["replica_sync_every"] = plan.replica_sync_every;
   sparse["replica_sync_staleness"] = plan.replica_sync_staleness;
-  const auto precision = [](const auto& p) {
-    return p ? Json(static_cast<int>(*p)) : Json("weights");
-  };
+  const auto precision = [](const auto& p) { return p ? Json(to_string(*p)) : Json("weights"); };
   sparse["comm_precision"] = {{"forward", precision(plan.comm_precision.forward)},
                               {"backward", precision(plan.comm_precision.backward)}};
   Json tables = Json::object();
@@ -68,13 +66,12 @@ Json plan_summary(const sim::workload::ParallelPlan& plan, const sim::workload::
           {"moe", group(layout.expert.size, plan.expert.level)},
           {"schedule",
            {{"pipeline_depth", s.pipeline_depth},
-            {"pipelined",
-             s.pipelined == sim::workload::Pipelined::kInputDist ? "input_dist" : "sparse_forward"},
+            {"pipelined", name_of(s.pipelined)},
             {"priorities", std::move(priorities)},
             {"sm_free_comm", s.sm_free},
-            {"cross_dc_sync", static_cast<int>(s.cross_dc)},
+            {"cross_dc_sync", name_of(s.cross_dc)},
             {"load_balance",
-             {{"method", static_cast<int>(s.balance)}, {"scope", to_string(s.balance_scope)}}}}}};
+             {{"method", name_of(s.balance)}, {"scope", to_string(s.balance_scope)}}}}}};
 }
 
 sim::workload::ParallelPlan parse_plan(const Json& document, const std::string& file,

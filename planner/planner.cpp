@@ -170,7 +170,7 @@ void Search::report_progress(const char* stage) const {
     const auto& r = pool_[*best].ranked;
     p.best_step_ms = r.best().step_ms;
     p.best_by = r.final_estimate ? sim::network::to_string(opt_.final_mode)
-                : r.analytical   ? "analytical"
+                : r.analytical   ? sim::network::to_string(sim::network::NetworkMode::kAnalytical)
                                  : "closed form";
   }
   opt_.progress(p);
@@ -193,7 +193,8 @@ void Search::simulate(const std::vector<std::size_t>& ids, bool final_stage) {
     stats_.evaluations += static_cast<int>(ids.size());
   else
     analytical_runs_ += static_cast<int>(ids.size());
-  report_progress(final_stage ? sim::network::to_string(opt_.final_mode) : "analytical");
+  report_progress(sim::network::to_string(final_stage ? opt_.final_mode
+                                                      : sim::network::NetworkMode::kAnalytical));
 }
 
 Score Search::score(const Estimate& e) const {
@@ -246,7 +247,8 @@ void Search::descend() {
   for (std::size_t d = 0; d < dims.size(); ++d) {
     if (dims[d].name.rfind("table:", 0) != 0) continue;
     for (std::size_t c = 0; c < dims[d].choices.size(); ++c) {
-      if (dims[d].choices[c].label == "row_wise") row_wise[d] = static_cast<int>(c);
+      if (dims[d].choices[c].label == name_of(sim::workload::ShardingType::kRowWise))
+        row_wise[d] = static_cast<int>(c);
     }
   }
   if (row_wise != space_.start()) descend_from(row_wise);
@@ -573,18 +575,6 @@ PlanOutcome Search::run() {
 }
 
 }  // namespace
-
-const char* to_string(StopReason reason) {
-  switch (reason) {
-    case StopReason::kEvaluations:
-      return "evaluations";
-    case StopReason::kExhausted:
-      return "exhausted";
-    case StopReason::kWallClock:
-      return "wall_clock";
-  }
-  return "?";
-}
 
 const Estimate& RankedPlan::best() const {
   if (final_estimate) return *final_estimate;

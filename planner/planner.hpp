@@ -87,7 +87,13 @@ struct RankedPlan {
 /// What ended the search: the evaluations spent, every feasible candidate simulated in the
 /// final mode, or the wall-clock budget (the only one that depends on the machine).
 enum class StopReason { kEvaluations, kExhausted, kWallClock };
-const char* to_string(StopReason reason);
+/// The names reports use (sim/core/enum_names.hpp).
+constexpr auto enum_names(StopReason) {
+  return std::to_array<EnumName<StopReason>>({{StopReason::kEvaluations, "evaluations"},
+                                              {StopReason::kExhausted, "exhausted"},
+                                              {StopReason::kWallClock, "wall_clock"}});
+}
+inline const char* to_string(StopReason reason) { return name_of(reason); }
 
 struct SearchStats {
   int scored = 0;               // closed-form estimates

@@ -16,9 +16,18 @@ namespace {
 
 using sim::workload::ShardingType;
 
-const char* torchrec_name(ShardingType t) {
-  return t == ShardingType::kGrid ? "grid_shard" : sim::workload::to_string(t);
-}
+// TorchRec's names of the sharding types (its ShardingType enum's values): strait's but for
+// grid, "grid_shard". Read and written through this one table.
+constexpr auto kTorchRecTypes = std::to_array<EnumName<ShardingType>>({
+    {ShardingType::kDataParallel, "data_parallel"},
+    {ShardingType::kTableWise, "table_wise"},
+    {ShardingType::kRowWise, "row_wise"},
+    {ShardingType::kColumnWise, "column_wise"},
+    {ShardingType::kTableRowWise, "table_row_wise"},
+    {ShardingType::kGrid, "grid_shard"},
+});
+
+const char* torchrec_name(ShardingType t) { return name_of(t, kTorchRecTypes); }
 
 // Members per host-sized block of an M-rank group, as ShardMap::build cuts them.
 int host_block(const sim::topology::Cluster& cluster, int group) {
@@ -96,7 +105,7 @@ TorchRecShard read_shard(const ConfigNode& sh) {
 void check_kernel(const ConfigNode& entry, const std::string& type) {
   const auto node = entry.at("compute_kernel");
   const std::string kernel = node.as_string();
-  const bool dp = type == "data_parallel";
+  const bool dp = parse_enum(type, kTorchRecTypes) == ShardingType::kDataParallel;
   if (kernel == (dp ? "dense" : "fused")) return;
   node.fail(fmt::format(
       "expected one of the kernels strait models: \"fused\" (sharded tables: HBM, optimizer "
@@ -212,8 +221,7 @@ TorchRecEntry read_entry(const std::string& module, const std::string& table,
   entry.allow_only({"sharding_type", "compute_kernel", "ranks", "shards", "sharding_spec",
                     "cache_params", "enforce_hbm", "stochastic_rounding", "bounds_check_mode",
                     "output_dtype", "key_value_params"});
-  std::string type = entry.choice("sharding_type", {"data_parallel", "table_wise", "row_wise",
-                                                    "column_wise", "table_row_wise", "grid_shard"});
+  std::string type = torchrec_name(read_enum(entry, "sharding_type", kTorchRecTypes));
   check_kernel(entry, type);
   check_extra_keys(entry);
   TorchRecEntry e{.module = module,
@@ -229,7 +237,7 @@ TorchRecEntry read_entry(const std::string& module, const std::string& table,
     for (const auto& sh : entry.at("shards").elements()) e.shards.push_back(read_shard(sh));
   }
   e.ranks = read_ranks(entry);
-  if (e.sharding_type == "data_parallel") {
+  if (e.sharding_type == torchrec_name(ShardingType::kDataParallel)) {
     if (!e.shards.empty())
       entry.at("shards").fail(
           "expected no shards: TorchRec writes none for data_parallel (every rank holds the "
@@ -301,17 +309,19 @@ std::size_t model_table(const std::string& table, const ConfigNode& entry,
 // The model's checks of an entry read above: its shards tile table `tb` as TorchRec cuts it.
 TorchRecTable tile_table(const TorchRecEntry& e, const sim::workload::EmbeddingTable& tb,
                          sim::workload::TableSharding& s) {
-  const std::string& type = e.sharding_type;
+  const auto parsed = parse_enum(e.sharding_type, kTorchRecTypes);
+  if (!parsed) e.node.fail_not_one_of(e.sharding_type, enum_name_vector(kTorchRecTypes));
+  const ShardingType type = *parsed;
   TorchRecTable rec;
   rec.entry = e.node;
-  if (type == "data_parallel") {
-    s.type = ShardingType::kDataParallel;
+  s.type = type;
+  if (type == ShardingType::kDataParallel) {
     if (e.ranks) rec.ranks = *e.ranks;
     return rec;
   }
   for (const auto& sh : e.shards) rec.ranks.push_back({sh.rank, sh.node.at("placement")});
 
-  const bool by_column = type == "column_wise" || type == "grid_shard";
+  const bool by_column = type == ShardingType::kColumnWise || type == ShardingType::kGrid;
   const auto slices = column_slices(e.shards, e.node, by_column, tb.dim);
   const int n = static_cast<int>(slices.front().size());
   for (const auto& slice : slices) {
@@ -320,24 +330,16 @@ TorchRecTable tile_table(const TorchRecEntry& e, const sim::workload::EmbeddingT
           fmt::format("expected {} row blocks in every column slice, as in the first; got {}", n,
                       slice.size()));
   }
-  const bool whole_rows = type == "table_wise" || type == "column_wise";
+  const bool whole_rows = type == ShardingType::kTableWise || type == ShardingType::kColumnWise;
   if (whole_rows && n != 1)
-    slices.front()[1]->node.fail(fmt::format(
-        "expected one shard per column slice holding all {} rows ({} sharding)", tb.rows, type));
-  const bool aligned = type == "table_row_wise" || type == "grid_shard";
+    slices.front()[1]->node.fail(
+        fmt::format("expected one shard per column slice holding all {} rows ({} sharding)",
+                    tb.rows, e.sharding_type));
+  const bool aligned = type == ShardingType::kTableRowWise || type == ShardingType::kGrid;
   std::vector<int> firsts;
   for (const auto& slice : slices) firsts.push_back(check_row_blocks(slice, tb.rows, aligned));
-  if (type == "table_wise") {
-    s.type = ShardingType::kTableWise;
-  } else if (type == "row_wise") {
-    s.type = ShardingType::kRowWise;
-    firsts.clear();  // every member holds a block
-  } else if (type == "table_row_wise") {
-    s.type = ShardingType::kTableRowWise;
-  } else {
-    s.type = type == "column_wise" ? ShardingType::kColumnWise : ShardingType::kGrid;
-    s.column_shards = static_cast<int>(slices.size());
-  }
+  if (type == ShardingType::kRowWise) firsts.clear();  // every member holds a block
+  if (by_column) s.column_shards = static_cast<int>(slices.size());
   s.ranks = std::move(firsts);
   if (!whole_rows) rec.row_blocks = n;
   return rec;

@@ -6,6 +6,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include "sim/core/enum_names.hpp"
+
 namespace strait::python {
 
 namespace py = pybind11;
@@ -22,6 +24,19 @@ void bind_plan(py::module_& m);
 void bind_sweep(py::module_& m);
 /// read_torchrec_file(): a TorchRec sharding plan file checked on its own, as dicts and lists.
 void bind_torchrec(py::module_& m);
+
+/// Argument `argument` of `function` as an E, by the enum's name table (enum_names.hpp);
+/// else a ValueError: "FUNCTION: ARGUMENT: expected 'a' or 'b', got 'TEXT'" (more names:
+/// "expected one of 'a', 'b', 'c', ...").
+template <NamedEnum E>
+E enum_argument(const std::string& function, const std::string& argument, const std::string& text) {
+  if (const auto value = parse_enum<E>(text)) return *value;
+  const bool two = enum_name_vector<E>().size() == 2;
+  throw py::value_error(
+      function + ": " + argument + ": expected " +
+      (two ? enum_name_list<E>("'", " or ") : "one of " + enum_name_list<E>("'")) + ", got '" +
+      text + "'");
+}
 
 /// The calibration profiles of a scenario that names none (the CLI's default): the bundled
 /// ones of the installation or build tree that holds the module (sim/core/bundled_configs.hpp).

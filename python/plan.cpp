@@ -46,8 +46,8 @@ planner::PlannerOptions planner_options(const PlanArguments& a, NetworkMode scen
     throw py::value_error("plan: budget: expected a positive number of seconds up to 1e6");
   if (a.top < 1) throw py::value_error("plan: top: expected at least 1");
   if (a.threads < 1) throw py::value_error("plan: threads: expected at least 1");
-  if (a.mode && *a.mode != "flow" && *a.mode != "analytical")
-    throw py::value_error("plan: mode: expected 'flow' or 'analytical', got '" + *a.mode + "'");
+  const NetworkMode final_mode =
+      a.mode ? enum_argument<NetworkMode>("plan", "mode", *a.mode) : scenario_mode;
   if (a.entrypoint.find_first_not_of(" \t") == std::string::npos)
     throw py::value_error(
         "plan: entrypoint: expected a command such as \"train.py ARGS\" or \"python -m MODULE "
@@ -58,9 +58,7 @@ planner::PlannerOptions planner_options(const PlanArguments& a, NetworkMode scen
   o.budget_s = a.budget_s;
   o.top = a.top;
   o.threads = a.threads;
-  o.final_mode = !a.mode             ? scenario_mode
-                 : *a.mode == "flow" ? NetworkMode::kFlow
-                                     : NetworkMode::kAnalytical;
+  o.final_mode = final_mode;
   return o;
 }
 

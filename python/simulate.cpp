@@ -21,9 +21,7 @@ using sim::network::NetworkMode;
 
 std::optional<NetworkMode> network_mode(const std::optional<std::string>& mode) {
   if (!mode) return std::nullopt;
-  if (*mode != "flow" && *mode != "analytical")
-    throw py::value_error("simulate: mode: expected 'flow' or 'analytical', got '" + *mode + "'");
-  return *mode == "flow" ? NetworkMode::kFlow : NetworkMode::kAnalytical;
+  return enum_argument<NetworkMode>("simulate", "mode", *mode);
 }
 
 Json simulate_training(const ScenarioHandle& handle, std::optional<NetworkMode> mode,

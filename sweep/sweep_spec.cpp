@@ -296,7 +296,7 @@ PlanSearch read_plan_search(const ConfigNode& node) {
       budget->fail(
           "expected a positive duration up to 1e6 s such as \"10s\" or a number of seconds");
   }
-  if (node.has("mode")) search.mode = node.choice("mode", {"flow", "analytical"});
+  if (node.has("mode")) search.mode = read_enum<sim::network::NetworkMode>(node, "mode");
   search.top = node.int_or("top", 1, 1, 1 << 20);
   if (auto constraints = node.find("constraints")) {
     const auto base = std::filesystem::path(node.file()).parent_path();

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "sim/core/config_node.hpp"
+#include "sim/network/network.hpp"
 #include "sweep/scenario_edit.hpp"
 
 namespace strait::sweep {
@@ -70,10 +71,10 @@ struct Factor {
 /// The sweep's "plan_search" block: how `strait plan` runs at a point. One planner thread
 /// per point, so a point's result does not depend on how the sweep runs.
 struct PlanSearch {
-  int evaluations = 8;           // final-mode simulations per point (the deterministic effort)
-  double budget_s = 600;         // wall-clock upper bound per point, seconds
-  std::string mode;              // final-stage mode: "flow", "analytical", "" = the point's
-  int top = 1;                   // best plans kept
+  int evaluations = 8;    // final-mode simulations per point (the deterministic effort)
+  double budget_s = 600;  // wall-clock upper bound per point, seconds
+  std::optional<sim::network::NetworkMode> mode;  // final-stage mode; none: the point's
+  int top = 1;                                    // best plans kept
   std::string constraints_file;  // path usable from the working directory; "" = none
 };
 

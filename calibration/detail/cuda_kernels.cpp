@@ -28,8 +28,8 @@
 
 #include "calibration/detail/backends.hpp"
 #include "calibration/detail/cuda_support.hpp"
-#include "calibration/detail/device_kernels.hpp"
-#include "calibration/detail/lt_gemm.hpp"
+#include "calibration/device_kernels.hpp"
+#include "calibration/lt_gemm.hpp"
 #include "kernels/detail/cuda_check.hpp"
 #include "kernels/device.hpp"
 #include "kernels/hstu_attention.hpp"
@@ -324,7 +324,7 @@ std::vector<double> CudaKernelBackend::time_gemm(const KernelCase& c, int warmup
   DeviceBuffer w = random_buffer(count(n, k) * in, t.in_element);
   DeviceBuffer y(count(m, n) * static_cast<std::size_t>(t.out_bytes));
   if (is_backward(c)) {
-    // What strait exec runs for a gemm_backward op (calibration/detail/lt_gemm.hpp).
+    // What strait exec runs for a gemm_backward op (calibration/lt_gemm.hpp).
     DeviceBuffer dy = random_buffer(count(rows, n) * in, t.in_element);
     DeviceBuffer dx(count(m, k) * static_cast<std::size_t>(t.out_bytes));
     DeviceBuffer dw(count(n, k) * static_cast<std::size_t>(t.out_bytes));

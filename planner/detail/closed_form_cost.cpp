@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "sim/engine/simulator.hpp"
+#include "sim/workload/collective_calls.hpp"
 #include "sim/workload/op_graph_builder.hpp"
 
 namespace strait::planner::detail {
@@ -23,7 +24,8 @@ constexpr auto kClasses = static_cast<std::size_t>(sim::workload::kCommClassCoun
 // Above this many ranks the estimate reads representative model-parallel blocks only.
 constexpr int kRepresentativeRanks = 1024;
 
-/// The k-th collective issued on a group: every member's part, merged into one spec.
+/// The k-th collective issued on a group (sim/workload/collective_calls.hpp): every
+/// member's part, merged into one spec.
 struct Instance {
   CollectiveSpec spec;
   std::vector<std::vector<Bytes>> rows;  // all_to_allv send rows by member
@@ -85,6 +87,47 @@ void price_instances(const sim::topology::Cluster& cluster, std::vector<Instance
   }
 }
 
+/// Every collective instance of `graph`, in the order ranks first issue them; out: the
+/// instance of each rank's collectives, in op order.
+std::vector<Instance> collect_instances(const OpGraph& graph,
+                                        std::vector<std::vector<std::size_t>>& rank_instances) {
+  std::vector<Instance> instances;
+  std::map<std::pair<int, int>, std::size_t> index;  // (group, call number) -> instance
+  for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
+    const int rank = graph.ranks[r].rank;
+    const auto& ops = graph.ranks[r].ops;
+    const auto calls = sim::workload::call_numbers(ops);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].kind != OpKind::kCollective) continue;
+      const auto& call = ops[i].collective;
+      const auto& group = graph.groups[static_cast<std::size_t>(call.group)];
+      const auto [it, added] =
+          index.emplace(std::make_pair(call.group, static_cast<int>(calls[i])), instances.size());
+      if (added) {
+        Instance inst;
+        inst.spec.op = call.op;
+        inst.spec.algorithm = call.algorithm;
+        inst.spec.bytes = call.bytes;
+        inst.group = call.group;
+        for (int m : group.ranks)
+          inst.spec.gpus.push_back(graph.ranks[static_cast<std::size_t>(m)].gpu);
+        inst.rows.resize(group.ranks.size());
+        inst.send_bytes.assign(group.ranks.size(), call.bytes);
+        instances.push_back(std::move(inst));
+      }
+      auto& inst = instances[it->second];
+      const auto pos = static_cast<std::size_t>(
+          std::find(group.ranks.begin(), group.ranks.end(), rank) - group.ranks.begin());
+      if (pos < inst.rows.size()) {
+        if (call.op == CollectiveOp::kAllToAllV) inst.rows[pos] = call.send_row;
+        if (call.op == CollectiveOp::kAllToAll) inst.send_bytes[pos] = call.bytes;
+      }
+      rank_instances[r].push_back(it->second);
+    }
+  }
+  return instances;
+}
+
 /// Cross-datacenter bytes of a step: instances of groups of one kind ("dp", "sparse_mp",
 /// ... the name before '/') stand for all groups of that kind when only representative
 /// ranks were built.
@@ -125,42 +168,8 @@ Estimate ClosedFormCost::estimate(const sim::workload::TrainingScenario& sc) con
   const auto xdc_stream = std::find(graph.streams.begin(), graph.streams.end(), "xdc_comm");
   const auto xdc = static_cast<std::int32_t>(xdc_stream - graph.streams.begin());
 
-  // Collective instances: (group, sequence number) -> index.
-  std::vector<Instance> instances;
-  std::map<std::pair<int, int>, std::size_t> index;
-  std::vector<int> issued(graph.groups.size(), 0);
   std::vector<std::vector<std::size_t>> rank_instances(graph.ranks.size());
-  for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
-    std::fill(issued.begin(), issued.end(), 0);
-    const int rank = graph.ranks[r].rank;
-    for (const auto& op : graph.ranks[r].ops) {
-      if (op.kind != OpKind::kCollective) continue;
-      const auto& call = op.collective;
-      const auto& group = graph.groups[static_cast<std::size_t>(call.group)];
-      const auto key = std::make_pair(call.group, issued[static_cast<std::size_t>(call.group)]++);
-      auto [it, added] = index.emplace(key, instances.size());
-      if (added) {
-        Instance inst;
-        inst.spec.op = call.op;
-        inst.spec.algorithm = call.algorithm;
-        inst.spec.bytes = call.bytes;
-        inst.group = call.group;
-        for (int m : group.ranks)
-          inst.spec.gpus.push_back(graph.ranks[static_cast<std::size_t>(m)].gpu);
-        inst.rows.resize(group.ranks.size());
-        inst.send_bytes.assign(group.ranks.size(), call.bytes);
-        instances.push_back(std::move(inst));
-      }
-      auto& inst = instances[it->second];
-      const auto pos = static_cast<std::size_t>(
-          std::find(group.ranks.begin(), group.ranks.end(), rank) - group.ranks.begin());
-      if (pos < inst.rows.size()) {
-        if (call.op == CollectiveOp::kAllToAllV) inst.rows[pos] = call.send_row;
-        if (call.op == CollectiveOp::kAllToAll) inst.send_bytes[pos] = call.bytes;
-      }
-      rank_instances[r].push_back(it->second);
-    }
-  }
+  std::vector<Instance> instances = collect_instances(graph, rank_instances);
   price_instances(sc.cluster, instances);
   const double xdc_bytes = cross_dc_bytes(graph, instances);
 

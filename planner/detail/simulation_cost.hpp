@@ -25,7 +25,7 @@ class AnalyticalSimulationCost final : public SimulationCost {
  public:
   explicit AnalyticalSimulationCost(const sim::cost::CostModel& kernels)
       : SimulationCost(kernels, sim::network::NetworkMode::kAnalytical) {}
-  const char* name() const override { return "analytical"; }
+  const char* name() const override { return name_of(sim::network::NetworkMode::kAnalytical); }
 };
 
 /// Flow mode: flows share links, kernels share SMs and HBM (the reference).
@@ -33,7 +33,7 @@ class FlowSimulationCost final : public SimulationCost {
  public:
   explicit FlowSimulationCost(const sim::cost::CostModel& kernels)
       : SimulationCost(kernels, sim::network::NetworkMode::kFlow) {}
-  const char* name() const override { return "flow"; }
+  const char* name() const override { return name_of(sim::network::NetworkMode::kFlow); }
 };
 
 }  // namespace strait::planner::detail

@@ -282,12 +282,18 @@ std::string ConfigNode::choice(std::string_view key,
                                std::initializer_list<std::string_view> choices) const {
   ConfigNode n = at(key);
   std::string v = n.as_string();
-  std::string listed;
   for (auto c : choices) {
     if (v == c) return v;
-    listed += (listed.empty() ? "\"" : ", \"") + std::string(c) + "\"";
   }
-  n.fail(fmt::format("expected one of {}, got \"{}\"", listed, v));
+  n.fail_not_one_of(v, std::vector<std::string>(choices.begin(), choices.end()));
+}
+
+void ConfigNode::fail_not_one_of(std::string_view text,
+                                 const std::vector<std::string>& names) const {
+  std::string listed;
+  for (const auto& name : names)
+    listed += fmt::format("{}\"{}\"", listed.empty() ? "" : ", ", name);
+  fail(fmt::format("expected one of {}, got \"{}\"", listed, text));
 }
 
 std::string ConfigNode::choice_or(std::string_view key,

@@ -35,6 +35,9 @@ class ConfigNode {
 
   /// Throws ConfigError at this node: "FILE: POINTER: expectation".
   [[noreturn]] void fail(std::string_view expectation) const;
+  /// Fails for a value naming none of `names`: 'expected one of "a", "b", got "text"'.
+  [[noreturn]] void fail_not_one_of(std::string_view text,
+                                    const std::vector<std::string>& names) const;
 
   bool is_object() const { return value_->is_object(); }
   bool is_array() const { return value_->is_array(); }
@@ -88,7 +91,7 @@ class ConfigNode {
   bool bool_or(std::string_view key, bool fallback) const;
   Time duration_or(std::string_view key, Time fallback) const;
 
-  /// One of `choices`, else fails listing them.
+  /// One of `choices`, else fails listing them. An enum's value: read_enum (enum_names.hpp).
   std::string choice(std::string_view key, std::initializer_list<std::string_view> choices) const;
   std::string choice_or(std::string_view key, std::initializer_list<std::string_view> choices,
                         std::string fallback) const;

@@ -11,10 +11,13 @@ DeviceSpec DeviceSpec::from_config(const ConfigNode& node, std::string gpu_type)
   spec.gpu_type = std::move(gpu_type);
 
   const ConfigNode peaks = node.at("peak_tflops");
-  peaks.allow_only({"fp32", "tf32", "bf16", "fp16", "fp8"});
+  std::vector<std::string> precisions;  // by their names (kernel_work.hpp)
+  for (int i = 0; i < kPrecisionCount; ++i)
+    precisions.emplace_back(to_string(static_cast<Precision>(i)));
+  peaks.allow_only(precisions);
   for (int i = 0; i < kPrecisionCount; ++i) {
     const auto p = static_cast<Precision>(i);
-    if (p == Precision::kFp8 && !peaks.has("fp8")) continue;  // optional: not on every GPU
+    if (p == Precision::kFp8 && !peaks.has(to_string(p))) continue;  // optional: not on every GPU
     spec.peak_flops[static_cast<std::size_t>(i)] = peaks.positive_number(to_string(p)) * 1e12;
   }
 

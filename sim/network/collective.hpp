@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/core/enum_names.hpp"
 #include "sim/core/units.hpp"
 
 namespace strait::sim::network {
@@ -68,16 +69,47 @@ enum class Algorithm {
 /// the analytical estimate, as NCCL's tuner picks per size.
 enum class Protocol { kAuto, kLL, kLL128, kSimple };
 
-const char* to_string(CollectiveOp op);
-const char* to_string(Algorithm algo);
-const char* to_string(Protocol protocol);
-std::optional<Protocol> parse_protocol(std::string_view text);
-std::string protocol_names();
+// The names files, options and reports use (sim/core/enum_names.hpp).
+constexpr auto enum_names(CollectiveOp) {
+  return std::to_array<EnumName<CollectiveOp>>({
+      {CollectiveOp::kAllReduce, "all_reduce"},
+      {CollectiveOp::kAllGather, "all_gather"},
+      {CollectiveOp::kReduceScatter, "reduce_scatter"},
+      {CollectiveOp::kAllToAll, "all_to_all"},
+      {CollectiveOp::kAllToAllV, "all_to_allv"},
+      {CollectiveOp::kBroadcast, "broadcast"},
+      {CollectiveOp::kReduce, "reduce"},
+      {CollectiveOp::kSendRecv, "sendrecv"},
+  });
+}
+constexpr auto enum_names(Algorithm) {
+  return std::to_array<EnumName<Algorithm>>({
+      {Algorithm::kAuto, "auto"},
+      {Algorithm::kRing, "ring"},
+      {Algorithm::kTree, "tree"},
+      {Algorithm::kHierarchical, "hierarchical"},
+      {Algorithm::kDirect, "direct"},
+      {Algorithm::kPairwise, "pairwise"},
+      {Algorithm::kNvls, "nvls"},
+      {Algorithm::kNvlsTree, "nvls_tree"},
+      {Algorithm::kCollNet, "collnet"},
+  });
+}
+constexpr auto enum_names(Protocol) {
+  return std::to_array<EnumName<Protocol>>({
+      {Protocol::kAuto, "auto"},
+      {Protocol::kLL, "ll"},
+      {Protocol::kLL128, "ll128"},
+      {Protocol::kSimple, "simple"},
+  });
+}
+inline const char* to_string(CollectiveOp op) { return name_of(op); }
+inline const char* to_string(Algorithm algo) { return name_of(algo); }
+inline const char* to_string(Protocol protocol) { return name_of(protocol); }
+/// An operation by its name or as nccl-tests and NCCL spell it (allreduce, alltoall, ...).
 std::optional<CollectiveOp> parse_collective_op(std::string_view text);
-std::optional<Algorithm> parse_algorithm(std::string_view text);
-/// Names accepted by the parsers, for error messages and --help.
+/// The operations' names (without those spellings), for error messages and --help.
 std::string collective_op_names();
-std::string algorithm_names();
 
 /// nccl-tests' bus bandwidth factor for `op` on `n` ranks.
 double busbw_factor(CollectiveOp op, int n);

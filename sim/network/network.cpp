@@ -11,10 +11,6 @@
 
 namespace strait::sim::network {
 
-const char* to_string(NetworkMode mode) {
-  return mode == NetworkMode::kFlow ? "flow" : "analytical";
-}
-
 Network::Network(engine::Simulator& sim, const topology::Cluster& cluster, NetworkOptions options)
     : sim_(sim),
       cluster_(cluster),

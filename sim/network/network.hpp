@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sim/core/enum_names.hpp"
 #include "sim/engine/simulator.hpp"
 #include "sim/network/collective.hpp"
 #include "sim/network/detail/level_estimator.hpp"
@@ -32,7 +33,12 @@
 namespace strait::sim::network {
 
 enum class NetworkMode { kFlow, kAnalytical };
-const char* to_string(NetworkMode mode);
+/// The names scenarios, options and reports use (sim/core/enum_names.hpp).
+constexpr auto enum_names(NetworkMode) {
+  return std::to_array<EnumName<NetworkMode>>(
+      {{NetworkMode::kFlow, "flow"}, {NetworkMode::kAnalytical, "analytical"}});
+}
+inline const char* to_string(NetworkMode mode) { return name_of(mode); }
 
 /// One finished transfer, for traces (set NetworkOptions::on_transfer to receive them).
 struct TransferRecord {

@@ -23,9 +23,7 @@ topology::Cluster load_cluster_ref(const ConfigNode& node) {
 }
 
 network::NetworkMode parse_mode(const ConfigNode& node, std::string_view key) {
-  return node.choice_or(key, {"flow", "analytical"}, "flow") == "flow"
-             ? network::NetworkMode::kFlow
-             : network::NetworkMode::kAnalytical;
+  return read_enum_or(node, key, network::NetworkMode::kFlow);
 }
 
 ScenarioCollective parse_collective(const ConfigNode& c, const topology::Cluster& cluster,
@@ -46,9 +44,7 @@ ScenarioCollective parse_collective(const ConfigNode& c, const topology::Cluster
   }
   out.spec.op = *op;
   if (auto a = c.find("algorithm")) {
-    const auto algo = network::parse_algorithm(a->as_string());
-    if (!algo) a->fail(fmt::format("expected one of {}", network::algorithm_names()));
-    out.spec.algorithm = *algo;
+    out.spec.algorithm = as_enum<network::Algorithm>(*a);
   }
   out.spec.bytes = c.bytes("bytes");
   const auto ranks_node = c.at("ranks");

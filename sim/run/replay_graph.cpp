@@ -6,6 +6,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/run/op_replay.hpp"
+#include "sim/workload/collective_calls.hpp"
 
 namespace strait::sim::run {
 namespace {
@@ -15,7 +16,8 @@ using workload::OpKind;
 
 void mix(std::size_t& h, std::uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); }
 
-// Hash of the fields a role shares (what OpShape::matches compares).
+// Hash of the fields a role shares (what OpShape::matches compares, call numbers aside: they
+// follow from the ops but for the groups, which are the rank's).
 std::size_t shape_hash(const std::vector<Op>& ops) {
   std::size_t h = ops.size();
   for (const auto& op : ops) {
@@ -39,6 +41,7 @@ std::size_t shape_hash(const std::vector<Op>& ops) {
 
 OpShape make_shape(const std::vector<Op>& ops, std::size_t hash) {
   OpShape s;
+  const auto calls = workload::call_numbers(ops);
   s.hash = hash;
   const auto n = ops.size();
   s.kind.reserve(n);
@@ -57,7 +60,7 @@ OpShape make_shape(const std::vector<Op>& ops, std::size_t hash) {
     } else {
       s.slot.push_back(static_cast<std::int32_t>(s.collectives.size()));
       const auto& c = op.collective;
-      CollectiveShape cs{c.op, c.algorithm, c.comm_class, c.priority, c.sm_free, -1};
+      CollectiveShape cs{c.op, c.algorithm, c.comm_class, c.priority, c.sm_free, -1, calls[i]};
       if (c.op == network::CollectiveOp::kAllToAllV) cs.row = s.rows++;
       s.collectives.push_back(cs);
     }
@@ -168,7 +171,7 @@ ReplayGraph::ReplayGraph(network::NetworkMode mode, bool merge_kernel_runs)
     throw Error("replay graph: kernel runs are merged for the analytical replay only");
 }
 
-bool OpShape::matches(const std::vector<Op>& ops) const {
+bool OpShape::matches(const std::vector<Op>& ops, const std::vector<std::int32_t>& calls) const {
   if (ops.size() != kind.size()) return false;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
@@ -184,7 +187,7 @@ bool OpShape::matches(const std::vector<Op>& ops) const {
       const auto& c = op.collective;
       const auto& cs = collectives[static_cast<std::size_t>(slot[i])];
       if (c.op != cs.op || c.algorithm != cs.algorithm || c.comm_class != cs.comm_class ||
-          c.priority != cs.priority || c.sm_free != cs.sm_free)
+          c.priority != cs.priority || c.sm_free != cs.sm_free || calls[i] != cs.call)
         return false;
     }
   }
@@ -232,13 +235,15 @@ void ReplayGraph::reserve(std::size_t ranks, std::size_t per_rank) {
 
 std::int32_t ReplayGraph::shape_of(const std::vector<Op>& ops) {
   const auto& built = merge_ ? built_ : shapes_;
+  const auto calls = workload::call_numbers(ops);
   // Ranks come in order and most are of the previous rank's role: try its shape first.
-  if (last_shape_ >= 0 && built[static_cast<std::size_t>(last_shape_)].matches(ops))
+  if (last_shape_ >= 0 && built[static_cast<std::size_t>(last_shape_)].matches(ops, calls))
     return last_shape_;
   const std::size_t h = shape_hash(ops);
   const auto [lo, hi] = shape_index_.equal_range(h);
   for (auto it = lo; it != hi; ++it) {
-    if (built[static_cast<std::size_t>(it->second)].matches(ops)) return last_shape_ = it->second;
+    if (built[static_cast<std::size_t>(it->second)].matches(ops, calls))
+      return last_shape_ = it->second;
   }
   const auto id = static_cast<std::int32_t>(shapes_.size());
   if (merge_) {

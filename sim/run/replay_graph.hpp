@@ -8,7 +8,8 @@
 // in which group of a dimension they call. So a ReplayGraph keeps
 //   - one OpShape per distinct op sequence (a role): per op its kind, name, stream, step,
 //     dependencies and successors (CSR), its predecessor on its stream, and for a
-//     collective the operation, algorithm, class, priority and SM use;
+//     collective the operation, algorithm, class, priority, SM use and call number on its
+//     group (the k-th collective a rank issues on a group is the group's call k);
 //   - per rank, in arrays over all ranks (offsets, no pointers): each kernel's cost as the
 //     replay needs it (analytical mode: its duration; flow mode: compute and memory seconds
 //     and launch overhead) and its flops, each collective's group and bytes, and each
@@ -46,6 +47,7 @@ struct CollectiveShape {
   std::int32_t priority = 0;
   bool sm_free = false;
   std::int32_t row = -1;  // all_to_allv: index among the rank's send rows; else -1
+  std::int32_t call = 0;  // its call number on its group (sim/workload/collective_calls.hpp)
 };
 
 /// One role's op sequence: what all ranks of the role share, op by op.
@@ -69,8 +71,9 @@ struct OpShape {
   std::size_t hash = 0;
 
   std::size_t ops() const { return kind.size(); }
-  /// Whether `ops` issue this shape (every shared field equal).
-  bool matches(const std::vector<workload::Op>& ops) const;
+  /// Whether `ops`, whose call numbers are `calls` (workload::call_numbers), issue this
+  /// shape (every shared field equal).
+  bool matches(const std::vector<workload::Op>& ops, const std::vector<std::int32_t>& calls) const;
   /// How many built ops op i stands for (1 unless kernel runs were merged).
   std::int32_t run(std::size_t i) const { return runs.empty() ? 1 : runs[i]; }
 };

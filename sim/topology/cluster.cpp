@@ -8,36 +8,6 @@
 
 namespace strait::sim::topology {
 
-const char* to_string(LinkClass c) {
-  switch (c) {
-    case LinkClass::kNvlink:
-      return "nvlink";
-    case LinkClass::kPcie:
-      return "pcie";
-    case LinkClass::kScaleOut:
-      return "scale_out";
-    case LinkClass::kCrossDc:
-      return "cross_dc";
-  }
-  return "unknown";
-}
-
-const char* to_string(NodeKind k) {
-  switch (k) {
-    case NodeKind::kGpu:
-      return "gpu";
-    case NodeKind::kNvSwitch:
-      return "nvswitch";
-    case NodeKind::kNic:
-      return "nic";
-    case NodeKind::kSwitch:
-      return "switch";
-    case NodeKind::kGateway:
-      return "gateway";
-  }
-  return "unknown";
-}
-
 Cluster Cluster::load(const std::string& path) { return from_config(load_config(path)); }
 
 Cluster Cluster::from_config(const ConfigNode& config) {

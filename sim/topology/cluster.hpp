@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sim/core/config_node.hpp"
+#include "sim/core/enum_names.hpp"
 #include "sim/core/units.hpp"
 #include "sim/topology/comm_parameters.hpp"
 
@@ -32,12 +33,27 @@ using NodeIndex = std::uint32_t;
 using LinkIndex = std::uint32_t;
 
 enum class NodeKind { kGpu, kNvSwitch, kNic, kSwitch, kGateway };
+/// The names cluster files use (sim/core/enum_names.hpp).
+constexpr auto enum_names(NodeKind) {
+  return std::to_array<EnumName<NodeKind>>({{NodeKind::kGpu, "gpu"},
+                                            {NodeKind::kNvSwitch, "nvswitch"},
+                                            {NodeKind::kNic, "nic"},
+                                            {NodeKind::kSwitch, "switch"},
+                                            {NodeKind::kGateway, "gateway"}});
+}
+inline const char* to_string(NodeKind k) { return name_of(k); }
 
 /// What a link is, for traffic accounting and for algorithm choices.
 enum class LinkClass { kNvlink, kPcie, kScaleOut, kCrossDc };
 inline constexpr int kLinkClassCount = 4;
-const char* to_string(LinkClass c);  // "nvlink", "pcie", "scale_out", "cross_dc"
-const char* to_string(NodeKind k);
+/// The names cluster files and reports use, in LinkClass order.
+constexpr auto enum_names(LinkClass) {
+  return std::to_array<EnumName<LinkClass>>({{LinkClass::kNvlink, "nvlink"},
+                                             {LinkClass::kPcie, "pcie"},
+                                             {LinkClass::kScaleOut, "scale_out"},
+                                             {LinkClass::kCrossDc, "cross_dc"}});
+}
+inline const char* to_string(LinkClass c) { return name_of(c); }
 
 struct Node {
   std::string name;  // unique, e.g. "dc0/host3/gpu5", "dc0/leaf2", "dc1/gw"

@@ -7,15 +7,6 @@
 namespace strait::sim::workload {
 namespace {
 
-Optimizer parse_optimizer(const ConfigNode& node, std::string_view key, Optimizer fallback) {
-  if (!node.has(key)) return fallback;
-  const std::string v = node.choice(key, {"rowwise_adagrad", "adagrad", "adam", "sgd"});
-  if (v == "rowwise_adagrad") return Optimizer::kRowWiseAdagrad;
-  if (v == "adagrad") return Optimizer::kAdagrad;
-  if (v == "adam") return Optimizer::kAdam;
-  return Optimizer::kSgd;
-}
-
 int positive_int(const ConfigNode& node, std::string_view key) {
   const auto v = node.positive_integer(key);
   if (v > (1 << 30)) node.at(key).fail("expected a value below 2^30");
@@ -39,7 +30,7 @@ MlpConfig parse_mlp(const ConfigNode& node, Precision fallback) {
 void parse_embedding(const ConfigNode& node, ModelConfig& m) {
   node.allow_only({"weight_dtype", "optimizer", "optimizer_dtype", "tables"});
   m.embedding_dtype = precision_or(node, "weight_dtype", Precision::kFp32);
-  m.embedding_optimizer = parse_optimizer(node, "optimizer", Optimizer::kRowWiseAdagrad);
+  m.embedding_optimizer = read_enum_or(node, "optimizer", Optimizer::kRowWiseAdagrad);
   m.embedding_optimizer_dtype = precision_or(node, "optimizer_dtype", Precision::kFp32);
   std::unordered_set<std::string> names;  // duplicates found in linear time
   for (const auto& t : node.at("tables").elements()) {
@@ -51,10 +42,7 @@ void parse_embedding(const ConfigNode& node, ModelConfig& m) {
     }
     table.rows = t.positive_integer("rows");
     table.dim = positive_int(t, "dim");
-    const std::string pooling = t.choice_or("pooling", {"sum", "mean", "sequence"}, "sum");
-    table.pooling = pooling == "sum"    ? Pooling::kSum
-                    : pooling == "mean" ? Pooling::kMean
-                                        : Pooling::kSequence;
+    table.pooling = read_enum_or(t, "pooling", Pooling::kSum);
     m.tables.push_back(std::move(table));
   }
 }
@@ -63,7 +51,7 @@ void parse_dense(const ConfigNode& node, ModelConfig& m) {
   node.allow_only({"param_dtype", "optimizer", "precision", "dense_features", "bottom_mlp",
                    "interaction", "top_mlp", "hstu", "moe"});
   m.param_dtype = precision_or(node, "param_dtype", Precision::kFp32);
-  m.dense_optimizer = parse_optimizer(node, "optimizer", Optimizer::kAdam);
+  m.dense_optimizer = read_enum_or(node, "optimizer", Optimizer::kAdam);
   const Precision compute = precision_or(node, "precision", Precision::kBf16);
   m.dense_features = node.int_or("dense_features", 0, 0, 1 << 20);
   if (m.dense_features < 0) node.at("dense_features").fail("expected a count >= 0");
@@ -121,20 +109,6 @@ void parse_dense(const ConfigNode& node, ModelConfig& m) {
 
 }  // namespace
 
-const char* to_string(Optimizer o) {
-  switch (o) {
-    case Optimizer::kRowWiseAdagrad:
-      return "rowwise_adagrad";
-    case Optimizer::kAdagrad:
-      return "adagrad";
-    case Optimizer::kAdam:
-      return "adam";
-    case Optimizer::kSgd:
-      return "sgd";
-  }
-  return "?";
-}
-
 double optimizer_state_bytes(Optimizer o, double rows, double dim, int state_bytes) {
   switch (o) {
     case Optimizer::kRowWiseAdagrad:
@@ -150,13 +124,15 @@ double optimizer_state_bytes(Optimizer o, double rows, double dim, int state_byt
 }
 
 Precision precision_or(const ConfigNode& node, std::string_view key, Precision fallback) {
-  if (!node.has(key)) return fallback;
-  const std::string v = node.choice(key, {"fp32", "tf32", "bf16", "fp16", "fp8"});
-  if (v == "fp32") return Precision::kFp32;
-  if (v == "tf32") return Precision::kTf32;
-  if (v == "bf16") return Precision::kBf16;
-  if (v == "fp16") return Precision::kFp16;
-  return Precision::kFp8;
+  const auto member = node.find(key);
+  if (!member) return fallback;
+  // The names are sim/cost's (kernel_work.hpp: to_string, parse_precision).
+  const std::string v = member->as_string();
+  if (const auto p = cost::parse_precision(v)) return *p;
+  std::vector<std::string> names;
+  for (int p = 0; p < cost::kPrecisionCount; ++p)
+    names.emplace_back(to_string(static_cast<Precision>(p)));
+  member->fail_not_one_of(v, names);
 }
 
 ModelConfig ModelConfig::load(const std::string& path) { return from_config(load_config(path)); }

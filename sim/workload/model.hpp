@@ -27,13 +27,25 @@
 #include <vector>
 
 #include "sim/core/config_node.hpp"
+#include "sim/core/enum_names.hpp"
 #include "sim/workload/op_graph.hpp"
 
 namespace strait::sim::workload {
 
+// Each enum's names, as model files spell them, next to it (sim/core/enum_names.hpp).
 enum class Pooling { kSum, kMean, kSequence };
+constexpr auto enum_names(Pooling) {
+  return std::to_array<EnumName<Pooling>>(
+      {{Pooling::kSum, "sum"}, {Pooling::kMean, "mean"}, {Pooling::kSequence, "sequence"}});
+}
 enum class Optimizer { kRowWiseAdagrad, kAdagrad, kAdam, kSgd };
-const char* to_string(Optimizer o);
+constexpr auto enum_names(Optimizer) {
+  return std::to_array<EnumName<Optimizer>>({{Optimizer::kRowWiseAdagrad, "rowwise_adagrad"},
+                                             {Optimizer::kAdagrad, "adagrad"},
+                                             {Optimizer::kAdam, "adam"},
+                                             {Optimizer::kSgd, "sgd"}});
+}
+inline const char* to_string(Optimizer o) { return name_of(o); }
 
 /// Optimizer state in bytes for a parameter block of rows x dim elements (state in
 /// `state_bytes`-byte elements): row-wise AdaGrad one value per row, AdaGrad one per

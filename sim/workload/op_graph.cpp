@@ -21,40 +21,6 @@ const std::vector<Bytes>& SendRow::empty_row() {
   return kEmpty;
 }
 
-const char* to_string(CommClass c) {
-  switch (c) {
-    case CommClass::kInputDist:
-      return "input_dist";
-    case CommClass::kOutputDist:
-      return "output_dist";
-    case CommClass::kGradDist:
-      return "grad_dist";
-    case CommClass::kDenseSync:
-      return "dense_sync";
-    case CommClass::kContextParallel:
-      return "context_parallel";
-    case CommClass::kReplicaSync:
-      return "replica_sync";
-    case CommClass::kMoe:
-      return "moe";
-  }
-  return "?";
-}
-
-const char* to_string(StepPhase p) {
-  switch (p) {
-    case StepPhase::kInput:
-      return "input";
-    case StepPhase::kForward:
-      return "forward";
-    case StepPhase::kBackward:
-      return "backward";
-    case StepPhase::kOptimizer:
-      return "optimizer";
-  }
-  return "?";
-}
-
 std::int32_t OpGraph::intern(std::string_view name) {
   return intern_into(names, name_index_, name);
 }

@@ -25,6 +25,7 @@
 
 #include <boost/container/small_vector.hpp>
 
+#include "sim/core/enum_names.hpp"
 #include "sim/core/units.hpp"
 #include "sim/cost/kernel_work.hpp"
 #include "sim/network/collective.hpp"
@@ -48,7 +49,17 @@ enum class CommClass {
   kMoe,              // expert all-to-all
 };
 inline constexpr int kCommClassCount = 7;
-const char* to_string(CommClass c);
+/// The names reports and traces use, in CommClass order (sim/core/enum_names.hpp).
+constexpr auto enum_names(CommClass) {
+  return std::to_array<EnumName<CommClass>>({{CommClass::kInputDist, "input_dist"},
+                                             {CommClass::kOutputDist, "output_dist"},
+                                             {CommClass::kGradDist, "grad_dist"},
+                                             {CommClass::kDenseSync, "dense_sync"},
+                                             {CommClass::kContextParallel, "context_parallel"},
+                                             {CommClass::kReplicaSync, "replica_sync"},
+                                             {CommClass::kMoe, "moe"}});
+}
+inline const char* to_string(CommClass c) { return name_of(c); }
 
 /// An all_to_allv send row (bytes to each group member), immutable and shared: members of
 /// a group holding the same shards send the same row, kept once per group, not per rank
@@ -93,7 +104,13 @@ using OpDeps = boost::container::small_vector<std::int32_t, 4>;
 
 /// Which part of the step an op belongs to (for traces and the bubble/straggler report).
 enum class StepPhase { kInput, kForward, kBackward, kOptimizer };
-const char* to_string(StepPhase p);
+constexpr auto enum_names(StepPhase) {
+  return std::to_array<EnumName<StepPhase>>({{StepPhase::kInput, "input"},
+                                             {StepPhase::kForward, "forward"},
+                                             {StepPhase::kBackward, "backward"},
+                                             {StepPhase::kOptimizer, "optimizer"}});
+}
+inline const char* to_string(StepPhase p) { return name_of(p); }
 
 struct Op {
   // User-provided, so that a value-initialized Op (ops.emplace_back()) is not zero-filled

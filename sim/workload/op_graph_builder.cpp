@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/rng.hpp"
+#include "sim/cost/kernel_shapes.hpp"
 #include "sim/workload/batch.hpp"
 #include "sim/workload/detail/dense_stack.hpp"
 #include "sim/workload/detail/rank_memory.hpp"
@@ -452,15 +453,12 @@ class RankBuilder {
           sh_.st.replica_comm[static_cast<std::size_t>(s % sc.plan.replica_sync_staleness)], s,
           StepPhase::kOptimizer, {update});
     }
-    // Dense optimizer: Adam reads p, g, m, v and writes p, m, v (7 x 4 bytes per parameter).
+    // Dense optimizer: reads parameters, gradients and state, writes parameters and state
+    // (Adam in fp32: 7 x 4 bytes per parameter).
     double params = sh_.stack.total_params();
     if (fsdp) params /= L.fsdp.size;
-    Kernel opt;
-    opt.kind = KernelKind::kOptimizer;
-    opt.precision = Precision::kFp32;
-    const double state = optimizer_state_bytes(sc.model.dense_optimizer, 1, 1, 4);
-    opt.flops = 10 * params;
-    opt.hbm_bytes = params * (3 * e_param + 2 * state);
+    const Kernel opt = cost::optimizer_work(
+        params, e_param, optimizer_state_bytes(sc.model.dense_optimizer, 1, 1, 4));
     waits.push_back(update);
     for (auto x : pending_xdc) waits.push_back(x);
     pending_xdc = std::move(xdc_now);

@@ -7,15 +7,6 @@
 namespace strait::sim::workload {
 namespace {
 
-PlacementLevel parse_level(const ConfigNode& node, std::string_view key, PlacementLevel fallback) {
-  if (!node.has(key)) return fallback;
-  const std::string v = node.choice(key, {"host", "rack", "pod", "datacenter", "cluster"});
-  if (v == "host") return PlacementLevel::kHost;
-  if (v == "rack" || v == "pod") return PlacementLevel::kRack;
-  if (v == "datacenter") return PlacementLevel::kDatacenter;
-  return PlacementLevel::kCluster;
-}
-
 GroupSpec parse_group(const ConfigNode& node, std::string_view size_key, PlacementLevel fallback) {
   GroupSpec g;
   g.node = node;
@@ -24,40 +15,39 @@ GroupSpec parse_group(const ConfigNode& node, std::string_view size_key, Placeme
     if (size > (1 << 24)) node.at(size_key).fail("expected a group size below 2^24");
     g.size = static_cast<int>(size);
   }
-  g.level = parse_level(node, "placement", fallback);
+  g.level = read_enum_or(node, "placement", fallback);
   return g;
 }
 
 TableSharding parse_sharding(const ConfigNode& node) {
   TableSharding s;
-  std::string type;
   if (node.is_object()) {
     node.allow_only({"type", "column_shards", "ranks", "hot_rows"});
-    type = node.choice("type", {"data_parallel", "table_wise", "row_wise", "column_wise",
-                                "table_row_wise", "grid"});
+    s.type = read_enum<ShardingType>(node, "type");
+    const ShardingType type = s.type;
+    const bool columns = type == ShardingType::kColumnWise || type == ShardingType::kGrid;
     if (node.has("column_shards")) {
-      if (type != "column_wise" && type != "grid") {
+      if (!columns) {
         node.at("column_shards")
             .fail("column_shards applies to column_wise and grid sharding only");
       }
       s.column_shards = node.int_in("column_shards", 1, 1 << 16);
-    } else if (type == "column_wise" || type == "grid") {
+    } else if (columns) {
       s.column_shards = 2;
     }
     if (node.has("hot_rows")) {
-      if (type == "data_parallel") {
+      if (type == ShardingType::kDataParallel) {
         node.at("hot_rows").fail("hot_rows applies to sharded tables (not data_parallel)");
       }
       s.hot_rows = node.positive_integer("hot_rows");
     }
     if (auto ranks = node.find("ranks")) {
-      if (type == "data_parallel" || type == "row_wise") {
+      if (type == ShardingType::kDataParallel || type == ShardingType::kRowWise) {
         ranks->fail("ranks applies to table_wise, column_wise, table_row_wise and grid only");
       }
-      const auto slices =
-          static_cast<std::size_t>(type == "column_wise" || type == "grid" ? s.column_shards : 1);
+      const auto slices = static_cast<std::size_t>(columns ? s.column_shards : 1);
       const auto elements = ranks->elements();
-      if (type == "table_row_wise") {
+      if (type == ShardingType::kTableRowWise) {
         // One block start per host the rows span (HugeCTR's hier_auto puts a big table's
         // rows on several nodes).
         if (elements.empty()) ranks->fail("expected at least one rank (a block start per host)");
@@ -68,38 +58,16 @@ TableSharding parse_sharding(const ConfigNode& node) {
       for (const auto& e : elements) {
         const auto r = e.as_integer();
         if (r < 0 || r >= (1 << 24)) e.fail("expected a group member index >= 0");
-        if (type == "table_row_wise" &&
+        if (type == ShardingType::kTableRowWise &&
             std::find(s.ranks.begin(), s.ranks.end(), static_cast<int>(r)) != s.ranks.end())
           e.fail(fmt::format("block {} is named twice", r));
         s.ranks.push_back(static_cast<int>(r));
       }
     }
   } else {
-    const std::string v = node.as_string();
-    static const std::vector<std::string> kTypes = {"data_parallel", "table_wise",     "row_wise",
-                                                    "column_wise",   "table_row_wise", "grid"};
-    if (std::find(kTypes.begin(), kTypes.end(), v) == kTypes.end()) {
-      const std::string hint = closest_match(v, kTypes);
-      node.fail(
-          fmt::format("unknown sharding type \"{}\"{}; expected one of data_parallel, table_wise, "
-                      "row_wise, column_wise, table_row_wise, grid",
-                      v, hint.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", hint)));
-    }
-    type = v;
-    if (type == "column_wise" || type == "grid") s.column_shards = 2;
+    s.type = sharding_type(node);
+    if (s.type == ShardingType::kColumnWise || s.type == ShardingType::kGrid) s.column_shards = 2;
   }
-  if (type == "data_parallel")
-    s.type = ShardingType::kDataParallel;
-  else if (type == "table_wise")
-    s.type = ShardingType::kTableWise;
-  else if (type == "row_wise")
-    s.type = ShardingType::kRowWise;
-  else if (type == "column_wise")
-    s.type = ShardingType::kColumnWise;
-  else if (type == "table_row_wise")
-    s.type = ShardingType::kTableRowWise;
-  else
-    s.type = ShardingType::kGrid;
   return s;
 }
 
@@ -154,10 +122,7 @@ void parse_schedule(const ConfigNode& node, ParallelPlan& p) {
   if (depth < 1 || depth > 3)
     node.at("pipeline_depth").fail(fmt::format("expected 1 (none), 2 or 3, got {}", depth));
   s.pipeline_depth = static_cast<int>(depth);
-  s.pipelined = node.choice_or("pipelined", {"sparse_forward", "input_dist"}, "sparse_forward") ==
-                        "sparse_forward"
-                    ? Pipelined::kSparseForward
-                    : Pipelined::kInputDist;
+  s.pipelined = read_enum_or(node, "pipelined", Pipelined::kSparseForward);
   if (auto pr = node.find("priorities")) {
     pr->allow_only({"embedding", "dense", "context_parallel", "replica_sync", "moe"});
     auto get = [&](std::string_view key) {
@@ -176,58 +141,27 @@ void parse_schedule(const ConfigNode& node, ParallelPlan& p) {
     s.priority[static_cast<int>(CommClass::kMoe)] = get("moe");
   }
   s.sm_free = node.bool_or("sm_free_comm", false);
-  const std::string x =
-      node.choice_or("cross_dc_sync", {"flat", "hierarchical", "overlapped"}, "flat");
-  s.cross_dc = x == "flat"           ? CrossDcSync::kFlat
-               : x == "hierarchical" ? CrossDcSync::kHierarchical
-                                     : CrossDcSync::kOverlapped;
+  s.cross_dc = read_enum_or(node, "cross_dc_sync", CrossDcSync::kFlat);
   if (auto lb = node.find("load_balance")) {
-    std::string method;
     if (lb->is_object()) {
       lb->allow_only({"method", "scope"});
-      method = lb->choice("method", {"none", "greedy", "karmarkar_karp"});
-      s.balance_scope = parse_level(*lb, "scope", PlacementLevel::kCluster);
+      s.balance = read_enum<LoadBalance>(*lb, "method");
+      s.balance_scope = read_enum_or(*lb, "scope", PlacementLevel::kCluster);
     } else {
-      method = node.choice("load_balance", {"none", "greedy", "karmarkar_karp"});
+      s.balance = as_enum<LoadBalance>(*lb);
     }
-    s.balance = method == "none"     ? LoadBalance::kNone
-                : method == "greedy" ? LoadBalance::kGreedy
-                                     : LoadBalance::kKarmarkarKarp;
   }
 }
 
 }  // namespace
 
-const char* to_string(PlacementLevel level) {
-  switch (level) {
-    case PlacementLevel::kHost:
-      return "host";
-    case PlacementLevel::kRack:
-      return "rack";
-    case PlacementLevel::kDatacenter:
-      return "datacenter";
-    case PlacementLevel::kCluster:
-      return "cluster";
-  }
-  return "?";
-}
-
-const char* to_string(ShardingType type) {
-  switch (type) {
-    case ShardingType::kDataParallel:
-      return "data_parallel";
-    case ShardingType::kTableWise:
-      return "table_wise";
-    case ShardingType::kRowWise:
-      return "row_wise";
-    case ShardingType::kColumnWise:
-      return "column_wise";
-    case ShardingType::kTableRowWise:
-      return "table_row_wise";
-    case ShardingType::kGrid:
-      return "grid";
-  }
-  return "?";
+ShardingType sharding_type(const ConfigNode& node) {
+  const std::string v = node.as_string();
+  if (const auto type = parse_enum<ShardingType>(v)) return *type;
+  const std::string hint = closest_match(v, enum_name_vector<ShardingType>());
+  node.fail(fmt::format("unknown sharding type \"{}\"{}; expected one of {}", v,
+                        hint.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", hint),
+                        enum_name_list<ShardingType>()));
 }
 
 ParallelPlan ParallelPlan::load(const std::string& path, const ModelConfig& model) {
@@ -247,9 +181,7 @@ ParallelPlan ParallelPlan::from_config(const ConfigNode& node, const ModelConfig
   if (auto d = node.find("dense")) {
     d->allow_only(
         {"parallelism", "bucket_size", "grad_sync", "comm_precision", "group_size", "placement"});
-    p.dense = d->choice_or("parallelism", {"ddp", "fsdp"}, "ddp") == "ddp"
-                  ? DenseParallelism::kDdp
-                  : DenseParallelism::kFsdp;
+    p.dense = read_enum_or(*d, "parallelism", DenseParallelism::kDdp);
     if (d->has("bucket_size")) {
       p.bucket_size = d->bytes("bucket_size");
       // A few KiB at least: "bucket_size": 25 (bytes) made millions of buckets a step.
@@ -257,9 +189,7 @@ ParallelPlan ParallelPlan::from_config(const ConfigNode& node, const ModelConfig
         d->at("bucket_size")
             .fail(fmt::format("expected a bucket size of at least 4 KiB, got {} B", p.bucket_size));
     }
-    p.grad_sync = d->choice_or("grad_sync", {"buckets", "grouped"}, "buckets") == "buckets"
-                      ? GradSync::kBuckets
-                      : GradSync::kGrouped;
+    p.grad_sync = read_enum_or(*d, "grad_sync", GradSync::kBuckets);
     if (p.dense == DenseParallelism::kFsdp && d->has("grad_sync"))
       d->at("grad_sync").fail("applies to \"parallelism\": \"ddp\" only");
     if (d->has("comm_precision"))
@@ -275,9 +205,7 @@ ParallelPlan ParallelPlan::from_config(const ConfigNode& node, const ModelConfig
     p.cp = parse_group(*c, "degree", PlacementLevel::kHost);
     p.cp_degree = p.cp.size == 0 ? 1 : p.cp.size;
     p.cp.size = p.cp_degree;
-    p.cp_mode = c->choice_or("mode", {"all_gather", "all_to_all"}, "all_gather") == "all_gather"
-                    ? CpMode::kAllGather
-                    : CpMode::kAllToAll;
+    p.cp_mode = read_enum_or(*c, "mode", CpMode::kAllGather);
     if (p.cp_degree > 1 && !model.has_hstu())
       c->at("degree").fail("context parallelism needs an HSTU model");
   } else {

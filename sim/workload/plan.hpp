@@ -44,18 +44,43 @@
 #include <vector>
 
 #include "sim/core/config_node.hpp"
+#include "sim/core/enum_names.hpp"
 #include "sim/cost/kernel_work.hpp"
 #include "sim/workload/model.hpp"
 
 namespace strait::sim::workload {
 
+// Each enum's names, as plan files spell them, next to it (sim/core/enum_names.hpp).
+
 enum class PlacementLevel { kHost, kRack, kDatacenter, kCluster };
-const char* to_string(PlacementLevel level);
+constexpr auto enum_names(PlacementLevel) {
+  return std::to_array<EnumName<PlacementLevel>>({{PlacementLevel::kHost, "host"},
+                                                  {PlacementLevel::kRack, "rack"},
+                                                  {PlacementLevel::kRack, "pod"},  // an alias
+                                                  {PlacementLevel::kDatacenter, "datacenter"},
+                                                  {PlacementLevel::kCluster, "cluster"}});
+}
+inline const char* to_string(PlacementLevel level) { return name_of(level); }
 
 enum class ShardingType { kDataParallel, kTableWise, kRowWise, kColumnWise, kTableRowWise, kGrid };
-const char* to_string(ShardingType type);
+constexpr auto enum_names(ShardingType) {
+  return std::to_array<EnumName<ShardingType>>({{ShardingType::kDataParallel, "data_parallel"},
+                                                {ShardingType::kTableWise, "table_wise"},
+                                                {ShardingType::kRowWise, "row_wise"},
+                                                {ShardingType::kColumnWise, "column_wise"},
+                                                {ShardingType::kTableRowWise, "table_row_wise"},
+                                                {ShardingType::kGrid, "grid"}});
+}
+inline const char* to_string(ShardingType type) { return name_of(type); }
+/// `node` (a string) as a sharding type; an unknown name fails naming the closest one:
+/// 'unknown sharding type "rows_wise" (did you mean "row_wise"?); expected one of ...'.
+ShardingType sharding_type(const ConfigNode& node);
 
 enum class DenseParallelism { kDdp, kFsdp };
+constexpr auto enum_names(DenseParallelism) {
+  return std::to_array<EnumName<DenseParallelism>>(
+      {{DenseParallelism::kDdp, "ddp"}, {DenseParallelism::kFsdp, "fsdp"}});
+}
 /// How DDP all-reduces the dense gradients. kBuckets: in buckets of bucket_size as the
 /// backward produces them, overlapped with the rest of the backward (PyTorch DDP).
 /// kGrouped: all of them in one all-reduce once the dense backward has ended, with the
@@ -63,9 +88,27 @@ enum class DenseParallelism { kDdp, kFsdp };
 /// "Allreduce wgrad" after the bottom MLP's backward, then the dense update, while the
 /// model-parallel embedding backward goes on on its own stream).
 enum class GradSync { kBuckets, kGrouped };
+constexpr auto enum_names(GradSync) {
+  return std::to_array<EnumName<GradSync>>(
+      {{GradSync::kBuckets, "buckets"}, {GradSync::kGrouped, "grouped"}});
+}
 enum class CpMode { kAllGather, kAllToAll };
+constexpr auto enum_names(CpMode) {
+  return std::to_array<EnumName<CpMode>>(
+      {{CpMode::kAllGather, "all_gather"}, {CpMode::kAllToAll, "all_to_all"}});
+}
 enum class CrossDcSync { kFlat, kHierarchical, kOverlapped };
+constexpr auto enum_names(CrossDcSync) {
+  return std::to_array<EnumName<CrossDcSync>>({{CrossDcSync::kFlat, "flat"},
+                                               {CrossDcSync::kHierarchical, "hierarchical"},
+                                               {CrossDcSync::kOverlapped, "overlapped"}});
+}
 enum class LoadBalance { kNone, kGreedy, kKarmarkarKarp };
+constexpr auto enum_names(LoadBalance) {
+  return std::to_array<EnumName<LoadBalance>>({{LoadBalance::kNone, "none"},
+                                               {LoadBalance::kGreedy, "greedy"},
+                                               {LoadBalance::kKarmarkarKarp, "karmarkar_karp"}});
+}
 
 /// A process-group dimension: `size` ranks per group placed at `level`. `node` locates
 /// it in the plan file for errors (size 0 = the whole world).
@@ -88,6 +131,10 @@ struct TableSharding {
 /// HugeCTR's inter-iteration overlap, which prefetches the data distribution); the lookup
 /// waits for the previous step's updates.
 enum class Pipelined { kSparseForward, kInputDist };
+constexpr auto enum_names(Pipelined) {
+  return std::to_array<EnumName<Pipelined>>(
+      {{Pipelined::kSparseForward, "sparse_forward"}, {Pipelined::kInputDist, "input_dist"}});
+}
 
 struct Schedule {
   int pipeline_depth = 1;

@@ -59,9 +59,7 @@ TrainingScenario TrainingScenario::from_config(const ConfigNode& node, const Sce
     if (!valid_max_work(s.max_work))
       w->fail(fmt::format("expected a number of work items in [1, 1e15], got {}", s.max_work));
   }
-  s.mode = node.choice_or("mode", {"flow", "analytical"}, "flow") == "flow"
-               ? network::NetworkMode::kFlow
-               : network::NetworkMode::kAnalytical;
+  s.mode = read_enum_or(node, "mode", network::NetworkMode::kFlow);
   if (auto p = node.find("profiles")) {
     const auto base = std::filesystem::path(node.file()).parent_path();
     s.profiles_dir = (base / p->as_string()).lexically_normal().string();

@@ -36,8 +36,8 @@ void summarize(const TrainingScenario& sc, std::vector<std::string>& fields) {
   const auto& plan = sc.plan;
   fields[kSparseGroup] = std::to_string(sc.layout.sparse.size);
   fields[kDense] = plan.dense == sim::workload::DenseParallelism::kDdp
-                       ? "ddp"
-                       : fmt::format("fsdp {}", sc.layout.fsdp.size);
+                       ? name_of(plan.dense)
+                       : fmt::format("{} {}", name_of(plan.dense), sc.layout.fsdp.size);
   fields[kCpDegree] = std::to_string(sc.layout.cp.size);
   fields[kPipelineDepth] = std::to_string(plan.schedule.pipeline_depth);
   std::map<int, int> by_type;  // ShardingType order
@@ -93,9 +93,7 @@ PlannedPoint plan_point(const PlanSearch& search, const TrainingScenario& scenar
   options.budget_s = search.budget_s;
   options.top = search.top;
   options.threads = 1;
-  options.final_mode = search.mode.empty()     ? scenario.mode
-                       : search.mode == "flow" ? sim::network::NetworkMode::kFlow
-                                               : sim::network::NetworkMode::kAnalytical;
+  options.final_mode = search.mode.value_or(scenario.mode);
   const auto outcome = planner::find_plan(request, kernels, options);
 
   PlannedPoint out;

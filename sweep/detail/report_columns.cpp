@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "sim/topology/cluster.hpp"
+#include "sim/workload/op_graph.hpp"
+
 namespace strait::sweep::detail {
 namespace {
 
@@ -11,10 +14,6 @@ struct ResultColumn {
   std::string name;
   Json::json_pointer pointer;
 };
-
-constexpr const char* kCommClasses[] = {"input_dist", "output_dist",      "grad_dist",
-                                        "dense_sync", "context_parallel", "replica_sync",
-                                        "moe"};
 
 std::vector<ResultColumn> make_columns() {
   std::vector<ResultColumn> columns;
@@ -26,13 +25,13 @@ std::vector<ResultColumn> make_columns() {
         "mfu", "peak_memory_gib", "memory_capacity_gib", "memory_fits"})
     add(key, fmt::format("/{}", key));
   add("compute_ms", "/breakdown_ms/compute");
-  for (const char* c : kCommClasses)
+  for (const auto& [value, c] : enum_names(sim::workload::CommClass{}))
     add(fmt::format("exposed_{}_ms", c), fmt::format("/breakdown_ms/exposed_{}", c));
   add("straggler_wait_ms", "/breakdown_ms/straggler_wait");
   add("bubble_ms", "/breakdown_ms/bubble");
-  for (const char* link : {"nvlink", "pcie", "scale_out", "cross_dc"})
+  for (const auto& [value, link] : enum_names(sim::topology::LinkClass{}))
     add(fmt::format("{}_bytes", link), fmt::format("/traffic_bytes/{}", link));
-  for (const char* c : kCommClasses)
+  for (const auto& [value, c] : enum_names(sim::workload::CommClass{}))
     add(fmt::format("cross_dc_{}_bytes", c),
         fmt::format("/traffic_bytes_by_comm_class/{}/cross_dc", c));
   for (const char* key : {"ops", "events", "build_wall_s", "sim_wall_s"})

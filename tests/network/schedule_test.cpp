@@ -154,12 +154,12 @@ TEST(Collective, ParsesNcclAndStraitSpellings) {
   EXPECT_EQ(parse_collective_op("all_reduce"), CollectiveOp::kAllReduce);
   EXPECT_EQ(parse_collective_op("alltoallv"), CollectiveOp::kAllToAllV);
   EXPECT_FALSE(parse_collective_op("allreduc"));
-  EXPECT_EQ(parse_algorithm("hierarchical"), Algorithm::kHierarchical);
-  EXPECT_EQ(parse_algorithm("nvls"), Algorithm::kNvls);
-  EXPECT_EQ(parse_algorithm("collnet"), Algorithm::kCollNet);
-  EXPECT_FALSE(parse_algorithm("collnet_chain"));
-  EXPECT_EQ(parse_protocol("ll128"), Protocol::kLL128);
-  EXPECT_FALSE(parse_protocol("LL"));
+  EXPECT_EQ(parse_enum<Algorithm>("hierarchical"), Algorithm::kHierarchical);
+  EXPECT_EQ(parse_enum<Algorithm>("nvls"), Algorithm::kNvls);
+  EXPECT_EQ(parse_enum<Algorithm>("collnet"), Algorithm::kCollNet);
+  EXPECT_FALSE(parse_enum<Algorithm>("collnet_chain"));
+  EXPECT_EQ(parse_enum<Protocol>("ll128"), Protocol::kLL128);
+  EXPECT_FALSE(parse_enum<Protocol>("LL"));
 }
 
 }  // namespace

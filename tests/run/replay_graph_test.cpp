@@ -1,8 +1,9 @@
 // ReplayGraph (the compact form the replay reads) against the whole OpGraph it comes from:
-// every op's shared fields through its rank's shape, every rank's kernel costs, collective
-// bytes, groups and send rows at its offsets; and replays of the two forms (the compact
-// graph streamed from the builder, as run_training builds it, and the one converted from a
-// whole OpGraph) give every rank the same account. The bundled tiny and 8-GPU scenarios.
+// every op's shared fields (its call number on its group too) through its rank's shape,
+// every rank's kernel costs, collective bytes, groups and send rows at its offsets; and
+// replays of the two forms (the compact graph streamed from the builder, as run_training
+// builds it, and the one converted from a whole OpGraph) give every rank the same account.
+// The bundled tiny and 8-GPU scenarios.
 
 #include "sim/run/replay_graph.hpp"
 
@@ -10,6 +11,7 @@
 
 #include "run_test_support.hpp"
 #include "sim/run/op_replay.hpp"
+#include "sim/workload/collective_calls.hpp"
 #include "sim/workload/op_graph_builder.hpp"
 
 namespace strait::sim::run {
@@ -35,6 +37,7 @@ void expect_same_graph(const workload::OpGraph& whole, const ReplayGraph& compac
     ASSERT_EQ(shape.ops(), ro.ops.size()) << "rank " << r;
     ops += ro.ops.size();
     const auto& profile = bundled_cost().profile(cluster.gpu(ro.gpu).type);
+    const auto calls = workload::call_numbers(ro.ops);
     double flops = 0;
     for (std::size_t i = 0; i < ro.ops.size(); ++i) {
       const auto& op = ro.ops[i];
@@ -62,6 +65,7 @@ void expect_same_graph(const workload::OpGraph& whole, const ReplayGraph& compac
         EXPECT_EQ(cs.op, op.collective.op);
         EXPECT_EQ(cs.comm_class, op.collective.comm_class);
         EXPECT_EQ(cs.priority, op.collective.priority);
+        EXPECT_EQ(cs.call, calls[i]);
         EXPECT_EQ(compact.collective_bytes(rr, slot), op.collective.bytes);
         EXPECT_EQ(compact.collective_group(rr, slot), op.collective.group);
         if (cs.op == network::CollectiveOp::kAllToAllV) {

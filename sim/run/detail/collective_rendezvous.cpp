@@ -8,10 +8,14 @@ namespace strait::sim::run::detail {
 
 GroupCall CollectiveRendezvous::launch(std::int32_t g, std::int32_t k) {
   auto& pending = pending_[u(g)];
-  if (k != pending.first) throw Error("replay: collectives of a group launched out of order");
-  GroupCall launched = std::move(pending.calls.front());
-  pending.calls.erase(pending.calls.begin());
-  ++pending.first;
+  GroupCall& call = pending.calls[u(k - pending.first)];
+  GroupCall launched = std::move(call);
+  call.members.clear();
+  call.arrived = kLaunched;
+  while (!pending.calls.empty() && pending.calls.front().arrived == kLaunched) {
+    pending.calls.erase(pending.calls.begin());
+    ++pending.first;
+  }
   return launched;
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 // CollectiveRendezvous: NCCL's rule that the k-th call on a group is one collective, as the
-// replay meets it. Each rank's calls are counted per group; call k launches when every
-// member has issued it, at the instant the last one did, with its members by group
-// position. And collective_spec: the network collective that a call's members make.
+// replay meets it. A collective op's call number on its group is its shape's (numbered by
+// sim/workload/collective_calls.hpp, as the executor and the planner number them); call k
+// launches when every member has issued it, at the instant the last one did, with its
+// members by group position. And collective_spec: the network collective that a call's
+// members make.
 
 #include <algorithm>
 #include <cstdint>
@@ -21,15 +23,17 @@ using CallMembers = std::vector<std::pair<std::int32_t, std::int32_t>>;
 
 /// One call on a group as its members issue it.
 struct GroupCall {
-  int arrived = 0;
-  Time latest;  // when the last member so far issued it
+  int arrived = 0;  // members so far; kLaunched once launched
+  Time latest;      // when the last member so far issued it
   CallMembers members;
 };
 
-// A group's collectives that some member has issued and not every member: calls first,
-// first + 1, ... They launch in call order (a member issues call k + 1 only after call k,
-// so the arrival completing k + 1 comes after every arrival at k): the first one pending
-// is the next to launch, and a vector (no allocation while empty) serves as the queue.
+// A group's collectives from `first`, the first not yet launched: calls first, first + 1,
+// ... They launch in call order where each member issues its calls in call order (the
+// builder's graphs: the arrival completing k + 1 comes after every arrival at k); a call
+// completed before an earlier one (a member issued them on two streams, the later first)
+// launches at once and keeps its slot until the calls before it launch. A vector (no
+// allocation while empty) serves as the queue.
 struct PendingCalls {
   std::int32_t first = 0;
   std::vector<GroupCall> calls;
@@ -51,7 +55,7 @@ class CollectiveRendezvous {
     if (g < 0 || u(g) >= graph_.groups().size()) no_such_group(r, g);
     RankState::Membership* member = rank.membership(g);
     if (!member) not_a_member(r, g);
-    const auto k = member->calls++;
+    const auto k = rank.call(index).call;
     const auto size = graph_.groups()[u(g)].ranks.size();
     auto& pending = pending_[u(g)];
     const auto at = u(k - pending.first);
@@ -68,6 +72,7 @@ class CollectiveRendezvous {
   }
   /// Takes group g's call k, which the last arrival completed, off the pending calls.
   GroupCall launch(std::int32_t g, std::int32_t k);
+  static constexpr int kLaunched = -1;
   /// Keeps a launched call's member list for the group's next call.
   void recycle(std::int32_t g, CallMembers members) { pending_[u(g)].spare = std::move(members); }
 

@@ -64,7 +64,7 @@ struct alignas(64) RankState {
   RankAccount account;
   const ReplayRank* info = nullptr;
   struct Membership {
-    std::int32_t group, position, calls;  // calls: collectives issued on the group so far
+    std::int32_t group, position;
   };
   // A rank is in a handful of groups: kept inline and searched linearly (a heap vector per
   // rank was a cache miss on every collective a rank issued).

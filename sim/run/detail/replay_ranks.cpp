@@ -16,7 +16,7 @@ ReplayRanks::ReplayRanks(const ReplayGraph& graph, const topology::Cluster& clus
     for (std::size_t i = 0; i < members.size(); ++i) {
       const auto m = static_cast<std::size_t>(members[i]);
       if (m >= ranks_.size()) continue;  // not a rank of the graph: never calls
-      ranks_[m].groups.push_back({static_cast<std::int32_t>(g), static_cast<std::int32_t>(i), 0});
+      ranks_[m].groups.push_back({static_cast<std::int32_t>(g), static_cast<std::int32_t>(i)});
     }
   }
   op_ends_.assign(graph.replay_ops(), kNotEnded);  // one pass over it (tens of MB at 16k)

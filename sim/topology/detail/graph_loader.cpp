@@ -17,21 +17,6 @@ namespace {
 constexpr double kDefaultLinkLatencyUs = 1.0;
 constexpr const char* kDefaultDatacenter = "dc0";
 
-NodeKind parse_kind(const std::string& kind) {
-  if (kind == "gpu") return NodeKind::kGpu;
-  if (kind == "nvswitch") return NodeKind::kNvSwitch;
-  if (kind == "nic") return NodeKind::kNic;
-  if (kind == "gateway") return NodeKind::kGateway;
-  return NodeKind::kSwitch;
-}
-
-LinkClass parse_class(const std::string& c) {
-  if (c == "nvlink") return LinkClass::kNvlink;
-  if (c == "pcie") return LinkClass::kPcie;
-  if (c == "cross_dc") return LinkClass::kCrossDc;
-  return LinkClass::kScaleOut;
-}
-
 class GraphLoader {
  public:
   explicit GraphLoader(const ConfigNode& root) : root_(root) {}
@@ -70,8 +55,8 @@ class GraphLoader {
     std::unordered_map<std::string, int> host_of_name;
     std::vector<ParsedNode> parsed;
     for (const ConfigNode& n : list.elements()) {
-      const std::string kind = n.choice("kind", {"gpu", "nvswitch", "nic", "switch", "gateway"});
-      const bool is_gpu = kind == "gpu";
+      const NodeKind kind = read_enum<NodeKind>(n, "kind");
+      const bool is_gpu = kind == NodeKind::kGpu;
       if (is_gpu) {
         n.allow_only({"name", "kind", "gpu_type", "host", "datacenter", "rail"});
       } else {
@@ -79,7 +64,7 @@ class GraphLoader {
       }
       ParsedNode p{n, {}, {}, 0};
       p.node.name = n.string("name");
-      p.node.kind = parse_kind(kind);
+      p.node.kind = kind;
       if (!names_.insert(p.node.name).second) {
         n.at("name").fail(fmt::format("duplicate node name \"{}\"", p.node.name));
       }
@@ -154,8 +139,7 @@ class GraphLoader {
       if (a == b) between.fail("expected two different nodes");
       const BytesPerSec bandwidth = positive_bandwidth(l, "bandwidth");
       const Time latency = l.duration_or("latency", Time::from_us(kDefaultLinkLatencyUs));
-      const LinkClass c = parse_class(
-          l.choice_or("class", {"nvlink", "pcie", "scale_out", "cross_dc"}, "scale_out"));
+      const LinkClass c = read_enum_or(l, "class", LinkClass::kScaleOut);
       if (l.bool_or("duplex", true)) {
         cluster_.add_duplex(a, b, bandwidth, latency, c);
       } else {

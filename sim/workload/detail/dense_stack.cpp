@@ -160,24 +160,25 @@ LayerWork DenseStack::work(int i, const BatchShape& s) const {
     case Type::kLinear: {
       const Kernel f = gemm(rows, l.out, l.in, l.precision);
       w.forward.push_back(kernel_item(n0, f));
-      w.backward.push_back(kernel_item(n0 + 1, backward_of(f, 2)));
+      w.backward.push_back(kernel_item(n0 + 1, cost::gemm_backward_work(f)));
       w.activation_bytes = rows * (l.in + l.out) * e;
       break;
     }
     case Type::kDot: {
+      // A batched GEMM of X X^T: X read once, Z written.
       Kernel f = gemm(s.samples * l.in, l.in, l.out, l.precision);
       f.hbm_bytes = (s.samples * l.in * l.out + s.samples * l.in * l.in) * e;
       w.forward.push_back(kernel_item(n0, f));
-      w.backward.push_back(kernel_item(n0 + 1, backward_of(f, 2)));
+      w.backward.push_back(kernel_item(n0 + 1, cost::gemm_backward_work(f)));
       w.activation_bytes = s.samples * l.in * (l.out + l.in) * e;
       break;
     }
     case Type::kDcn: {
-      Kernel f = gemm(s.samples, l.out, l.in, l.precision);
-      f.flops *= 2;  // V^T x then U (.)
+      // V^T x then U (.): two GEMMs of this shape in one op, the cross layer's bytes.
+      Kernel f = gemm(s.samples, l.out, l.in, l.precision, 2);
       f.hbm_bytes = (3 * s.samples * l.in + 2.0 * l.in * l.out + s.samples * l.out) * e;
       w.forward.push_back(kernel_item(n0, f));
-      w.backward.push_back(kernel_item(n0 + 1, backward_of(f, 2)));
+      w.backward.push_back(kernel_item(n0 + 1, cost::gemm_backward_work(f)));
       w.activation_bytes = s.samples * (3.0 * l.in + l.out) * e;
       break;
     }
@@ -187,8 +188,7 @@ LayerWork DenseStack::work(int i, const BatchShape& s) const {
     case Type::kMoe: {
       const double d = l.in, k = moe_.top_k, H = moe_.expert_hidden, routed = rows * k;
       const Kernel router = gemm(rows, moe_.experts, d, l.precision);
-      Kernel experts = gemm(routed, H, d, l.precision);
-      experts.flops *= 2;  // up and down projections
+      Kernel experts = gemm(routed, H, d, l.precision, 2);  // up and down projections
       experts.hbm_bytes =
           (2 * routed * d + 2 * routed * H + 2.0 * moe_.experts / expert_parallel_ * d * H) * e;
       const double a2a = routed * d * e;
@@ -205,11 +205,11 @@ LayerWork DenseStack::work(int i, const BatchShape& s) const {
       if (ep)
         w.backward.push_back(
             comm_item(n0 + 4, CollectiveOp::kAllToAll, CommClass::kMoe, CommGroup::kExpert, a2a));
-      w.backward.push_back(kernel_item(n0 + 5, backward_of(experts, 2)));
+      w.backward.push_back(kernel_item(n0 + 5, cost::gemm_backward_work(experts)));
       if (ep)
         w.backward.push_back(
             comm_item(n0 + 6, CollectiveOp::kAllToAll, CommClass::kMoe, CommGroup::kExpert, a2a));
-      w.backward.push_back(kernel_item(n0 + 7, backward_of(router, 2)));
+      w.backward.push_back(kernel_item(n0 + 7, cost::gemm_backward_work(router)));
       w.activation_bytes = (rows * d + 2 * routed * d + routed * H) * e;
       w.comm_buffer_bytes = ep ? 2 * a2a : 0;
       break;
@@ -217,7 +217,7 @@ LayerWork DenseStack::work(int i, const BatchShape& s) const {
     case Type::kLossBce: {
       const Kernel f = elementwise(10 * s.samples * l.in, 2 * s.samples * l.in * e, l.precision);
       w.forward.push_back(kernel_item(n0, f));
-      w.backward.push_back(kernel_item(n0 + 1, backward_of(f, 1)));
+      w.backward.push_back(kernel_item(n0 + 1, cost::elementwise_backward_work(f, 1)));
       w.activation_bytes = s.samples * l.in * e;
       break;
     }

@@ -2,10 +2,15 @@
 // DenseStack: the dense part of a model as layers, each turning a rank's batch shape
 // into forward and backward work items (kernels with FLOPs and HBM bytes, and the
 // collectives inside the layer: context parallel, MoE). Shared by the op-graph builder
-// and the memory model. Formulas (e = bytes per element of the layer's precision):
-//   linear (m rows, in -> out)   fwd 2 m in out flops, (m in + in out + m out) e bytes
-//   dot interaction (F feats, D) fwd 2 B F^2 D flops (batched GEMM m = B F, n = F, k = D)
-//   DCNv2 cross (in, rank r)     fwd 4 B in r flops (U and V^T GEMMs fused in one op)
+// and the memory model. GEMM, attention and their backward are costed by the kernel
+// formulas of sim/cost/kernel_shapes.hpp (the ones calibration and the executor use);
+// here, the shapes each layer gives them and the layers' own kernels (e = bytes per
+// element of the layer's precision):
+//   linear (m rows, in -> out)   GEMM m x out x in
+//   dot interaction (F feats, D) batched GEMM m = B F, n = F, k = D (2 B F^2 D flops);
+//                                bytes (B F D + B F^2) e (X read once, Z written)
+//   DCNv2 cross (in, rank r)     two GEMMs B x r x in (U and V^T fused in one op: 4 B in r
+//                                flops), bytes (3 B in + 2 in r + B r) e
 //   HSTU layer (T tokens, P = sum L(L+1)/2 pairs, S = sum L^2, d, h, dqk, dv, W = h (2 dqk +
 //   2 dv); detail/hstu_layer.cpp), forward in order:
 //     norm_in   layer norm, 5 T d flops, 2 T d e bytes
@@ -15,10 +20,9 @@
 //               in the kernel); unfused: the bias matrix written, 8 T + S' e bytes
 //     jagged_to_padded / padded_to_jagged (padded attention only): Q K V in, output out,
 //               (T + B L_max) h (2 dqk + dv) e and (T + B L_max) h dv e bytes
-//     attention 2 h (dqk + dv) P flops (= 4 h d P for dqk = dv = d); padded: P over
-//               B L_max (L_max + 1) / 2; bytes T' h (2 dqk + 2 dv) e read + T' h dv e written
-//               (T' = T jagged, B L_max padded); unfused adds 2 S' h e (scores) + S' e (bias)
-//               with S' = S jagged, B L_max^2 padded
+//     attention over T' tokens touched (T jagged, B L_max padded), P pairs (padded:
+//               B L_max (L_max + 1) / 2) and, unfused, S' scores per head (S jagged,
+//               B L_max^2 padded)
 //     norm_out  norm(AV) * U, 8 T h dv flops, 3 T h dv e bytes
 //     dropout   (ratio > 0) 2 T h dv flops, (2 e + 1) T h dv bytes (one-byte mask)
 //     out       GEMM m = T, k = h dv, n = d
@@ -27,8 +31,9 @@
 //   bytes; conversions the opposite conversion; the unfused bias gradient 2x bytes (fused:
 //   inside the attention backward). Attention scores kept: fused none (O(L) state), unfused
 //   S' h e.
-//   MoE (m rows, d, E experts, top k, hidden H): router GEMM m x d x E, experts GEMM
-//     2 (m k) d H x 2 flops, dispatch and combine all-to-all of m k d e bytes each.
+//   MoE (m rows, d, E experts, top k, hidden H): router GEMM m x E x d, experts two GEMMs
+//     (m k) x H x d (up and down: 4 (m k) d H flops), bytes (2 m k d + 2 m k H + 2 E/ep d H) e;
+//     dispatch and combine all-to-all of m k d e bytes each.
 //   loss: DLRM BCE elementwise on B. HSTU sampled softmax over R negatives:
 //     shared (the default, in-batch negatives for the whole batch): negatives_gather
 //     2 (T + R) d e bytes (positives and negatives gathered, L2-normalized), logits GEMM
@@ -37,9 +42,9 @@
 //     2 T (R+1) d e bytes, logits (batched GEMV) 2 T (R+1) d flops, T (R+1) d e + T d e +
 //     4 T (R+1) bytes, softmax 8 T (R+1) bytes; backward softmax the same, logits
 //     4 T (R+1) + 2 T (R+1) d e + 2 T d e bytes, gather 3 T (R+1) d e.
-// Backward: GEMMs and elementwise 2x forward flops and bytes (dgrad + wgrad in one op);
-// attention 2.5x flops and 2x bytes. With context parallel degree c, T and P are the
-// rank's 1/c share.
+// Backward: GEMMs 2x forward flops and bytes (dgrad + wgrad in one op), attention 2.5x
+// flops and 2x bytes (sim/cost); elementwise kernels 2x bytes and their layer's factor of
+// flops. With context parallel degree c, T and P are the rank's 1/c share.
 
 #include <array>
 #include <cstdint>

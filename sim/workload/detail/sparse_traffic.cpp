@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/cost/kernel_shapes.hpp"
 #include "sim/workload/unique_rows.hpp"
 
 namespace strait::sim::workload::detail {
@@ -216,34 +217,10 @@ double SparseTraffic::output_buffer_bytes(int j) const {
   return send + recv;
 }
 
-namespace {
-
-struct Accumulator {
-  double ids = 0, width_ids = 0, unique = 0, flops = 0, bytes = 0;
-};
-
-Kernel finish(KernelKind kind, Precision p, const Accumulator& a) {
-  Kernel k;
-  k.kind = kind;
-  k.precision = p;
-  k.flops = a.flops;
-  k.hbm_bytes = a.bytes;
-  k.embedding_dim = a.ids > 0 ? static_cast<int>(std::lround(a.width_ids / a.ids)) : 0;
-  k.unique_fraction = a.ids > 0 ? a.unique / a.ids : 1.0;
-  return k;
-}
-
-}  // namespace
-
 Kernel SparseTraffic::lookup(int j) const {
-  const double e = bytes_per_element(model_.embedding_dtype);
-  Accumulator a;
+  cost::EmbeddingOpWork op(KernelKind::kEmbeddingLookup, model_.embedding_dtype);
   auto add = [&](int table, double arriving, double dim, double out_rows) {
-    a.ids += arriving;
-    a.width_ids += arriving * dim;
-    a.unique += arriving * unique_fraction_[static_cast<std::size_t>(table)];
-    a.flops += arriving * dim;
-    a.bytes += arriving * (dim * e + kIdBytes) + out_rows * dim * e;
+    op.add({arriving, out_rows, dim, unique_fraction_[static_cast<std::size_t>(table)]});
   };
   for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
     const auto& t = model_.tables[static_cast<std::size_t>(s.table)];
@@ -264,21 +241,16 @@ Kernel SparseTraffic::lookup(int j) const {
     add(static_cast<int>(table), hot, t.dim,
         t.pooling == Pooling::kSequence ? hot : samples_[static_cast<std::size_t>(j)]);
   }
-  return finish(KernelKind::kEmbeddingLookup, model_.embedding_dtype, a);
+  return op.work();
 }
 
 Kernel SparseTraffic::update(int j) const {
-  const double e = bytes_per_element(model_.embedding_dtype);
   const int es = bytes_per_element(model_.embedding_optimizer_dtype);
-  Accumulator a;
+  cost::EmbeddingOpWork op(KernelKind::kEmbeddingUpdate, model_.embedding_dtype);
+  // A gradient row per arriving id; the optimizer state of one row of `dim`.
   auto add = [&](int table, double arriving, double dim) {
-    const double unique = arriving * unique_fraction_[static_cast<std::size_t>(table)];
-    a.ids += arriving;
-    a.width_ids += arriving * dim;
-    a.unique += unique;
-    a.flops += arriving * dim + 4 * unique * dim;
-    a.bytes += arriving * dim * e + 2 * unique * dim * e +
-               2 * optimizer_state_bytes(model_.embedding_optimizer, unique, dim, es);
+    op.add({arriving, arriving, dim, unique_fraction_[static_cast<std::size_t>(table)]},
+           optimizer_state_bytes(model_.embedding_optimizer, 1, dim, es));
   };
   for (const Shard& s : map_.member_shards[static_cast<std::size_t>(j)]) {
     add(s.table, arriving_ids(s.table, s.row_fraction),
@@ -293,7 +265,7 @@ Kernel SparseTraffic::update(int j) const {
     add(static_cast<int>(table), ids_[static_cast<std::size_t>(j)][table] * hot_share_[table],
         model_.tables[table].dim);
   }
-  return finish(KernelKind::kEmbeddingUpdate, model_.embedding_dtype, a);
+  return op.work();
 }
 
 }  // namespace strait::sim::workload::detail

@@ -7,12 +7,12 @@
 //                                             sequence ids_i[t] f_row dim f_col e_o
 //   grad dist   i -> j   = output dist j -> i, at e_g bytes per value
 // (e_o, e_g: the plan's comm_precision forward and backward, else e_w)
-//   lookup on j (A = ids arriving = sum_i ids_i[t] f_row):
-//     flops sum A dim_c;  bytes sum A (dim_c e_w + 8) + output bytes
-//   update on j (U = A x unique fraction, unique fraction = E[unique](rows, ids of the
-//     group, zipf) / ids of the group, see unique_rows.hpp):
-//     flops sum A dim_c + 4 U dim_c;  bytes A dim_c e_w (gradients) + 2 U dim_c e_w
-//     (weights read and written) + 2 x optimizer state of U rows
+//   lookup on j: per shard A = ids arriving = sum_i ids_i[t] f_row of row length dim_c
+//     into its output rows (pooled: the samples; sequence: A); update on j: the same ids,
+//     U = A x unique fraction distinct (E[unique](rows, ids of the group, zipf) / ids of
+//     the group, see unique_rows.hpp) with the optimizer state of a row. Each shard's
+//     work by sim/cost/kernel_shapes.hpp's embedding formulas, summed into one op
+//     (cost::EmbeddingOpWork)
 // Data-parallel tables are looked up and updated locally with the same formulas.
 // Hybrid tables (hot_rows N): a share h = zipf_head_mass(rows, N, s) of each member's ids
 // hits the hot rows, looked up and updated locally like a data-parallel table; the shards

@@ -1,5 +1,6 @@
 #pragma once
-// The CUDA backend's own two kernels (device_kernels.cu):
+// The CUDA backend's own two kernels (device_kernels.cu), which `strait exec --backend cuda`
+// runs too (its optimizer ops, the gate before a timed run). Include only from CUDA builds:
 // - One Adam step over f32 tensors (Kingma and Ba, 2015, no weight decay):
 //     m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
 //     p -= lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
@@ -11,7 +12,7 @@
 
 #include <cstdint>
 
-namespace strait::calibration::detail {
+namespace strait::calibration {
 
 struct AdamStep {
   float* params = nullptr;
@@ -33,4 +34,4 @@ void launch_adam_step(const AdamStep& step, void* stream);
 /// Queues a one-thread kernel on `stream` that returns after `microseconds`.
 void launch_gate(double microseconds, void* stream);
 
-}  // namespace strait::calibration::detail
+}  // namespace strait::calibration

@@ -18,23 +18,22 @@
 #include "sim/core/rng.hpp"
 #include "sim/cost/kernel_work.hpp"
 
-namespace strait::calibration::detail {
+namespace strait::calibration {
 
 [[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file,
                                      int line);
 
-}  // namespace strait::calibration::detail
+}  // namespace strait::calibration
 
 // The one check for cuBLAS and cuBLASLt calls (CUDA runtime calls use STRAIT_CUDA_CHECK).
-#define STRAIT_CUBLAS_CHECK(call)                                                               \
-  do {                                                                                          \
-    const cublasStatus_t strait_cublas_status_ = (call);                                        \
-    if (strait_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                         \
-      ::strait::calibration::detail::throw_cublas_error(strait_cublas_status_, #call, __FILE__, \
-                                                        __LINE__);                              \
+#define STRAIT_CUBLAS_CHECK(call)                                                                  \
+  do {                                                                                             \
+    const cublasStatus_t strait_cublas_status_ = (call);                                           \
+    if (strait_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                            \
+      ::strait::calibration::throw_cublas_error(strait_cublas_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
-namespace strait::calibration::detail {
+namespace strait::calibration {
 
 /// Bytes of cuBLASLt workspace a plan may use.
 inline constexpr std::size_t kGemmWorkspaceBytes = std::size_t{32} << 20;
@@ -123,4 +122,4 @@ class LtGemmBackward {
   LtGemm dgrad_, wgrad_;
 };
 
-}  // namespace strait::calibration::detail
+}  // namespace strait::calibration

@@ -1,4 +1,4 @@
-#include "calibration/detail/device_kernels.hpp"
+#include "calibration/device_kernels.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "kernels/detail/cuda_check.hpp"
 
-namespace strait::calibration::detail {
+namespace strait::calibration {
 namespace {
 
 struct AdamScalars {
@@ -87,4 +87,4 @@ void launch_gate(double microseconds, void* stream) {
   STRAIT_CUDA_CHECK(cudaGetLastError());
 }
 
-}  // namespace strait::calibration::detail
+}  // namespace strait::calibration

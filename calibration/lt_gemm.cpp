@@ -1,4 +1,4 @@
-#include "calibration/detail/lt_gemm.hpp"
+#include "calibration/lt_gemm.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -8,7 +8,7 @@
 #include "kernels/detail/cuda_check.hpp"
 #include "kernels/types.hpp"
 
-namespace strait::calibration::detail {
+namespace strait::calibration {
 
 using sim::cost::Precision;
 
@@ -128,4 +128,4 @@ void LtGemm::release() noexcept {
   desc_ = nullptr;
 }
 
-}  // namespace strait::calibration::detail
+}  // namespace strait::calibration

@@ -10,7 +10,7 @@
 
 #include "kernels/types.hpp"
 
-namespace strait::calibration::detail {
+namespace strait::calibration {
 
 [[noreturn]] inline void throw_nccl_error(ncclResult_t result, const char* call, const char* file,
                                           int line) {
@@ -18,12 +18,11 @@ namespace strait::calibration::detail {
       fmt::format("{}:{}: {}: {}", file, line, call, ncclGetErrorString(result)));
 }
 
-}  // namespace strait::calibration::detail
+}  // namespace strait::calibration
 
-#define STRAIT_NCCL_CHECK(call)                                                             \
-  do {                                                                                      \
-    const ncclResult_t strait_nccl_result_ = (call);                                        \
-    if (strait_nccl_result_ != ncclSuccess)                                                 \
-      ::strait::calibration::detail::throw_nccl_error(strait_nccl_result_, #call, __FILE__, \
-                                                      __LINE__);                            \
+#define STRAIT_NCCL_CHECK(call)                                                                \
+  do {                                                                                         \
+    const ncclResult_t strait_nccl_result_ = (call);                                           \
+    if (strait_nccl_result_ != ncclSuccess)                                                    \
+      ::strait::calibration::throw_nccl_error(strait_nccl_result_, #call, __FILE__, __LINE__); \
   } while (0)
