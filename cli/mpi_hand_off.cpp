@@ -12,6 +12,7 @@
 
 #include "cli/command.hpp"
 #include "cli/mpi_program.hpp"
+#include "sim/core/bundled_configs.hpp"
 #include "sim/core/error.hpp"
 
 namespace strait::cli {
@@ -19,18 +20,10 @@ namespace {
 
 constexpr const char* kProgram = "strait-mpi";
 
-std::filesystem::path this_program() {
-  std::error_code ec;
-  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec)
-    throw Error(fmt::format("cannot find this program's file: /proc/self/exe: {}", ec.message()));
-  return path;
-}
-
 // strait-mpi next to this program (the build tree), or in ../libexec/strait (an
 // installation).
 std::filesystem::path mpi_program() {
-  const auto folder = this_program().parent_path();
+  const auto folder = this_binary().parent_path();
   const std::filesystem::path candidates[] = {
       folder / kProgram, folder.parent_path() / "libexec" / "strait" / kProgram};
   for (const auto& c : candidates) {

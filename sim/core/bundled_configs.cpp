@@ -15,9 +15,8 @@ namespace {
 
 constexpr int kLevelsUp = 4;
 
-// The file of the program or shared object that holds this function, from the kernel's map
-// of this process (dladdr would give the main program's argv[0], which may be a bare name
-// or, after strait's hand-over to strait-mpi, another program's).
+}  // namespace
+
 std::filesystem::path this_binary() {
   const auto here = reinterpret_cast<std::uintptr_t>(&this_binary);
   std::ifstream maps("/proc/self/maps");
@@ -36,8 +35,6 @@ std::filesystem::path this_binary() {
   }
   return {};
 }
-
-}  // namespace
 
 std::filesystem::path bundled_configs_near(const std::filesystem::path& binary) {
   auto folder = binary.parent_path();

@@ -10,6 +10,12 @@
 
 namespace strait {
 
+/// The file of the program or shared object that holds strait's code (this function), from
+/// the kernel's map of this process: dladdr would give the main program's argv[0], which may
+/// be a bare name or, after strait's hand-over to strait-mpi, another program's. Empty when
+/// the map has no file for it.
+std::filesystem::path this_binary();
+
 /// The first `share/strait/configs` folder found in the folder of `binary` or one of its
 /// parents (up to 4 levels up); empty when there is none.
 std::filesystem::path bundled_configs_near(const std::filesystem::path& binary);

@@ -9,6 +9,7 @@
 namespace strait::sim::run {
 namespace {
 
+using testing_support::all_reduce;
 using testing_support::bundled_cost;
 using testing_support::expect_same_accounts;
 using testing_support::kernel;
@@ -20,17 +21,6 @@ using workload::OpKind;
 
 constexpr auto kReplica = static_cast<std::size_t>(CommClass::kReplicaSync);
 constexpr auto kDense = static_cast<std::size_t>(CommClass::kDenseSync);
-
-Op all_reduce(CommClass c, int group, std::int32_t stream, std::vector<std::int32_t> deps) {
-  Op op;
-  op.kind = OpKind::kCollective;
-  op.stream = stream;
-  op.collective.group = group;
-  op.collective.bytes = 256 << 20;
-  op.collective.comm_class = c;
-  op.deps.assign(deps.begin(), deps.end());
-  return op;
-}
 
 // Two ranks (GPUs 0 and 1 of one host), streams compute (0), replica_comm (1) and
 // dense_comm (2), groups "replica" (0) and "dp" (1), both {0, 1}.

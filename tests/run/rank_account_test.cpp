@@ -7,6 +7,7 @@
 namespace strait::sim::run {
 namespace {
 
+using testing_support::all_reduce;
 using testing_support::kernel;
 using workload::CommClass;
 using workload::Op;
@@ -14,18 +15,6 @@ using workload::OpKind;
 
 constexpr auto kReplica = static_cast<std::size_t>(CommClass::kReplicaSync);
 constexpr auto kDense = static_cast<std::size_t>(CommClass::kDenseSync);
-
-// A collective of class c on `group` and `stream`, after `deps`.
-Op all_reduce(CommClass c, int group, std::int32_t stream, std::vector<std::int32_t> deps) {
-  Op op;
-  op.kind = OpKind::kCollective;
-  op.stream = stream;
-  op.collective.group = group;
-  op.collective.bytes = 256 << 20;
-  op.collective.comm_class = c;
-  op.deps.assign(deps.begin(), deps.end());
-  return op;
-}
 
 // account_wait on its own, by hand: collectives X (issued 10, started 12, ended 20) and Y
 // (issued 20 behind X on its stream, started 25 when the peer issued it, ended 30); the

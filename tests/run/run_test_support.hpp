@@ -49,6 +49,19 @@ inline workload::Op kernel(double gflops, std::int32_t stream, std::vector<std::
   return op;
 }
 
+/// An all-reduce of 256 MiB of class `c` on `group` and `stream`, after `deps`.
+inline workload::Op all_reduce(workload::CommClass c, int group, std::int32_t stream,
+                               std::vector<std::int32_t> deps) {
+  workload::Op op;
+  op.kind = workload::OpKind::kCollective;
+  op.stream = stream;
+  op.collective.group = group;
+  op.collective.bytes = 256 << 20;
+  op.collective.comm_class = c;
+  op.deps.assign(deps.begin(), deps.end());
+  return op;
+}
+
 /// Two replays that must agree: their step ends, drain end, events, and every rank's
 /// account.
 inline void expect_same_accounts(const ReplayResult& a, const ReplayResult& b) {
