@@ -103,9 +103,8 @@ void print_summary(const nlohmann::json& result) {
   std::cout << "\n";
 }
 
-}  // namespace
-
-int run_exec(const std::vector<std::string>& args) {
+// The options of `strait exec`.
+po::options_description exec_options() {
   po::options_description desc("options");
   desc.add_options()("scenario", po::value<std::string>()->required(),
                      "scenario file (configs/scenarios/*-cpu.json) or launch plan (strait plan "
@@ -128,51 +127,40 @@ int run_exec(const std::vector<std::string>& args) {
       "arrive (default: max(--collective-timeout, 300), no limit when that is 0; 0: no limit)")(
       "backend", po::value<std::string>(),
       "cpu or cuda (default: cpu when every rank's gpu_type is \"CPU\", else cuda)");
-  po::positional_options_description positional;
-  positional.add("scenario", 1);
-  po::variables_map vm;
-  if (!parse_options("exec", "SCENARIO.json | LAUNCH.json [options]  (under mpirun -np RANKS)",
-                     args, desc, positional, vm))
-    return 0;
-  if (vm.count("json") && vm.count("out"))
-    throw UsageError("exec: --json and --out name the same file (--out is its older name)");
-  prepare_outputs("exec", vm, {{"json"}, {"out"}, {"trace"}});
-  const int warmup = vm["warmup"].as<int>();
-  if (warmup < 0)
-    throw UsageError(fmt::format("exec: --warmup: expected 0 or more, got {}", warmup));
-  const double collective_timeout = vm["collective-timeout"].as<double>();
-  if (!(collective_timeout >= 0))
+  return desc;
+}
+
+// The warm-up runs and the watchdogs' limits the options ask for.
+struct ExecLimits {
+  int warmup = 1;
+  double collective_timeout_s = 0;
+  double startup_timeout_s = 0;
+};
+
+// --warmup, --collective-timeout and --startup-timeout, checked.
+ExecLimits exec_limits(const po::variables_map& vm) {
+  ExecLimits limits;
+  limits.warmup = vm["warmup"].as<int>();
+  if (limits.warmup < 0)
+    throw UsageError(fmt::format("exec: --warmup: expected 0 or more, got {}", limits.warmup));
+  limits.collective_timeout_s = vm["collective-timeout"].as<double>();
+  if (!(limits.collective_timeout_s >= 0))
     throw UsageError(fmt::format("exec: --collective-timeout: expected 0 or more seconds, got {}",
-                                 collective_timeout));
+                                 limits.collective_timeout_s));
   // A rank that stops or stalls before the first step would keep the others waiting for
   // ever (MPI_Init and the set-up wait for every rank): the start-up has its watchdog too.
-  const double startup_timeout = vm.count("startup-timeout")
-                                     ? vm["startup-timeout"].as<double>()
-                                     : executor::job_wait_limit_s(collective_timeout);
-  if (!(startup_timeout >= 0))
+  limits.startup_timeout_s = vm.count("startup-timeout")
+                                 ? vm["startup-timeout"].as<double>()
+                                 : executor::job_wait_limit_s(limits.collective_timeout_s);
+  if (!(limits.startup_timeout_s >= 0))
     throw UsageError(fmt::format("exec: --startup-timeout: expected 0 or more seconds, got {}",
-                                 startup_timeout));
-  keep_freed_memory();
-  const auto input = executor::load_exec_input(
-      vm["scenario"].as<std::string>(),
-      vm.count("launch") ? std::optional(vm["launch"].as<std::string>()) : std::nullopt);
-  const auto& scenario = input.scenario;
-  const auto graph = sim::workload::build_op_graph(scenario);
-  const std::string backend = choose_backend(scenario, graph, vm);
-  const executor::MpiSession session(startup_timeout);
-  const auto rows = table_rows(scenario, static_cast<int>(graph.ranks.size()));
-  auto run = backend == "cuda"
-                 ? executor::run_cuda_ranks(graph, session, rows, warmup, collective_timeout)
-                 : executor::run_cpu_ranks(graph, session, rows, warmup, collective_timeout);
-  if (session.rank() != 0) return 0;
-  run.scenario = scenario.name;
-  run.cluster = scenario.cluster.name();
-  run.phases = sim::run::steady_state(scenario.plan);
-  auto result = executor::measured_report_json(run);
-  if (!input.launch_file.empty())
-    result["launch_plan"] = {{"file", input.launch_file}, {"fingerprint", input.fingerprint}};
-  print_summary(result);
-  // --json, as every command names its JSON result; --out, its older name.
+                                 limits.startup_timeout_s));
+  return limits;
+}
+
+// Writes --json (or its older name --out) and --trace where asked, each with its line.
+void write_exec_outputs(const po::variables_map& vm, const executor::MeasuredRun& run,
+                        const nlohmann::json& result) {
   const char* json_key = vm.count("json") ? "json" : "out";
   if (vm.count(json_key)) {
     const auto path = vm[json_key].as<std::string>();
@@ -189,6 +177,44 @@ int run_exec(const std::vector<std::string>& args) {
                                           "ui.perfetto.dev",
                                           timeline.spans().size()));
   }
+}
+
+}  // namespace
+
+int run_exec(const std::vector<std::string>& args) {
+  const po::options_description desc = exec_options();
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map vm;
+  if (!parse_options("exec", "SCENARIO.json | LAUNCH.json [options]  (under mpirun -np RANKS)",
+                     args, desc, positional, vm))
+    return 0;
+  if (vm.count("json") && vm.count("out"))
+    throw UsageError("exec: --json and --out name the same file (--out is its older name)");
+  prepare_outputs("exec", vm, {{"json"}, {"out"}, {"trace"}});
+  const ExecLimits limits = exec_limits(vm);
+  keep_freed_memory();
+  const auto input = executor::load_exec_input(
+      vm["scenario"].as<std::string>(),
+      vm.count("launch") ? std::optional(vm["launch"].as<std::string>()) : std::nullopt);
+  const auto& scenario = input.scenario;
+  const auto graph = sim::workload::build_op_graph(scenario);
+  const std::string backend = choose_backend(scenario, graph, vm);
+  const executor::MpiSession session(limits.startup_timeout_s);
+  const auto rows = table_rows(scenario, static_cast<int>(graph.ranks.size()));
+  auto run = backend == "cuda" ? executor::run_cuda_ranks(graph, session, rows, limits.warmup,
+                                                          limits.collective_timeout_s)
+                               : executor::run_cpu_ranks(graph, session, rows, limits.warmup,
+                                                         limits.collective_timeout_s);
+  if (session.rank() != 0) return 0;
+  run.scenario = scenario.name;
+  run.cluster = scenario.cluster.name();
+  run.phases = sim::run::steady_state(scenario.plan);
+  auto result = executor::measured_report_json(run);
+  if (!input.launch_file.empty())
+    result["launch_plan"] = {{"file", input.launch_file}, {"fingerprint", input.fingerprint}};
+  print_summary(result);
+  write_exec_outputs(vm, run, result);
   return 0;
 }
 

@@ -37,10 +37,9 @@ void row(std::ostream& out, const std::string& name, const RankedPlan& p) {
                      e.memory.total / kGiB, e.memory.dominant, e.cross_dc_bytes / kGiB, exposed(e));
 }
 
-}  // namespace
-
-void print_plan_report(std::ostream& out, const planner::PlanOutcome& o,
-                       const planner::PlanRequest& request, const planner::TableCosts& costs) {
+// The header: scenario, objective, what the search did and why it stopped, exclusions.
+void print_search(std::ostream& out, const planner::PlanOutcome& o,
+                  const planner::PlanRequest& request) {
   const auto& s = o.stats;
   out << fmt::format(
       "strait plan: '{}' on cluster '{}' ({} GPUs), objective {}, final stage {} mode\n",
@@ -57,23 +56,27 @@ void print_plan_report(std::ostream& out, const planner::PlanOutcome& o,
       s.simulated, s.evaluations, sim::network::to_string(o.final_mode), stop);
   for (const auto& x : o.excluded)
     out << fmt::format("  excluded by the constraints: {} ({})\n", x.label, x.reason);
-  out << "\n";
-  if (o.status != planner::PlanStatus::kFound) {
-    if (!o.unmet.empty()) out << "  " << o.unmet << "\n";
-    if (o.closest) {
-      const auto& m = o.closest->best().memory;
-      const auto& e = o.closest->best();
-      if (!e.fits) {
-        out << fmt::format(
-            "  no plan fits in memory. Closest: {}\n    rank {} needs {:.2f} GiB, {:.2f} GiB more "
-            "than the {:.2f} GiB usable{}; binding term: {} ({:.2f} GiB)\n",
-            o.closest->label, m.rank, m.total / kGiB, m.excess / kGiB, (m.total - m.excess) / kGiB,
-            request.constraints.memory_headroom > 0 ? " minus the headroom" : "", m.dominant,
-            m.dominant_bytes / kGiB);
-      }
-    }
-    return;
+}
+
+// Why no plan was found: the unmet constraint, or the closest plan's memory.
+void print_not_found(std::ostream& out, const planner::PlanOutcome& o,
+                     const planner::PlanRequest& request) {
+  if (!o.unmet.empty()) out << "  " << o.unmet << "\n";
+  if (!o.closest) return;
+  const auto& m = o.closest->best().memory;
+  const auto& e = o.closest->best();
+  if (!e.fits) {
+    out << fmt::format(
+        "  no plan fits in memory. Closest: {}\n    rank {} needs {:.2f} GiB, {:.2f} GiB more "
+        "than the {:.2f} GiB usable{}; binding term: {} ({:.2f} GiB)\n",
+        o.closest->label, m.rank, m.total / kGiB, m.excess / kGiB, (m.total - m.excess) / kGiB,
+        request.constraints.memory_headroom > 0 ? " minus the headroom" : "", m.dominant,
+        m.dominant_bytes / kGiB);
   }
+}
+
+// The top plans, the scenario's plan and the TorchRec-style one side by side, then labels.
+void print_ranking(std::ostream& out, const planner::PlanOutcome& o) {
   out << fmt::format("  {:<16} {:>9} {:>12} {:>7} {:>7} {:<22} {:>9}  {}\n", "plan", "step ms",
                      "samples/s/GPU", "MFU", "GiB", "memory binds", "xDC GiB", "exposed comm (ms)");
   for (std::size_t i = 0; i < o.top.size(); ++i) row(out, fmt::format("#{}", i + 1), o.top[i]);
@@ -82,6 +85,10 @@ void print_plan_report(std::ostream& out, const planner::PlanOutcome& o,
   out << "\n";
   for (std::size_t i = 0; i < o.top.size(); ++i)
     out << fmt::format("  #{}: {}\n", i + 1, o.top[i].label);
+}
+
+// The best plan's speed-up over the scenario's plan and over the TorchRec-style plan.
+void print_speedups(std::ostream& out, const planner::PlanOutcome& o) {
   const Estimate& best = o.top.front().best();
   if (o.baseline) {
     out << fmt::format("\n  best vs scenario plan:  {:.3f}x\n",
@@ -93,13 +100,32 @@ void print_plan_report(std::ostream& out, const planner::PlanOutcome& o,
                 ? fmt::format("  best vs torchrec-style: {:.3f}x\n", x)
                 : std::string("  best vs torchrec-style: the TorchRec-style plan does not fit\n"));
   }
-  const auto layout = sim::workload::Layout::build(request.base.cluster, o.top.front().plan);
+}
+
+// Which of the best plan's dimensions cross datacenters (nothing when none does).
+void print_crossings(std::ostream& out, const planner::PlanOutcome& o,
+                     const sim::workload::Layout& layout) {
   const auto crossings = planner::datacenter_crossings(o.top.front().plan, layout);
-  if (!crossings.empty()) {
-    out << "  crosses datacenters: ";
-    for (std::size_t i = 0; i < crossings.size(); ++i) out << (i ? "; " : "") << crossings[i];
-    out << "\n";
-  }
+  if (crossings.empty()) return;
+  out << "  crosses datacenters: ";
+  for (std::size_t i = 0; i < crossings.size(); ++i) out << (i ? "; " : "") << crossings[i];
+  out << "\n";
+}
+
+// "all", or the first four members and how many more.
+std::string member_list(const planner::TableStat& t) {
+  if (t.all_members) return "all";
+  std::string members;
+  for (std::size_t i = 0; i < t.members.size() && i < 4; ++i)
+    members += fmt::format("{}{}", i ? "," : "", t.members[i]);
+  if (t.members.size() > 4) members += fmt::format(",+{}", t.members.size() - 4);
+  return members;
+}
+
+// Per-table figures of the best plan: sharding, members, lookup time, bytes moved.
+void print_tables(std::ostream& out, const planner::PlanOutcome& o,
+                  const planner::PlanRequest& request, const planner::TableCosts& costs,
+                  const sim::workload::Layout& layout) {
   out << fmt::format("\n  tables of #1 (one model-parallel group of {} ranks)\n",
                      layout.sparse.size);
   out << fmt::format("    {:<16} {:<18} {:<14} {:>10} {:>11} {:>11} {:>11} {:>11}\n", "table",
@@ -107,18 +133,28 @@ void print_plan_report(std::ostream& out, const planner::PlanOutcome& o,
                      "per member");
   for (const auto& t :
        planner::table_stats(o.top.front().plan, layout, costs, planner::host_size(request.base))) {
-    std::string members = "all";
-    if (!t.all_members) {
-      members.clear();
-      for (std::size_t i = 0; i < t.members.size() && i < 4; ++i)
-        members += fmt::format("{}{}", i ? "," : "", t.members[i]);
-      if (t.members.size() > 4) members += fmt::format(",+{}", t.members.size() - 4);
-    }
     out << fmt::format("    {:<16} {:<18} {:<14} {:>10.3f} {:>11} {:>11} {:>11} {:>11}\n", t.table,
-                       t.sharding, members, t.lookup_ms, format_bytes(t.input_bytes),
+                       t.sharding, member_list(t), t.lookup_ms, format_bytes(t.input_bytes),
                        format_bytes(t.output_bytes), format_bytes(t.grad_bytes),
                        format_bytes(t.bytes_per_member));
   }
+}
+
+}  // namespace
+
+void print_plan_report(std::ostream& out, const planner::PlanOutcome& o,
+                       const planner::PlanRequest& request, const planner::TableCosts& costs) {
+  print_search(out, o, request);
+  out << "\n";
+  if (o.status != planner::PlanStatus::kFound) {
+    print_not_found(out, o, request);
+    return;
+  }
+  print_ranking(out, o);
+  print_speedups(out, o);
+  const auto layout = sim::workload::Layout::build(request.base.cluster, o.top.front().plan);
+  print_crossings(out, o, layout);
+  print_tables(out, o, request, costs, layout);
 }
 
 }  // namespace strait::cli

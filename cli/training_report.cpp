@@ -36,9 +36,8 @@ std::vector<std::pair<std::string, double>> categories(const RankAccount& a) {
   return out;
 }
 
-}  // namespace
-
-void print_training_report(std::ostream& out, const sim::run::TrainingReport& r) {
+// The header: scenario, cluster, mode, the step times and their steady window.
+void print_step_times(std::ostream& out, const sim::run::TrainingReport& r) {
   out << fmt::format(
       "strait simulate: scenario '{}' on cluster '{}' ({} GPUs, {} datacenters), {} mode, {} "
       "steps\n\n",
@@ -59,7 +58,10 @@ void print_training_report(std::ostream& out, const sim::run::TrainingReport& r)
   out << fmt::format("  throughput     {:.0f} samples/s ({:.0f} samples per step)\n",
                      r.samples_per_sec, r.samples_per_step);
   out << fmt::format("  MFU            {:.1f}% of bf16 peak\n", r.mfu * 100);
-  // Which kernels the durations describe: each implementation with its families.
+}
+
+// Which kernels the durations describe: each implementation with its families.
+void print_kernel_implementations(std::ostream& out, const sim::run::TrainingReport& r) {
   for (const auto& [gpu, families] : r.kernel_implementations) {
     std::map<std::string, std::vector<std::string>> by_name;
     for (const auto& [family, name] : families) by_name[name].push_back(family);
@@ -71,8 +73,10 @@ void print_training_report(std::ostream& out, const sim::run::TrainingReport& r)
       first = false;
     }
   }
-  out << "\n";
+}
 
+// Where a step goes on the critical and the average rank, then the top stragglers.
+void print_breakdown(std::ostream& out, const sim::run::TrainingReport& r) {
   const auto crit = categories(r.critical);
   const auto avg = categories(r.average);
   out << fmt::format(
@@ -94,7 +98,10 @@ void print_training_report(std::ostream& out, const sim::run::TrainingReport& r)
   for (const auto& s : r.top_stragglers)
     out << fmt::format("  rank {} {:.3f} ms", s.rank, s.compute_ms);
   out << fmt::format("  (average {:.3f} ms)\n\n", r.average.compute.to_ms());
+}
 
+// The peak memory, whether it fits, and its terms on the peak rank.
+void print_peak_memory(std::ostream& out, const sim::run::TrainingReport& r) {
   const auto& peak_rank = r.memory.ranks.at(static_cast<std::size_t>(r.fit.rank));
   out << fmt::format("  peak memory    {:.2f} GiB on rank {} of {:.2f} GiB usable: {}\n",
                      r.fit.total / kGiB, r.fit.rank, r.memory_capacity / kGiB,
@@ -104,6 +111,10 @@ void print_training_report(std::ostream& out, const sim::run::TrainingReport& r)
   for (const auto& t : peak_rank.terms) {
     if (t.bytes > 0) out << fmt::format("    {:<24} {:>10.3f} GiB\n", t.name, t.bytes / kGiB);
   }
+}
+
+// Traffic per link class, then the cross-datacenter traffic by purpose (no newline after).
+void print_traffic(std::ostream& out, const sim::run::TrainingReport& r) {
   out << "\n  traffic over links:";
   for (auto c : kClasses) {
     out << fmt::format("  {} {}", sim::topology::to_string(c), format_bytes(r.traffic.bytes(c)));
@@ -118,10 +129,26 @@ void print_training_report(std::ostream& out, const sim::run::TrainingReport& r)
                        format_bytes(b));
   }
   if (!any) out << "  none";
+}
+
+// What the simulation itself took: ops, events, build and replay wall times.
+void print_simulation_cost(std::ostream& out, const sim::run::TrainingReport& r) {
   out << fmt::format(
       "\n  simulation     {} ops, {} events; build {:.3f} s, replay {:.3f} s ({:.2f} M events/s)\n",
       r.ops, r.events, r.build_wall_s, r.sim_wall_s,
       r.sim_wall_s > 0 ? static_cast<double>(r.events) / r.sim_wall_s / 1e6 : 0.0);
+}
+
+}  // namespace
+
+void print_training_report(std::ostream& out, const sim::run::TrainingReport& r) {
+  print_step_times(out, r);
+  print_kernel_implementations(out, r);
+  out << "\n";
+  print_breakdown(out, r);
+  print_peak_memory(out, r);
+  print_traffic(out, r);
+  print_simulation_cost(out, r);
 }
 
 }  // namespace strait::cli

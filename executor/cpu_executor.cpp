@@ -57,6 +57,80 @@ struct PreparedCollective {
   std::vector<int> send_counts, send_displs, recv_counts, recv_displs;
 };
 
+// `size` bytes (at least 1, so no buffer pointer is null) of ones in `buffer`.
+void fill(std::vector<char>& buffer, std::int64_t size) {
+  buffer.assign(static_cast<std::size_t>(std::max<std::int64_t>(size, 1)), 1);
+}
+
+// The prepare_* below size `p`'s buffers for one collective kind and set its MPI call,
+// which reads them through `p` (n: the group's members).
+void prepare_all_reduce(PreparedCollective& p, const Op& op, MPI_Comm comm) {
+  const std::int64_t bytes = op.collective.bytes;
+  const int count = as_count(bytes / 4, op);
+  fill(p.send, bytes);
+  fill(p.recv, bytes);
+  p.start = [c = &p, count, comm](MPI_Request* r) {
+    return MPI_Iallreduce(c->send.data(), c->recv.data(), count, MPI_FLOAT, MPI_SUM, comm, r);
+  };
+}
+
+void prepare_all_gather(PreparedCollective& p, const Op& op, std::int64_t n, MPI_Comm comm) {
+  const int chunk = as_count(op.collective.bytes / n, op);
+  fill(p.send, chunk);
+  fill(p.recv, chunk * n);
+  p.start = [c = &p, chunk, comm](MPI_Request* r) {
+    return MPI_Iallgather(c->send.data(), chunk, MPI_BYTE, c->recv.data(), chunk, MPI_BYTE, comm,
+                          r);
+  };
+}
+
+void prepare_reduce_scatter(PreparedCollective& p, const Op& op, std::int64_t n, MPI_Comm comm) {
+  const int block = as_count(op.collective.bytes / n / 4, op);
+  fill(p.send, std::int64_t{block} * n * 4);
+  fill(p.recv, std::int64_t{block} * 4);
+  p.start = [c = &p, block, comm](MPI_Request* r) {
+    return MPI_Ireduce_scatter_block(c->send.data(), c->recv.data(), block, MPI_FLOAT, MPI_SUM,
+                                     comm, r);
+  };
+}
+
+// all_to_all: every member sends its buffer / n to each (members may differ); all_to_allv:
+// send_row[j] to member j. `peers`: the bytes to and from each member. MPI_Ialltoall when
+// every count is the same, else MPI_Ialltoallv.
+void prepare_all_to_all(PreparedCollective& p, const Op& op,
+                        const CollectiveCalls::PeerBytes& peers, MPI_Comm comm) {
+  bool uniform = true;
+  for (std::size_t j = 0; j < peers.send.size(); ++j) {
+    p.send_counts.push_back(as_count(peers.send[j], op));
+    p.recv_counts.push_back(as_count(peers.recv[j], op));
+    uniform =
+        uniform && p.recv_counts[j] == p.send_counts[0] && p.send_counts[j] == p.send_counts[0];
+  }
+  std::int64_t sent = 0, received = 0;
+  for (std::size_t j = 0; j < peers.send.size(); ++j) {
+    p.send_displs.push_back(static_cast<int>(sent));
+    p.recv_displs.push_back(static_cast<int>(received));
+    sent += p.send_counts[j];
+    received += p.recv_counts[j];
+  }
+  as_count(sent, op);
+  as_count(received, op);
+  fill(p.send, sent);
+  fill(p.recv, received);
+  if (uniform) {
+    p.start = [c = &p, comm](MPI_Request* r) {
+      return MPI_Ialltoall(c->send.data(), c->send_counts[0], MPI_BYTE, c->recv.data(),
+                           c->send_counts[0], MPI_BYTE, comm, r);
+    };
+  } else {
+    p.start = [c = &p, comm](MPI_Request* r) {
+      return MPI_Ialltoallv(c->send.data(), c->send_counts.data(), c->send_displs.data(), MPI_BYTE,
+                            c->recv.data(), c->recv_counts.data(), c->recv_displs.data(), MPI_BYTE,
+                            comm, r);
+    };
+  }
+}
+
 class RankRunner {
  public:
   RankRunner(const OpGraph& graph, int rank, std::int64_t table_rows, double collective_timeout_s,
@@ -226,79 +300,21 @@ class RankRunner {
     const auto g = calls_.group_of(i);
     const MPI_Comm comm = groups_.comms[g];
     const auto n = static_cast<std::int64_t>(graph_.groups[g].ranks.size());
-    const std::int64_t bytes = op.collective.bytes;
     auto p = std::make_unique<PreparedCollective>();
-    PreparedCollective* c = p.get();  // the buffers the call below uses
-    auto alloc = [](std::vector<char>& v, std::int64_t size) {
-      v.assign(static_cast<std::size_t>(std::max<std::int64_t>(size, 1)), 1);
-    };
     switch (op.collective.op) {
-      case CollectiveOp::kAllReduce: {
-        const int count = as_count(bytes / 4, op);
-        alloc(p->send, bytes);
-        alloc(p->recv, bytes);
-        p->start = [c, count, comm](MPI_Request* r) {
-          return MPI_Iallreduce(c->send.data(), c->recv.data(), count, MPI_FLOAT, MPI_SUM, comm, r);
-        };
+      case CollectiveOp::kAllReduce:
+        prepare_all_reduce(*p, op, comm);
         break;
-      }
-      case CollectiveOp::kAllGather: {
-        const int chunk = as_count(bytes / n, op);
-        alloc(p->send, chunk);
-        alloc(p->recv, chunk * n);
-        p->start = [c, chunk, comm](MPI_Request* r) {
-          return MPI_Iallgather(c->send.data(), chunk, MPI_BYTE, c->recv.data(), chunk, MPI_BYTE,
-                                comm, r);
-        };
+      case CollectiveOp::kAllGather:
+        prepare_all_gather(*p, op, n, comm);
         break;
-      }
-      case CollectiveOp::kReduceScatter: {
-        const int block = as_count(bytes / n / 4, op);
-        alloc(p->send, std::int64_t{block} * n * 4);
-        alloc(p->recv, std::int64_t{block} * 4);
-        p->start = [c, block, comm](MPI_Request* r) {
-          return MPI_Ireduce_scatter_block(c->send.data(), c->recv.data(), block, MPI_FLOAT,
-                                           MPI_SUM, comm, r);
-        };
+      case CollectiveOp::kReduceScatter:
+        prepare_reduce_scatter(*p, op, n, comm);
         break;
-      }
       case CollectiveOp::kAllToAll:
-      case CollectiveOp::kAllToAllV: {
-        // all_to_all: every member sends its buffer / n to each (members may differ);
-        // all_to_allv: send_row[j] to member j.
-        const auto peers = calls_.all_to_all_bytes(i);
-        bool uniform = true;
-        for (std::size_t j = 0; j < static_cast<std::size_t>(n); ++j) {
-          p->send_counts.push_back(as_count(peers.send[j], op));
-          p->recv_counts.push_back(as_count(peers.recv[j], op));
-          uniform = uniform && p->recv_counts[j] == p->send_counts[0] &&
-                    p->send_counts[j] == p->send_counts[0];
-        }
-        std::int64_t sent = 0, received = 0;
-        for (std::size_t j = 0; j < static_cast<std::size_t>(n); ++j) {
-          p->send_displs.push_back(static_cast<int>(sent));
-          p->recv_displs.push_back(static_cast<int>(received));
-          sent += p->send_counts[j];
-          received += p->recv_counts[j];
-        }
-        as_count(sent, op);
-        as_count(received, op);
-        alloc(p->send, sent);
-        alloc(p->recv, received);
-        if (uniform) {
-          p->start = [c, comm](MPI_Request* r) {
-            return MPI_Ialltoall(c->send.data(), c->send_counts[0], MPI_BYTE, c->recv.data(),
-                                 c->send_counts[0], MPI_BYTE, comm, r);
-          };
-        } else {
-          p->start = [c, comm](MPI_Request* r) {
-            return MPI_Ialltoallv(c->send.data(), c->send_counts.data(), c->send_displs.data(),
-                                  MPI_BYTE, c->recv.data(), c->recv_counts.data(),
-                                  c->recv_displs.data(), MPI_BYTE, comm, r);
-          };
-        }
+      case CollectiveOp::kAllToAllV:
+        prepare_all_to_all(*p, op, calls_.all_to_all_bytes(i), comm);
         break;
-      }
       default:
         detail::unsupported_collective(graph_, op);
     }

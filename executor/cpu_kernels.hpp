@@ -46,6 +46,16 @@ class CpuKernels {
   struct Table;
   struct Adam;
 
+  // One job per kernel family: the inputs of `k`, then its run as the next work_ entry.
+  void prepare_gemm(const sim::cost::KernelWork& k);
+  void prepare_attention(const sim::cost::KernelWork& k);
+  void prepare_embedding(const sim::cost::KernelWork& k, std::int64_t step);
+  void prepare_elementwise(const sim::cost::KernelWork& k);
+  void prepare_optimizer(const sim::cost::KernelWork& k);
+  // The buffers of `k`'s shape, made at the first op of that shape.
+  std::shared_ptr<Attention> attention(const sim::cost::KernelWork& k);
+  std::shared_ptr<Embedding> embedding(const sim::cost::KernelWork& k, std::int64_t step);
+
   Table& table(int dim);
   std::vector<std::int64_t> draw_ids(std::int64_t ids, double skew, int run, std::int64_t step,
                                      int dim);

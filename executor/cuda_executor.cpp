@@ -25,7 +25,7 @@
 #include "executor/cuda_kernels.hpp"
 #include "executor/detail/rank_job.hpp"
 #include "executor/op_scheduler.hpp"
-#include "kernels/detail/cuda_check.hpp"
+#include "kernels/cuda_check.hpp"
 #include "kernels/device.hpp"
 #include "sim/core/error.hpp"
 
@@ -135,6 +135,79 @@ struct PreparedCollective {
   DeviceBuffer send, recv;
   std::vector<std::size_t> send_bytes, recv_bytes, send_at, recv_at;  // by group member
 };
+
+// A zeroed device buffer of `size` bytes, at least a few so that no buffer pointer is null.
+void allocate(DeviceBuffer& buffer, std::size_t size) {
+  buffer = DeviceBuffer(std::max<std::size_t>(size, 16));
+  buffer.zero();
+}
+
+// The prepare_* below size `p`'s device buffers for one collective kind of `bytes` and set
+// its NCCL call, which reads them through `p` (n: the group's members).
+void prepare_all_reduce(PreparedCollective& p, std::size_t bytes, ncclComm_t comm) {
+  const std::size_t count = bytes / 4;
+  allocate(p.send, count * 4);
+  allocate(p.recv, count * 4);
+  p.launch = [c = &p, count, comm](cudaStream_t s) {
+    STRAIT_NCCL_CHECK(
+        ncclAllReduce(c->send.data(), c->recv.data(), count, ncclFloat32, ncclSum, comm, s));
+  };
+}
+
+void prepare_all_gather(PreparedCollective& p, std::size_t bytes, std::size_t n, ncclComm_t comm) {
+  const std::size_t chunk = bytes / n;
+  allocate(p.send, chunk);
+  allocate(p.recv, chunk * n);
+  p.launch = [c = &p, chunk, comm](cudaStream_t s) {
+    STRAIT_NCCL_CHECK(ncclAllGather(c->send.data(), c->recv.data(), chunk, ncclUint8, comm, s));
+  };
+}
+
+void prepare_reduce_scatter(PreparedCollective& p, std::size_t bytes, std::size_t n,
+                            ncclComm_t comm) {
+  const std::size_t block = bytes / n / 4;
+  allocate(p.send, block * n * 4);
+  allocate(p.recv, block * 4);
+  p.launch = [c = &p, block, comm](cudaStream_t s) {
+    STRAIT_NCCL_CHECK(
+        ncclReduceScatter(c->send.data(), c->recv.data(), block, ncclFloat32, ncclSum, comm, s));
+  };
+}
+
+// all_to_all: every member sends its buffer / n to each (members may differ); all_to_allv:
+// send_row[j] to member j; `peers` holds both. Each pair's two sides agree on the size: one
+// NCCL group of a send and a receive per member.
+void prepare_all_to_all(PreparedCollective& p, const CollectiveCalls::PeerBytes& peers,
+                        ncclComm_t comm) {
+  const auto size = [](std::int64_t b) {
+    return static_cast<std::size_t>(std::max<std::int64_t>(b, 0));
+  };
+  std::size_t sent = 0, received = 0;
+  for (std::size_t j = 0; j < peers.send.size(); ++j) {
+    p.send_bytes.push_back(size(peers.send[j]));
+    p.recv_bytes.push_back(size(peers.recv[j]));
+    p.send_at.push_back(sent);
+    p.recv_at.push_back(received);
+    sent += p.send_bytes.back();
+    received += p.recv_bytes.back();
+  }
+  allocate(p.send, sent);
+  allocate(p.recv, received);
+  p.launch = [c = &p, comm](cudaStream_t s) {
+    auto* in = static_cast<unsigned char*>(c->send.data());
+    auto* out = static_cast<unsigned char*>(c->recv.data());
+    STRAIT_NCCL_CHECK(ncclGroupStart());
+    for (std::size_t j = 0; j < c->send_bytes.size(); ++j) {
+      if (c->send_bytes[j] > 0)
+        STRAIT_NCCL_CHECK(ncclSend(in + c->send_at[j], c->send_bytes[j], ncclUint8,
+                                   static_cast<int>(j), comm, s));
+      if (c->recv_bytes[j] > 0)
+        STRAIT_NCCL_CHECK(ncclRecv(out + c->recv_at[j], c->recv_bytes[j], ncclUint8,
+                                   static_cast<int>(j), comm, s));
+    }
+    STRAIT_NCCL_CHECK(ncclGroupEnd());
+  };
+}
 
 class CudaRankRunner {
  public:
@@ -342,78 +415,20 @@ class CudaRankRunner {
     const auto n = graph_.groups[g].ranks.size();
     const auto bytes = static_cast<std::size_t>(std::max<std::int64_t>(op.collective.bytes, 0));
     auto p = std::make_unique<PreparedCollective>();
-    PreparedCollective* c = p.get();  // the buffers the call below uses
-    // At least a few bytes each, so no buffer pointer is null.
-    const auto alloc = [](DeviceBuffer& b, std::size_t size) {
-      b = DeviceBuffer(std::max<std::size_t>(size, 16));
-      b.zero();
-    };
     switch (op.collective.op) {
-      case CollectiveOp::kAllReduce: {
-        const std::size_t count = bytes / 4;
-        alloc(p->send, count * 4);
-        alloc(p->recv, count * 4);
-        p->launch = [c, count, comm](cudaStream_t s) {
-          STRAIT_NCCL_CHECK(
-              ncclAllReduce(c->send.data(), c->recv.data(), count, ncclFloat32, ncclSum, comm, s));
-        };
+      case CollectiveOp::kAllReduce:
+        prepare_all_reduce(*p, bytes, comm);
         break;
-      }
-      case CollectiveOp::kAllGather: {
-        const std::size_t chunk = bytes / n;
-        alloc(p->send, chunk);
-        alloc(p->recv, chunk * n);
-        p->launch = [c, chunk, comm](cudaStream_t s) {
-          STRAIT_NCCL_CHECK(
-              ncclAllGather(c->send.data(), c->recv.data(), chunk, ncclUint8, comm, s));
-        };
+      case CollectiveOp::kAllGather:
+        prepare_all_gather(*p, bytes, n, comm);
         break;
-      }
-      case CollectiveOp::kReduceScatter: {
-        const std::size_t block = bytes / n / 4;
-        alloc(p->send, block * n * 4);
-        alloc(p->recv, block * 4);
-        p->launch = [c, block, comm](cudaStream_t s) {
-          STRAIT_NCCL_CHECK(ncclReduceScatter(c->send.data(), c->recv.data(), block, ncclFloat32,
-                                              ncclSum, comm, s));
-        };
+      case CollectiveOp::kReduceScatter:
+        prepare_reduce_scatter(*p, bytes, n, comm);
         break;
-      }
       case CollectiveOp::kAllToAll:
-      case CollectiveOp::kAllToAllV: {
-        // all_to_all: every member sends its buffer / n to each (members may differ);
-        // all_to_allv: send_row[j] to member j. Each pair's two sides agree on the size.
-        const auto peers = calls_.all_to_all_bytes(i);
-        const auto size = [](std::int64_t b) {
-          return static_cast<std::size_t>(std::max<std::int64_t>(b, 0));
-        };
-        std::size_t sent = 0, received = 0;
-        for (std::size_t j = 0; j < n; ++j) {
-          p->send_bytes.push_back(size(peers.send[j]));
-          p->recv_bytes.push_back(size(peers.recv[j]));
-          p->send_at.push_back(sent);
-          p->recv_at.push_back(received);
-          sent += p->send_bytes.back();
-          received += p->recv_bytes.back();
-        }
-        alloc(p->send, sent);
-        alloc(p->recv, received);
-        p->launch = [c, comm](cudaStream_t s) {
-          auto* in = static_cast<unsigned char*>(c->send.data());
-          auto* out = static_cast<unsigned char*>(c->recv.data());
-          STRAIT_NCCL_CHECK(ncclGroupStart());
-          for (std::size_t j = 0; j < c->send_bytes.size(); ++j) {
-            if (c->send_bytes[j] > 0)
-              STRAIT_NCCL_CHECK(ncclSend(in + c->send_at[j], c->send_bytes[j], ncclUint8,
-                                         static_cast<int>(j), comm, s));
-            if (c->recv_bytes[j] > 0)
-              STRAIT_NCCL_CHECK(ncclRecv(out + c->recv_at[j], c->recv_bytes[j], ncclUint8,
-                                         static_cast<int>(j), comm, s));
-          }
-          STRAIT_NCCL_CHECK(ncclGroupEnd());
-        };
+      case CollectiveOp::kAllToAllV:
+        prepare_all_to_all(*p, calls_.all_to_all_bytes(i), comm);
         break;
-      }
       default:
         detail::unsupported_collective(graph_, op);
     }

@@ -10,7 +10,7 @@
 #include "calibration/kernel_case.hpp"
 #include "calibration/lt_gemm.hpp"
 #include "executor/kernel_shapes.hpp"
-#include "kernels/detail/cuda_check.hpp"
+#include "kernels/cuda_check.hpp"
 #include "kernels/device.hpp"
 #include "kernels/hstu_attention.hpp"
 #include "kernels/tbe.hpp"

@@ -16,11 +16,11 @@ namespace strait::kernels {
 
 #ifdef STRAIT_HAVE_CUDA
 
-namespace detail {
 void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line) {
   throw CudaError(fmt::format("{}:{}: {}: {}", file, line, call, cudaGetErrorString(err)));
 }
 
+namespace detail {
 void keep_freed_scratch_mapped() {
   int device = 0;
   STRAIT_CUDA_CHECK(cudaGetDevice(&device));

@@ -282,87 +282,135 @@ void unsupported_collective(const sim::workload::OpGraph& graph, const sim::work
                           graph.names[static_cast<std::size_t>(op.name)]));
 }
 
-MeasuredRun run_rank_job(const sim::workload::OpGraph& graph, const MpiSession& session,
-                         const std::string& backend, int warmup_runs, double collective_timeout_s,
-                         const std::function<RankTimes()>& measure) {
+namespace {
+
+// Refuses a job whose MPI world is not the graph's ranks.
+void check_world_size(const sim::workload::OpGraph& graph, const MpiSession& session) {
   const auto ranks = static_cast<int>(graph.ranks.size());
   if (session.size() != ranks) {
     throw Error(fmt::format(
         "strait exec: the op graph has {} ranks but MPI started {} processes (run mpirun -np {})",
         ranks, session.size(), ranks));
   }
-  const int me = session.rank();
-  MeasuredRun run;
-  run.graph = &graph;
-  run.backend = backend;
-  run.warmup_runs = warmup_runs;
-  std::vector<std::int64_t> mine;
-  double machine_busy_s = 0, process_s = 0;
-  install_stop_handler(graph, me);
-  try {
-    const RankTimes measured = measure();
-    run.wall_s = measured.wall_s;
-    machine_busy_s = measured.cpu.machine_busy_s();
-    process_s = measured.cpu.process_s();
-    for (std::size_t i = 0; i < measured.times.start.size(); ++i) {
-      mine.push_back(measured.times.start[i].ps());
-      mine.push_back(measured.times.end[i].ps());
-    }
-  } catch (const std::exception& e) {
-    abort_job(graph, me, e.what());
+}
+
+// The op times as (start, end) pairs in picoseconds, the shape they are gathered in.
+std::vector<std::int64_t> flat_op_times(const OpTimes& times) {
+  std::vector<std::int64_t> flat;
+  for (std::size_t i = 0; i < times.start.size(); ++i) {
+    flat.push_back(times.start[i].ps());
+    flat.push_back(times.end[i].ps());
   }
-  // Every rank's (start, end) pairs to rank 0, in rank order.
-  const double limit_s = job_wait_limit_s(collective_timeout_s);
+  return flat;
+}
+
+// Every rank's flat op times on rank 0, in rank order: rank r's are counts[r] values from
+// all[displs[r]] (counts on rank 0 only, displs and all empty elsewhere).
+struct GatheredTimes {
+  std::vector<int> counts, displs;
+  std::vector<std::int64_t> all;
+};
+
+GatheredTimes gather_op_times(const std::vector<std::int64_t>& mine, int ranks, int me,
+                              double limit_s) {
+  GatheredTimes gathered;
   const int count = static_cast<int>(mine.size());
-  std::vector<int> counts(static_cast<std::size_t>(ranks)), displs;
+  gathered.counts.resize(static_cast<std::size_t>(ranks));
   MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Igather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &request),
+  check_mpi(MPI_Igather(&count, 1, MPI_INT, gathered.counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD,
+                        &request),
             "MPI_Igather");
   wait_for_job(request, "gathering the op counts", me, limit_s);
-  std::vector<std::int64_t> all;
   if (me == 0) {
     int total = 0;
-    for (int c : counts) {
-      displs.push_back(total);
+    for (int c : gathered.counts) {
+      gathered.displs.push_back(total);
       total += c;
     }
-    all.resize(static_cast<std::size_t>(total));
+    gathered.all.resize(static_cast<std::size_t>(total));
   }
-  check_mpi(MPI_Igatherv(mine.data(), count, MPI_INT64_T, all.data(), counts.data(), displs.data(),
-                         MPI_INT64_T, 0, MPI_COMM_WORLD, &request),
-            "MPI_Igatherv");
+  check_mpi(
+      MPI_Igatherv(mine.data(), count, MPI_INT64_T, gathered.all.data(), gathered.counts.data(),
+                   gathered.displs.data(), MPI_INT64_T, 0, MPI_COMM_WORLD, &request),
+      "MPI_Igatherv");
   wait_for_job(request, "gathering the op times", me, limit_s);
-  double wall = run.wall_s;
-  check_mpi(MPI_Ireduce(&run.wall_s, &wall, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD, &request),
+  return gathered;
+}
+
+// The slowest rank's wall time, on rank 0 (`wall_s` elsewhere).
+double slowest_wall_s(double wall_s, int me, double limit_s) {
+  double wall = wall_s;
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ireduce(&wall_s, &wall, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD, &request),
             "MPI_Ireduce");
   wait_for_job(request, "gathering the wall times", me, limit_s);
-  run.wall_s = wall;
-  // What other processes took: only where every rank shares rank 0's machine.
+  return wall;
+}
+
+// On rank 0, what other processes took of the machine during the measured run (`cpu`:
+// this rank's watch): only where every rank shares rank 0's machine. Every rank calls it.
+void note_machine_load(MeasuredRun& run, const CpuWatch& cpu, int ranks, int me, double limit_s) {
   MPI_Comm host = MPI_COMM_NULL;
   check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host),
             "MPI_Comm_split_type");
   int host_ranks = 0;
   MPI_Comm_size(host, &host_ranks);
   MPI_Comm_free(&host);
+  const double process_s = cpu.process_s();
   double job_cpu_s = 0;
+  MPI_Request request = MPI_REQUEST_NULL;
   check_mpi(
       MPI_Ireduce(&process_s, &job_cpu_s, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &request),
       "MPI_Ireduce");
   wait_for_job(request, "gathering the CPU times", me, limit_s);
-  if (me == 0 && host_ranks == ranks && wall > 0 && machine_busy_s > 0) {
+  if (me == 0 && host_ranks == ranks && run.wall_s > 0 && cpu.machine_busy_s() > 0) {
     run.machine_cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-    run.other_busy_cores = std::max(0.0, (machine_busy_s - job_cpu_s) / wall);
+    run.other_busy_cores = std::max(0.0, (cpu.machine_busy_s() - job_cpu_s) / run.wall_s);
   }
-  if (me != 0) return run;
+}
+
+// Rank 0's gathered flat times back as each rank's op times.
+std::vector<OpTimes> unflatten_op_times(const GatheredTimes& gathered, int ranks) {
+  std::vector<OpTimes> out;
   for (int r = 0; r < ranks; ++r) {
     OpTimes t;
-    const auto base = static_cast<std::size_t>(displs[static_cast<std::size_t>(r)]);
-    for (int k = 0; k < counts[static_cast<std::size_t>(r)]; k += 2) {
-      t.start.push_back(Time::from_ps(all[base + static_cast<std::size_t>(k)]));
-      t.end.push_back(Time::from_ps(all[base + static_cast<std::size_t>(k) + 1]));
+    const auto base = static_cast<std::size_t>(gathered.displs[static_cast<std::size_t>(r)]);
+    for (int k = 0; k < gathered.counts[static_cast<std::size_t>(r)]; k += 2) {
+      t.start.push_back(Time::from_ps(gathered.all[base + static_cast<std::size_t>(k)]));
+      t.end.push_back(Time::from_ps(gathered.all[base + static_cast<std::size_t>(k) + 1]));
     }
-    run.ranks.push_back(std::move(t));
+    out.push_back(std::move(t));
   }
+  return out;
+}
+
+}  // namespace
+
+MeasuredRun run_rank_job(const sim::workload::OpGraph& graph, const MpiSession& session,
+                         const std::string& backend, int warmup_runs, double collective_timeout_s,
+                         const std::function<RankTimes()>& measure) {
+  check_world_size(graph, session);
+  const auto ranks = static_cast<int>(graph.ranks.size());
+  const int me = session.rank();
+  MeasuredRun run;
+  run.graph = &graph;
+  run.backend = backend;
+  run.warmup_runs = warmup_runs;
+  RankTimes measured;
+  std::vector<std::int64_t> mine;
+  install_stop_handler(graph, me);
+  try {
+    measured = measure();
+    mine = flat_op_times(measured.times);
+  } catch (const std::exception& e) {
+    abort_job(graph, me, e.what());
+  }
+  const double limit_s = job_wait_limit_s(collective_timeout_s);
+  const GatheredTimes gathered = gather_op_times(mine, ranks, me, limit_s);
+  run.wall_s = slowest_wall_s(measured.wall_s, me, limit_s);
+  note_machine_load(run, measured.cpu, ranks, me, limit_s);
+  if (me != 0) return run;
+  run.ranks = unflatten_op_times(gathered, ranks);
   return run;
 }
 

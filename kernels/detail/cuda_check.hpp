@@ -1,14 +1,11 @@
 #pragma once
-// The one check macro for CUDA runtime calls: on failure throws CudaError naming
-// file:line, the call and cudaGetErrorString. Include only from CUDA-enabled sources.
+// The kernels' own CUDA helper beside the public check macro (kernels/cuda_check.hpp,
+// included here for the sources that include this header). Include only from
+// CUDA-enabled sources.
 
-#include <cuda_runtime_api.h>
-
-#include "kernels/types.hpp"
+#include "kernels/cuda_check.hpp"
 
 namespace strait::kernels::detail {
-
-[[noreturn]] void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line);
 
 /// Keeps what the kernels' stream-ordered scratch (cudaMallocAsync) frees mapped in the
 /// current device's default pool (release threshold: no limit), as a framework's caching
@@ -17,10 +14,3 @@ namespace strait::kernels::detail {
 void keep_freed_scratch_mapped();
 
 }  // namespace strait::kernels::detail
-
-#define STRAIT_CUDA_CHECK(call)                                                                 \
-  do {                                                                                          \
-    const cudaError_t strait_cuda_err_ = (call);                                                \
-    if (strait_cuda_err_ != cudaSuccess)                                                        \
-      ::strait::kernels::detail::throw_cuda_error(strait_cuda_err_, #call, __FILE__, __LINE__); \
-  } while (0)

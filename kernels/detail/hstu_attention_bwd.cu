@@ -4,8 +4,8 @@
 //   p = silu(z) / N, dz = (dO . v) * silu'(z) / N, silu'(z) = sig(z) (1 + z (1 - sig(z)))
 //   dV = P^T dO, dQ = alpha dZ K, dK = alpha dZ^T Q, d rab[bucket] += dz (global atomics).
 
+#include "kernels/cuda_check.hpp"
 #include "kernels/detail/backends.hpp"
-#include "kernels/detail/cuda_check.hpp"
 #include "kernels/detail/hstu_attention_cuda.cuh"
 
 namespace strait::kernels::detail {

@@ -5,8 +5,8 @@
 // ldmatrix; SiLU is applied to the score fragments in registers (one tanh per score), and
 // the causal mask and relative bias only on tiles that need them.
 
+#include "kernels/cuda_check.hpp"
 #include "kernels/detail/backends.hpp"
-#include "kernels/detail/cuda_check.hpp"
 #include "kernels/detail/hstu_attention_cuda.cuh"
 
 namespace strait::kernels::detail {

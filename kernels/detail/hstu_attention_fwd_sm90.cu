@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "kernels/detail/cuda_check.hpp"
+#include "kernels/cuda_check.hpp"
 #include "kernels/detail/hstu_attention_cuda.cuh"
 #include "kernels/detail/wgmma.cuh"
 

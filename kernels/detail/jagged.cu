@@ -5,6 +5,7 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include "kernels/cuda_check.hpp"
 #include "kernels/detail/backends.hpp"
 #include "kernels/detail/cuda_check.hpp"
 #include "kernels/detail/cuda_elements.cuh"

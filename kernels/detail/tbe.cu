@@ -14,6 +14,7 @@
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include "kernels/cuda_check.hpp"
 #include "kernels/detail/backends.hpp"
 #include "kernels/detail/cuda_check.hpp"
 #include "kernels/detail/cuda_elements.cuh"
