@@ -53,6 +53,8 @@ sim::cost::CalibrationProfile starting_profile(const MeasurementSet& set, const 
   p.device.hbm_capacity = host_memory_per_rank(ranks);
   p.device.sm_count = 1;  // one core per rank
   p.device.nccl_sms = 0;  // MPI progress is not modelled as taking the core
+  // MPI moves a CPU rank's collective data when the rank calls into it between kernels.
+  if (set.backend == "cpu") p.device.collective_progress = sim::cost::CollectiveProgress::kHost;
   return p;
 }
 

@@ -6,7 +6,7 @@ namespace strait::sim::cost {
 
 DeviceSpec DeviceSpec::from_config(const ConfigNode& node, std::string gpu_type) {
   node.allow_only({"peak_tflops", "hbm_bandwidth", "hbm_capacity", "sm_count", "launch_overhead",
-                   "nccl_sms", "memory_reserved"});
+                   "nccl_sms", "memory_reserved", "collective_progress"});
   DeviceSpec spec;
   spec.gpu_type = std::move(gpu_type);
 
@@ -41,6 +41,7 @@ DeviceSpec DeviceSpec::from_config(const ConfigNode& node, std::string gpu_type)
       reserved->fail("expected less than hbm_capacity");
     }
   }
+  spec.collective_progress = read_enum_or(node, "collective_progress", CollectiveProgress::kDevice);
   return spec;
 }
 
@@ -59,6 +60,8 @@ Json to_json(const DeviceSpec& spec) {
   if (spec.memory_reserved > 0) {
     out["memory_reserved"] = fmt::format("{} MiB", spec.memory_reserved / kMiB);
   }
+  if (spec.collective_progress != CollectiveProgress::kDevice)
+    out["collective_progress"] = name_of(spec.collective_progress);
   return out;
 }
 

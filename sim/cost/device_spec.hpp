@@ -10,16 +10,29 @@
 //              "nccl_sms": 16, "memory_reserved": "2 GiB"}
 // Limits: one HBM bandwidth for reads and writes; no clock or power throttling; the SMs
 // a collective takes are a fixed count, whatever its size or algorithm.
+// "collective_progress" (optional, default "device") says who moves a collective's data:
+// "device": the GPU (NCCL's kernels and copy engines), alongside whatever kernels run;
+// "host": the rank's own thread between its kernels, as MPI does on a CPU rank (strait
+// exec's CPU backend). Then a collective whose data could be done while a member runs a
+// kernel completes only when every member has finished the kernel it was in (sim/run).
 
 #include <array>
 #include <optional>
 #include <string>
 
 #include "sim/core/config_node.hpp"
+#include "sim/core/enum_names.hpp"
 #include "sim/core/units.hpp"
 #include "sim/cost/kernel_work.hpp"
 
 namespace strait::sim::cost {
+
+/// Who progresses a device's collectives (see above).
+enum class CollectiveProgress { kDevice, kHost };
+constexpr auto enum_names(CollectiveProgress) {
+  return std::to_array<EnumName<CollectiveProgress>>(
+      {{CollectiveProgress::kDevice, "device"}, {CollectiveProgress::kHost, "host"}});
+}
 
 struct DeviceSpec {
   std::string gpu_type;  // the name cluster files use in "gpu_type", e.g. "H100-SXM"
@@ -30,6 +43,7 @@ struct DeviceSpec {
   Time launch_overhead;       // fixed time before a kernel's work starts (>= 0)
   int nccl_sms = 0;           // SMs one SM-based communication kernel occupies, <= sm_count
   Bytes memory_reserved = 0;  // CUDA context + allocator overhead, not usable by tensors
+  CollectiveProgress collective_progress = CollectiveProgress::kDevice;
 
   /// Peak FLOP/s in `p`, or nullopt where the GPU has no such precision.
   std::optional<FlopsPerSec> peak(Precision p) const {

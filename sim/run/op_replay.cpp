@@ -12,6 +12,7 @@
 #include "sim/network/analytical_network.hpp"
 #include "sim/run/calibrated_cluster.hpp"
 #include "sim/run/detail/collective_rendezvous.hpp"
+#include "sim/run/detail/host_progress.hpp"
 #include "sim/run/detail/rank_state.hpp"
 #include "sim/run/detail/replay_ranks.hpp"
 #include "sim/run/detail/replay_trace.hpp"
@@ -42,7 +43,11 @@ class Replayer {
         trace_(options.timeline ? std::make_optional<detail::ReplayTrace>(*options.timeline, graph)
                                 : std::nullopt),
         ranks_(graph, cluster, options, gpus_, trace_ ? &*trace_ : nullptr),
-        rendezvous_(graph) {
+        rendezvous_(graph),
+        host_(host_ranks(ranks_, cost)) {
+    // replay() set host_progress where a rank's profile asks for it.
+    if (host_.active() && !options.host_progress)
+      throw Error("replay: ranks progress collectives on the host but the options say none");
     // Analytical mode without a trace runs in dataflow order (see run()).
     if (runs_in_dataflow_order(options))
       dataflow_net_ = static_cast<network::AnalyticalNetwork*>(net_.get());
@@ -85,6 +90,22 @@ class Replayer {
   }
 
  private:
+  // By rank: whether its GPU type progresses collectives on the host.
+  static std::vector<std::uint8_t> host_ranks(const detail::ReplayRanks& ranks,
+                                              const cost::CostModel& cost) {
+    std::vector<std::uint8_t> host(ranks.size(), 0);
+    const std::string* type = nullptr;  // ranks share a few type strings: one lookup each run
+    bool on = false;
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      if (ranks[r].gpu_type != type) {
+        type = ranks[r].gpu_type;
+        on = type && cost.device(*type).collective_progress == cost::CollectiveProgress::kHost;
+      }
+      host[r] = on;
+    }
+    return host;
+  }
+
   // The network of the run, its calibration from the cost model's profiles.
   static std::unique_ptr<network::Network> network_for(engine::Simulator& sim,
                                                        const ReplayGraph& graph,
@@ -95,7 +116,9 @@ class Replayer {
     net.mode = options.mode;
     net.calibration = collective_calibration(cluster, cost);
     if (graph.merges_kernel_runs() && !runs_in_dataflow_order(options))
-      throw Error("replay: a graph with merged kernel runs replays in dataflow order, untraced");
+      throw Error(
+          "replay: a graph with merged kernel runs replays in dataflow order (analytical, "
+          "untraced, no ranks that progress collectives on the host)");
     return network::make_network(sim, cluster, net);
   }
 
@@ -146,16 +169,17 @@ class Replayer {
     }
     const auto slot = shape.slot[u(index)];
     result_.kernels += static_cast<std::uint64_t>(shape.run(u(index)));
+    if (host_.on(r)) host_.kernel_started(r);
     if (dataflow_net_) {
       finished_.push_back({r, index, now + rank.durations[slot]});
       return;
     }
-    if (options_.mode == network::NetworkMode::kAnalytical) {  // traced: in time order
+    if (options_.mode == network::NetworkMode::kAnalytical) {  // traced or host: time order
       sim_.after(rank.durations[slot], [this, r, index] { finish_op(r, index, sim_.now()); });
       return;
     }
     if (options_.solo_runs && !(rank.traced && trace_) && rank.solo.stream == kNone &&
-        gpus_.idle(rank.gpu)) {
+        !host_.on(r) && gpus_.idle(rank.gpu)) {
       begin_solo(r, index, now);
       return;
     }
@@ -307,8 +331,13 @@ class Replayer {
     auto call = std::make_shared<detail::GroupCall>(std::move(launched));
     net_->start_collective(spec, [this, call, holds = std::move(holds)] {
       for (auto h : holds) gpus_.release(h);
-      for (const auto& [rank, op] : call->members) finish_op(rank, op, sim_.now());
+      if (!host_.active() || host_.data_done(call)) complete(*call);
     });
+  }
+
+  // Every member's op of `call` ends now.
+  void complete(const detail::GroupCall& call) {
+    for (const auto& [rank, op] : call.members) finish_op(rank, op, sim_.now());
   }
 
   void finish_op(std::int32_t r, std::int32_t index, Time now) {
@@ -318,6 +347,10 @@ class Replayer {
     StreamState& st = close_op(rank, index, now);
     st.busy = false;
     if (rank.traced && trace_) trace_->record_op(r, rank, index, st.start);
+    // Between two kernels a host-progressed rank calls into MPI: the calls it held back
+    // complete first, as its next kernel starts after that call.
+    if (host_.on(r) && shape.kind[i] != OpKind::kCollective)
+      host_.kernel_ended(r, [this](const detail::GroupCall& call) { complete(call); });
     for (auto k = shape.succ_offsets[i]; k < shape.succ_offsets[i + 1]; ++k)
       try_start(r, shape.stream[u(shape.succ[u(k)])]);
     try_start(r, shape.stream[i]);
@@ -349,6 +382,7 @@ class Replayer {
   std::optional<detail::ReplayTrace> trace_;  // when the options ask for a timeline
   detail::ReplayRanks ranks_;
   detail::CollectiveRendezvous rendezvous_;
+  detail::HostProgress host_;  // collectives of ranks that move them between kernels
   std::int32_t compute_stream_ = kNone;
   std::size_t streams_ = 0;
   network::CollectiveSpec spec_;  // the collective being launched
@@ -382,12 +416,13 @@ ReplayResult replay(const ReplayGraph& graph, const topology::Cluster& cluster,
   if (graph.ranks().empty()) throw Error("op graph: no ranks");
   if (graph.mode() != options.mode)
     throw Error("replay: the graph's kernels were costed for the other network mode");
+  const auto run_options = with_host_progress(options, cluster, cost);
   if (has_link_factors(cluster, cost)) {
     const topology::Cluster calibrated = calibrated_cluster(cluster, cost);
-    Replayer replayer(graph, calibrated, cost, options);
+    Replayer replayer(graph, calibrated, cost, run_options);
     return replayer.run();
   }
-  Replayer replayer(graph, cluster, cost, options);
+  Replayer replayer(graph, cluster, cost, run_options);
   return replayer.run();
 }
 

@@ -48,6 +48,11 @@ struct ReplayOptions {
   /// the engine (solo runs, detail/solo_runs.hpp). Same results; false replays every kernel as an
   /// engine activity, the reference the solo runs are tested against.
   bool solo_runs = true;
+  /// Some rank's GPU type progresses its collectives on the host (CPU ranks under MPI,
+  /// detail/host_progress.hpp): the replay then runs in time order with every kernel apart
+  /// (no dataflow order, no merged kernel runs, no solo runs there). replay() and
+  /// replay_graph() set it where the cluster's profiles say so (with_host_progress).
+  bool host_progress = false;
 };
 
 struct ReplayResult {
@@ -78,8 +83,12 @@ ReplayGraph replay_graph(const workload::OpGraph& graph, const topology::Cluster
 /// Whether `options` trace `rank` (a timeline is set and the rank is among trace_ranks, or
 /// trace_ranks is empty).
 bool traced_rank(const ReplayOptions& options, int rank);
-/// Whether a replay with `options` runs in dataflow order (analytical mode, untraced; see
-/// Replayer::run), which takes a ReplayGraph with its kernel runs merged.
+/// Whether a replay with `options` runs in dataflow order (analytical mode, untraced, no
+/// host_progress; see Replayer::run), which takes a ReplayGraph with its kernel runs merged.
 bool runs_in_dataflow_order(const ReplayOptions& options);
+/// `options` with host_progress set where a GPU type of `cluster` that `cost` has a profile
+/// for progresses its collectives on the host (DeviceSpec::collective_progress).
+ReplayOptions with_host_progress(ReplayOptions options, const topology::Cluster& cluster,
+                                 const cost::CostModel& cost);
 
 }  // namespace strait::sim::run

@@ -361,12 +361,24 @@ bool traced_rank(const ReplayOptions& options, int rank) {
 }
 
 bool runs_in_dataflow_order(const ReplayOptions& options) {
-  return options.mode == network::NetworkMode::kAnalytical && !options.timeline;
+  return options.mode == network::NetworkMode::kAnalytical && !options.timeline &&
+         !options.host_progress;
+}
+
+ReplayOptions with_host_progress(ReplayOptions options, const topology::Cluster& cluster,
+                                 const cost::CostModel& cost) {
+  const auto profiled = cost.gpu_types();
+  for (const auto& type : cluster.gpu_types()) {
+    if (std::binary_search(profiled.begin(), profiled.end(), type) &&
+        cost.device(type).collective_progress == cost::CollectiveProgress::kHost)
+      options.host_progress = true;
+  }
+  return options;
 }
 
 ReplayGraph replay_graph(const workload::OpGraph& graph, const topology::Cluster& cluster,
                          const cost::CostModel& cost, const ReplayOptions& options) {
-  ReplayGraph out(options.mode, runs_in_dataflow_order(options));
+  ReplayGraph out(options.mode, runs_in_dataflow_order(with_host_progress(options, cluster, cost)));
   for (std::size_t r = 0; r < graph.ranks.size(); ++r) {
     const auto& ro = graph.ranks[r];
     const auto rank = static_cast<int>(r);

@@ -120,13 +120,15 @@ auto naming_the_run(const workload::TrainingScenario& scenario, Run&& run) {
   }
 }
 
-ReplayOptions replay_options(network::NetworkMode mode, const TrainingRunOptions& options) {
+ReplayOptions replay_options(network::NetworkMode mode, const TrainingRunOptions& options,
+                             const workload::TrainingScenario& scenario,
+                             const cost::CostModel& cost) {
   ReplayOptions replay_options;
   replay_options.mode = mode;
   replay_options.timeline = options.timeline;
   replay_options.trace_ranks = options.trace_ranks;
   replay_options.progress = options.progress;
-  return replay_options;
+  return with_host_progress(std::move(replay_options), scenario.cluster, cost);
 }
 
 TrainingExpansion expand(const workload::TrainingScenario& scenario, const cost::CostModel& cost,
@@ -276,7 +278,8 @@ TrainingReport run_training(const workload::TrainingScenario& scenario,
   return naming_the_run(scenario, [&] {
     std::optional<cost::CostModel> chosen;
     const auto& cost = plan_cost(profiles, scenario, chosen);
-    const auto replay_opts = replay_options(options.mode.value_or(scenario.mode), options);
+    const auto replay_opts =
+        replay_options(options.mode.value_or(scenario.mode), options, scenario, cost);
     const auto expansion = expand(scenario, cost, replay_opts);
     return replay_expansion(expansion, scenario, cost, replay_opts);
   });
@@ -287,8 +290,9 @@ TrainingExpansion expand_training(const workload::TrainingScenario& scenario,
                                   const TrainingRunOptions& options) {
   return naming_the_run(scenario, [&] {
     std::optional<cost::CostModel> chosen;
-    return expand(scenario, plan_cost(profiles, scenario, chosen),
-                  replay_options(options.mode.value_or(scenario.mode), options));
+    const auto& cost = plan_cost(profiles, scenario, chosen);
+    return expand(scenario, cost,
+                  replay_options(options.mode.value_or(scenario.mode), options, scenario, cost));
   });
 }
 
@@ -303,8 +307,9 @@ TrainingReport run_training(const TrainingExpansion& expansion,
                     scenario.name, network::to_string(expansion.mode), network::to_string(mode)));
   return naming_the_run(scenario, [&] {
     std::optional<cost::CostModel> chosen;
-    return replay_expansion(expansion, scenario, plan_cost(profiles, scenario, chosen),
-                            replay_options(mode, options));
+    const auto& cost = plan_cost(profiles, scenario, chosen);
+    return replay_expansion(expansion, scenario, cost,
+                            replay_options(mode, options, scenario, cost));
   });
 }
 

@@ -62,6 +62,23 @@ inline workload::Op all_reduce(workload::CommClass c, int group, std::int32_t st
   return op;
 }
 
+// Two ranks (GPUs 0 and 1 of one host), streams compute (0), replica_comm (1) and
+// dense_comm (2), groups "replica" (0) and "dp" (1), both {0, 1}.
+inline workload::OpGraph two_rank_graph(std::vector<workload::Op> rank0,
+                                        std::vector<workload::Op> rank1) {
+  workload::OpGraph g;
+  g.streams = {"compute", "replica_comm", "dense_comm"};
+  g.names = {"op"};
+  g.groups = {{"replica", {0, 1}}, {"dp", {0, 1}}};
+  for (auto* ops : {&rank0, &rank1}) {
+    workload::RankOps r;
+    r.rank = r.gpu = static_cast<int>(g.ranks.size());
+    r.ops = std::move(*ops);
+    g.ranks.push_back(std::move(r));
+  }
+  return g;
+}
+
 /// Two replays that must agree: their step ends, drain end, events, and every rank's
 /// account.
 inline void expect_same_accounts(const ReplayResult& a, const ReplayResult& b) {
