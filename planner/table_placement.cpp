@@ -38,6 +38,19 @@ int slices_of(const sim::workload::TableSharding& s) {
   }
 }
 
+// Members per host-sized block of a `group_size`-member group (1 when it does not split so).
+int block_size(int host_size, int group_size) {
+  host_size = std::max(1, std::min(host_size, group_size));
+  return group_size % host_size != 0 ? 1 : host_size;
+}
+
+// Column fraction of each slice of a table sharded as `s`.
+double column_fraction(const sim::workload::TableSharding& s) {
+  return s.type == ShardingType::kColumnWise || s.type == ShardingType::kGrid
+             ? 1.0 / s.column_shards
+             : 1.0;
+}
+
 }  // namespace
 
 TableCosts::TableCosts(const sim::workload::TrainingScenario& base,
@@ -84,166 +97,224 @@ double TableCosts::slice_bytes(int table, double f, double r) const {
          sim::workload::bytes_per_element(model_->embedding_dtype);
 }
 
-void place_tables(sim::workload::ParallelPlan& plan, const TableCosts& costs, int group_size,
-                  int host_size, int cp) {
-  host_size = std::max(1, std::min(host_size, group_size));
-  if (group_size % host_size != 0) host_size = 1;
-  const int blocks = group_size / host_size;
-  std::vector<double> load(static_cast<std::size_t>(group_size), 0.0);
-  std::vector<double> bytes(static_cast<std::size_t>(group_size), 0.0);
-  std::vector<Slice> slices;
-  const int n = static_cast<int>(plan.sharding.size());
-  std::vector<int> preset;  // member per slice kept from the plan (-1: to place)
-  for (int t = 0; t < n; ++t) {
-    auto& s = plan.sharding[static_cast<std::size_t>(t)];
-    const int k = slices_of(s);
-    const bool keep = k > 0 && static_cast<int>(s.ranks.size()) == k &&
-                      std::all_of(s.ranks.begin(), s.ranks.end(), [&](int m) {
-                        return m >= 0 && m + (is_block(s.type) ? host_size : 1) <= group_size &&
-                               (!is_block(s.type) || m % host_size == 0);
-                      });
-    const std::vector<int> given = keep ? s.ranks : std::vector<int>{};
-    s.ranks.clear();
-    if (s.type == ShardingType::kRowWise) {
-      const double c = costs.slice_seconds(t, 1, 1.0 / group_size, group_size, cp);
-      const double b = costs.slice_bytes(t, 1, 1.0 / group_size);
-      for (int m = 0; m < group_size; ++m) {
-        load[static_cast<std::size_t>(m)] += c;
-        bytes[static_cast<std::size_t>(m)] += b;
-      }
-    }
-    const double f = s.type == ShardingType::kColumnWise || s.type == ShardingType::kGrid
-                         ? 1.0 / s.column_shards
-                         : 1.0;
-    const bool block = is_block(s.type);
-    const double r = block ? 1.0 / host_size : 1.0;
-    for (int i = 0; i < k; ++i) {
-      slices.push_back(
-          {t, i, costs.slice_seconds(t, f, r, group_size, cp), costs.slice_bytes(t, f, r), block});
-      preset.push_back(keep ? given[static_cast<std::size_t>(i)] : -1);
-    }
-    s.ranks.assign(static_cast<std::size_t>(k), 0);
-  }
-  std::vector<std::size_t> by_cost(slices.size());
-  std::iota(by_cost.begin(), by_cost.end(), std::size_t{0});
-  std::stable_sort(by_cost.begin(), by_cost.end(),
-                   [&](std::size_t a, std::size_t b) { return slices[a].cost > slices[b].cost; });
-  {
-    std::vector<Slice> sorted;
-    std::vector<int> kept;
-    for (auto i : by_cost) sorted.push_back(slices[i]), kept.push_back(preset[i]);
-    slices = std::move(sorted);
-    preset = std::move(kept);
-  }
-  const double cap = costs.memory_capacity() / 2;
-  std::vector<int> where(slices.size(), 0);  // member (block start for block slices)
-  auto add = [&](std::size_t i, int m, double sign) {
+namespace {
+
+// A group's slices while place_tables places them, and the load they put on its members.
+struct Placement {
+  int group_size = 1, host_size = 1;
+  double cap = 0;                   // weight bytes a member may hold
+  std::vector<Slice> slices;        // by cost, largest first (once sorted)
+  std::vector<int> preset;          // member per slice kept from the plan (-1: to place)
+  std::vector<int> where;           // member per slice (block start for block slices)
+  std::vector<double> load, bytes;  // per member: seconds per step, weight bytes
+
+  // Adds (sign 1) or takes away (-1) slice i's load on member m (its block from m on).
+  void add(std::size_t i, int m, double sign) {
     const Slice& s = slices[i];
     const int width = s.block ? host_size : 1;
     for (int j = 0; j < width; ++j) {
       load[static_cast<std::size_t>(m + j)] += sign * s.cost;
       bytes[static_cast<std::size_t>(m + j)] += sign * s.bytes;
     }
-  };
-  // Slices the plan already places (a neighbour of a found plan) stay and load their members.
-  for (std::size_t i = 0; i < slices.size(); ++i) {
-    if (preset[i] < 0) continue;
-    where[i] = preset[i];
-    add(i, where[i], 1);
   }
-  for (std::size_t i = 0; i < slices.size(); ++i) {
-    if (preset[i] >= 0) continue;
-    const Slice& s = slices[i];
-    const int width = s.block ? host_size : 1;
-    const int options = s.block ? blocks : group_size;
-    int best = -1, fallback = 0;
-    double best_load = std::numeric_limits<double>::infinity();
-    double least_bytes = std::numeric_limits<double>::infinity();
-    for (int o = 0; o < options; ++o) {
-      const int m = o * width;
-      double l = 0, b = 0;
-      for (int j = 0; j < width; ++j) {
-        l = std::max(l, load[static_cast<std::size_t>(m + j)]);
-        b = std::max(b, bytes[static_cast<std::size_t>(m + j)]);
+  // True when the local search may move slice i: one member wide, not kept from the plan.
+  bool movable(std::size_t i) const { return !slices[i].block && preset[i] < 0; }
+};
+
+// The members table `s` names when they place every slice of it (each in the group, block
+// slices on a block start), else none.
+std::vector<int> kept_ranks(const sim::workload::TableSharding& s, int group_size, int host_size) {
+  const int k = slices_of(s);
+  const bool keep = k > 0 && static_cast<int>(s.ranks.size()) == k &&
+                    std::all_of(s.ranks.begin(), s.ranks.end(), [&](int m) {
+                      return m >= 0 && m + (is_block(s.type) ? host_size : 1) <= group_size &&
+                             (!is_block(s.type) || m % host_size == 0);
+                    });
+  return keep ? s.ranks : std::vector<int>{};
+}
+
+// Every table's slices with their cost and bytes, those the plan places kept (preset);
+// row-wise tables load every member. Resets each table's ranks to one 0 per slice.
+void collect_slices(sim::workload::ParallelPlan& plan, const TableCosts& costs, int cp,
+                    Placement& p) {
+  const int group_size = p.group_size;
+  for (int t = 0; t < static_cast<int>(plan.sharding.size()); ++t) {
+    auto& s = plan.sharding[static_cast<std::size_t>(t)];
+    const int k = slices_of(s);
+    const std::vector<int> given = kept_ranks(s, group_size, p.host_size);
+    s.ranks.clear();
+    if (s.type == ShardingType::kRowWise) {
+      const double c = costs.slice_seconds(t, 1, 1.0 / group_size, group_size, cp);
+      const double b = costs.slice_bytes(t, 1, 1.0 / group_size);
+      for (int m = 0; m < group_size; ++m) {
+        p.load[static_cast<std::size_t>(m)] += c;
+        p.bytes[static_cast<std::size_t>(m)] += b;
       }
-      if (b < least_bytes) least_bytes = b, fallback = m;
-      if (b + s.bytes <= cap && l < best_load) best_load = l, best = m;
     }
-    where[i] = best >= 0 ? best : fallback;
-    add(i, where[i], 1);
+    const double f = column_fraction(s);
+    const bool block = is_block(s.type);
+    const double r = block ? 1.0 / p.host_size : 1.0;
+    for (int i = 0; i < k; ++i) {
+      p.slices.push_back(
+          {t, i, costs.slice_seconds(t, f, r, group_size, cp), costs.slice_bytes(t, f, r), block});
+      p.preset.push_back(given.empty() ? -1 : given[static_cast<std::size_t>(i)]);
+    }
+    s.ranks.assign(static_cast<std::size_t>(k), 0);
   }
-  // Local search: move or swap single-member slices off the most loaded member.
-  for (int iter = 0; iter < 4 * static_cast<int>(slices.size()) + 8; ++iter) {
+}
+
+// Orders the slices (and their presets) by cost, largest first, ties in table order.
+void sort_by_cost(Placement& p) {
+  std::vector<std::size_t> by_cost(p.slices.size());
+  std::iota(by_cost.begin(), by_cost.end(), std::size_t{0});
+  std::stable_sort(by_cost.begin(), by_cost.end(), [&](std::size_t a, std::size_t b) {
+    return p.slices[a].cost > p.slices[b].cost;
+  });
+  std::vector<Slice> sorted;
+  std::vector<int> kept;
+  for (auto i : by_cost) sorted.push_back(p.slices[i]), kept.push_back(p.preset[i]);
+  p.slices = std::move(sorted);
+  p.preset = std::move(kept);
+}
+
+// The member (block start) for slice i: the least loaded whose bytes stay under the cap,
+// else the one holding the fewest bytes.
+int least_loaded_fit(const Placement& p, std::size_t i) {
+  const Slice& s = p.slices[i];
+  const int width = s.block ? p.host_size : 1;
+  const int options = s.block ? p.group_size / p.host_size : p.group_size;
+  int best = -1, fallback = 0;
+  double best_load = std::numeric_limits<double>::infinity();
+  double least_bytes = std::numeric_limits<double>::infinity();
+  for (int o = 0; o < options; ++o) {
+    const int m = o * width;
+    double l = 0, b = 0;
+    for (int j = 0; j < width; ++j) {
+      l = std::max(l, p.load[static_cast<std::size_t>(m + j)]);
+      b = std::max(b, p.bytes[static_cast<std::size_t>(m + j)]);
+    }
+    if (b < least_bytes) least_bytes = b, fallback = m;
+    if (b + s.bytes <= p.cap && l < best_load) best_load = l, best = m;
+  }
+  return best >= 0 ? best : fallback;
+}
+
+// Moves single-member slice i from `hot` to m when that lowers the larger of the two
+// loads (`before`) and m's bytes stay under the cap.
+bool try_move(Placement& p, std::size_t i, int hot, int m, double before) {
+  const Slice& s = p.slices[i];
+  if (std::max(p.load[static_cast<std::size_t>(hot)] - s.cost,
+               p.load[static_cast<std::size_t>(m)] + s.cost) < before - 1e-12 &&
+      p.bytes[static_cast<std::size_t>(m)] + s.bytes <= p.cap) {
+    p.add(i, hot, -1);
+    p.add(i, m, 1);
+    p.where[i] = m;
+    return true;
+  }
+  return false;
+}
+
+// Swaps slice i on `hot` with the first cheaper movable slice on m that lowers the larger
+// of the two loads (`before`) and keeps m's bytes under the cap.
+bool try_swap(Placement& p, std::size_t i, int hot, int m, double before) {
+  const auto& slices = p.slices;
+  for (std::size_t j = 0; j < slices.size(); ++j) {
+    if (!p.movable(j) || p.where[j] != m || slices[j].cost >= slices[i].cost) continue;
+    const double d = slices[i].cost - slices[j].cost;
+    if (std::max(p.load[static_cast<std::size_t>(hot)] - d,
+                 p.load[static_cast<std::size_t>(m)] + d) < before - 1e-12 &&
+        p.bytes[static_cast<std::size_t>(m)] + slices[i].bytes - slices[j].bytes <= p.cap) {
+      p.add(i, hot, -1);
+      p.add(j, m, -1);
+      p.add(i, m, 1);
+      p.add(j, hot, 1);
+      p.where[i] = m;
+      p.where[j] = hot;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Local search: move or swap single-member slices off the most loaded member while that
+// lowers the larger of the two loads.
+void unload_hot_member(Placement& p) {
+  const auto& load = p.load;
+  for (int iter = 0; iter < 4 * static_cast<int>(p.slices.size()) + 8; ++iter) {
     const int hot = static_cast<int>(std::max_element(load.begin(), load.end()) - load.begin());
     bool improved = false;
-    for (std::size_t i = 0; i < slices.size() && !improved; ++i) {
-      if (slices[i].block || preset[i] >= 0 || where[i] != hot) continue;
-      for (int m = 0; m < group_size && !improved; ++m) {
+    for (std::size_t i = 0; i < p.slices.size() && !improved; ++i) {
+      if (!p.movable(i) || p.where[i] != hot) continue;
+      for (int m = 0; m < p.group_size && !improved; ++m) {
         if (m == hot) continue;
         const double before =
             std::max(load[static_cast<std::size_t>(hot)], load[static_cast<std::size_t>(m)]);
-        // Move.
-        if (std::max(load[static_cast<std::size_t>(hot)] - slices[i].cost,
-                     load[static_cast<std::size_t>(m)] + slices[i].cost) < before - 1e-12 &&
-            bytes[static_cast<std::size_t>(m)] + slices[i].bytes <= cap) {
-          add(i, hot, -1);
-          add(i, m, 1);
-          where[i] = m;
-          improved = true;
-          break;
-        }
-        // Swap with a cheaper slice on m.
-        for (std::size_t j = 0; j < slices.size(); ++j) {
-          if (slices[j].block || preset[j] >= 0 || where[j] != m ||
-              slices[j].cost >= slices[i].cost)
-            continue;
-          const double d = slices[i].cost - slices[j].cost;
-          if (std::max(load[static_cast<std::size_t>(hot)] - d,
-                       load[static_cast<std::size_t>(m)] + d) < before - 1e-12 &&
-              bytes[static_cast<std::size_t>(m)] + slices[i].bytes - slices[j].bytes <= cap) {
-            add(i, hot, -1);
-            add(j, m, -1);
-            add(i, m, 1);
-            add(j, hot, 1);
-            where[i] = m;
-            where[j] = hot;
-            improved = true;
-            break;
-          }
-        }
+        improved = try_move(p, i, hot, m, before) || try_swap(p, i, hot, m, before);
       }
     }
     if (!improved) break;
   }
-  for (std::size_t i = 0; i < slices.size(); ++i) {
-    plan.sharding[static_cast<std::size_t>(slices[i].table)]
-        .ranks[static_cast<std::size_t>(slices[i].index)] = where[i];
+}
+
+}  // namespace
+
+void place_tables(sim::workload::ParallelPlan& plan, const TableCosts& costs, int group_size,
+                  int host_size, int cp) {
+  Placement p;
+  p.group_size = group_size;
+  p.host_size = block_size(host_size, group_size);
+  p.cap = costs.memory_capacity() / 2;
+  p.load.assign(static_cast<std::size_t>(group_size), 0.0);
+  p.bytes.assign(static_cast<std::size_t>(group_size), 0.0);
+  collect_slices(plan, costs, cp, p);
+  sort_by_cost(p);
+  p.where.assign(p.slices.size(), 0);
+  // Slices the plan already places (a neighbour of a found plan) stay and load their members.
+  for (std::size_t i = 0; i < p.slices.size(); ++i) {
+    if (p.preset[i] < 0) continue;
+    p.where[i] = p.preset[i];
+    p.add(i, p.where[i], 1);
+  }
+  for (std::size_t i = 0; i < p.slices.size(); ++i) {
+    if (p.preset[i] >= 0) continue;
+    p.where[i] = least_loaded_fit(p, i);
+    p.add(i, p.where[i], 1);
+  }
+  unload_hot_member(p);
+  for (std::size_t i = 0; i < p.slices.size(); ++i) {
+    plan.sharding[static_cast<std::size_t>(p.slices[i].table)]
+        .ranks[static_cast<std::size_t>(p.slices[i].index)] = p.where[i];
   }
 }
 
-std::vector<sim::workload::ParallelPlan> placement_moves(const sim::workload::ParallelPlan& plan,
-                                                         const TableCosts& costs,
-                                                         const std::vector<double>& member_seconds,
-                                                         int host_size, int cp, int count) {
-  const int group_size = static_cast<int>(member_seconds.size());
-  host_size = std::max(1, std::min(host_size, group_size));
-  if (group_size % host_size != 0) host_size = 1;
-  const double cap = costs.memory_capacity() / 2;
-  // Weight bytes per member as placed (row-wise shares count alike on every member).
-  std::vector<double> bytes(static_cast<std::size_t>(group_size), 0.0);
-  struct Placed {
-    int table, index, member, width;
-    double cost, bytes;
-  };
+namespace {
+
+// A slice as a plan places it, for placement_moves.
+struct Placed {
+  int table, index, member, width;
+  double cost, bytes;
+};
+
+// A move (other == kNone) or swap placement_moves proposes.
+struct Move {
+  double peak;  // predicted larger load of the two members afterwards
+  std::size_t slice, other;
+  int to;
+};
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+// The slices `plan` places (every member of theirs in the group), with their costs; adds
+// their weight bytes to their members' `bytes`.
+std::vector<Placed> placed_slices(const sim::workload::ParallelPlan& plan, const TableCosts& costs,
+                                  int host_size, int cp, std::vector<double>& bytes) {
+  const int group_size = static_cast<int>(bytes.size());
   std::vector<Placed> placed;
   for (int t = 0; t < static_cast<int>(plan.sharding.size()); ++t) {
     const auto& s = plan.sharding[static_cast<std::size_t>(t)];
     const int k = slices_of(s);
     if (static_cast<int>(s.ranks.size()) != k) continue;
     const int width = is_block(s.type) ? host_size : 1;
-    const double f = s.type == ShardingType::kColumnWise || s.type == ShardingType::kGrid
-                         ? 1.0 / s.column_shards
-                         : 1.0;
+    const double f = column_fraction(s);
     const double r = width > 1 ? 1.0 / host_size : 1.0;
     for (int i = 0; i < k; ++i) {
       const int m = s.ranks[static_cast<std::size_t>(i)];
@@ -253,49 +324,51 @@ std::vector<sim::workload::ParallelPlan> placement_moves(const sim::workload::Pa
       for (int j = 0; j < width; ++j) bytes[static_cast<std::size_t>(m + j)] += placed.back().bytes;
     }
   }
-  auto peak = [&](int m, int width) {
-    double l = 0;
-    for (int j = 0; j < width; ++j)
-      l = std::max(l, member_seconds[static_cast<std::size_t>(m + j)]);
-    return l;
-  };
-  const int hot = static_cast<int>(std::max_element(member_seconds.begin(), member_seconds.end()) -
-                                   member_seconds.begin());
+  return placed;
+}
+
+// The largest measured seconds among members m .. m + width - 1.
+double peak_seconds(const std::vector<double>& member_seconds, int m, int width) {
+  double l = 0;
+  for (int j = 0; j < width; ++j) l = std::max(l, member_seconds[static_cast<std::size_t>(m + j)]);
+  return l;
+}
+
+// Moves and swaps of slice i, which sits on the `hot` member, to every other member or
+// block that lower the hot member's load and keep both sides' bytes under `cap`.
+void moves_of(const std::vector<Placed>& placed, std::size_t i,
+              const std::vector<double>& member_seconds, int hot, const std::vector<double>& bytes,
+              double cap, std::vector<Move>& moves) {
+  const int group_size = static_cast<int>(member_seconds.size());
   const double hot_load = member_seconds[static_cast<std::size_t>(hot)];
-  struct Move {
-    double peak;  // predicted larger load of the two members afterwards
-    std::size_t slice, other;
-    int to;
-  };
-  std::vector<Move> moves;
-  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-  for (std::size_t i = 0; i < placed.size(); ++i) {
-    const auto& a = placed[i];
-    if (hot < a.member || hot >= a.member + a.width) continue;
-    for (int to = 0; to + a.width <= group_size; to += a.width) {
-      if (to == a.member) continue;
-      const double dest = peak(to, a.width);
-      double after = std::max(hot_load - a.cost, dest + a.cost);
-      bool fits = true;
-      for (int j = 0; j < a.width; ++j)
-        fits = fits && bytes[static_cast<std::size_t>(to + j)] + a.bytes <= cap;
-      if (fits && after < hot_load) moves.push_back({after, i, kNone, to});
-      for (std::size_t o = 0; o < placed.size(); ++o) {
-        const auto& b = placed[o];
-        if (b.member != to || b.width != a.width || b.cost >= a.cost) continue;
-        after = std::max(hot_load - a.cost + b.cost, dest + a.cost - b.cost);
-        bool swap_fits = true;
-        for (int j = 0; j < a.width; ++j) {
-          swap_fits = swap_fits &&
-                      bytes[static_cast<std::size_t>(to + j)] + a.bytes - b.bytes <= cap &&
-                      bytes[static_cast<std::size_t>(a.member + j)] + b.bytes - a.bytes <= cap;
-        }
-        if (swap_fits && after < hot_load) moves.push_back({after, i, o, to});
+  const auto& a = placed[i];
+  for (int to = 0; to + a.width <= group_size; to += a.width) {
+    if (to == a.member) continue;
+    const double dest = peak_seconds(member_seconds, to, a.width);
+    double after = std::max(hot_load - a.cost, dest + a.cost);
+    bool fits = true;
+    for (int j = 0; j < a.width; ++j)
+      fits = fits && bytes[static_cast<std::size_t>(to + j)] + a.bytes <= cap;
+    if (fits && after < hot_load) moves.push_back({after, i, kNone, to});
+    for (std::size_t o = 0; o < placed.size(); ++o) {
+      const auto& b = placed[o];
+      if (b.member != to || b.width != a.width || b.cost >= a.cost) continue;
+      after = std::max(hot_load - a.cost + b.cost, dest + a.cost - b.cost);
+      bool swap_fits = true;
+      for (int j = 0; j < a.width; ++j) {
+        swap_fits = swap_fits &&
+                    bytes[static_cast<std::size_t>(to + j)] + a.bytes - b.bytes <= cap &&
+                    bytes[static_cast<std::size_t>(a.member + j)] + b.bytes - a.bytes <= cap;
       }
+      if (swap_fits && after < hot_load) moves.push_back({after, i, o, to});
     }
   }
-  std::stable_sort(moves.begin(), moves.end(),
-                   [](const Move& x, const Move& y) { return x.peak < y.peak; });
+}
+
+// Up to `count` copies of `plan`, each with one of `moves` made, in their order.
+std::vector<sim::workload::ParallelPlan> plans_of(const sim::workload::ParallelPlan& plan,
+                                                  const std::vector<Placed>& placed,
+                                                  const std::vector<Move>& moves, int count) {
   std::vector<sim::workload::ParallelPlan> out;
   for (const auto& mv : moves) {
     if (static_cast<int>(out.size()) >= count) break;
@@ -312,77 +385,164 @@ std::vector<sim::workload::ParallelPlan> placement_moves(const sim::workload::Pa
   return out;
 }
 
+}  // namespace
+
+std::vector<sim::workload::ParallelPlan> placement_moves(const sim::workload::ParallelPlan& plan,
+                                                         const TableCosts& costs,
+                                                         const std::vector<double>& member_seconds,
+                                                         int host_size, int cp, int count) {
+  const int group_size = static_cast<int>(member_seconds.size());
+  host_size = block_size(host_size, group_size);
+  const double cap = costs.memory_capacity() / 2;
+  // Weight bytes per member as placed (row-wise shares count alike on every member).
+  std::vector<double> bytes(static_cast<std::size_t>(group_size), 0.0);
+  const std::vector<Placed> placed = placed_slices(plan, costs, host_size, cp, bytes);
+  const int hot = static_cast<int>(std::max_element(member_seconds.begin(), member_seconds.end()) -
+                                   member_seconds.begin());
+  std::vector<Move> moves;
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    if (hot < placed[i].member || hot >= placed[i].member + placed[i].width) continue;
+    moves_of(placed, i, member_seconds, hot, bytes, cap, moves);
+  }
+  std::stable_sort(moves.begin(), moves.end(),
+                   [](const Move& x, const Move& y) { return x.peak < y.peak; });
+  return plans_of(plan, placed, moves, count);
+}
+
+namespace {
+
+// What TorchRec's planner prices shards by over its sharding group.
+struct TorchRecGroup {
+  int world = 1;   // ranks of the sharding group
+  int cp = 1;      // context parallel degree
+  double e = 0;    // bytes per embedding element
+  double bw = 0;   // NVLink when the whole world is one host, else the NIC
+  double cap = 0;  // weight bytes a rank may hold
+};
+
+// A sharding type TorchRec's planner considers for a table, with its summed perf.
+struct ShardingOption {
+  sim::workload::TableSharding sharding;
+  double perf;
+  int shards;
+  double shard_bytes;
+};
+
+// A shard to place on a rank (or a host block: table_row_wise).
+struct TorchRecShard {
+  int table, index;
+  double perf, bytes;
+};
+
+// perf of one shard: fwd compute + fwd comm + bwd compute (2x) + bwd comm, summed.
+double shard_perf(const TableCosts& costs, const TorchRecGroup& g, int t, double f, double r,
+                  bool data_parallel) {
+  const auto& tb = costs.model().tables[static_cast<std::size_t>(t)];
+  const double e = g.e, bw = g.bw;
+  const double w = tb.dim * f;
+  const double ids = costs.ids_per_replica(t) / g.cp;
+  if (data_parallel) {
+    const double compute = ids * (w * e + kIdBytes) / costs.hbm_bandwidth();
+    return 3 * compute + 2 * static_cast<double>(tb.rows) * w * e / bw;
+  }
+  const double group_ids = g.world * ids * r;
+  const double compute = group_ids * (w * e + kIdBytes) / costs.hbm_bandwidth();
+  const double out = tb.pooling == sim::workload::Pooling::kSequence
+                         ? group_ids * w * e
+                         : g.world * costs.samples_per_replica() / g.cp * w * e;
+  const double comm = (group_ids * kIdBytes + out) / bw;
+  return 3 * compute + 2 * comm;
+}
+
+// The sharding TorchRec's planner picks for table t: the option of least perf whose shard
+// fits under the cap (the least perf when none fits).
+ShardingOption torchrec_choice(const TableCosts& costs, const TorchRecGroup& g, int t,
+                               int host_size) {
+  const int world = g.world;
+  const auto& tb = costs.model().tables[static_cast<std::size_t>(t)];
+  std::vector<ShardingOption> options;
+  options.push_back({{ShardingType::kTableWise, 1, {}},
+                     shard_perf(costs, g, t, 1, 1, false),
+                     1,
+                     costs.slice_bytes(t, 1, 1)});
+  options.push_back({{ShardingType::kRowWise, 1, {}},
+                     world * shard_perf(costs, g, t, 1, 1.0 / world, false),
+                     world,
+                     costs.slice_bytes(t, 1, 1.0 / world)});
+  const int hs = std::min(host_size, world);
+  options.push_back({{ShardingType::kTableRowWise, 1, {}},
+                     hs * shard_perf(costs, g, t, 1, 1.0 / hs, false),
+                     hs,
+                     costs.slice_bytes(t, 1, 1.0 / hs)});
+  for (int c = 2; c <= 8 && tb.dim % c == 0 && tb.dim / c >= 32; c *= 2) {
+    options.push_back({{ShardingType::kColumnWise, c, {}},
+                       c * shard_perf(costs, g, t, 1.0 / c, 1, false),
+                       c,
+                       costs.slice_bytes(t, 1.0 / c, 1)});
+  }
+  options.push_back({{ShardingType::kDataParallel, 1, {}},
+                     world * shard_perf(costs, g, t, 1, 1, true),
+                     0,
+                     costs.slice_bytes(t, 1, 1)});
+  std::stable_sort(
+      options.begin(), options.end(),
+      [](const ShardingOption& a, const ShardingOption& b) { return a.perf < b.perf; });
+  const auto fit = std::find_if(options.begin(), options.end(),
+                                [&](const ShardingOption& o) { return o.shard_bytes <= g.cap; });
+  return fit != options.end() ? *fit : options.front();
+}
+
+// Places the shards, largest perf first, each on the rank (host block for table_row_wise)
+// with the smallest perf sum whose bytes stay under the cap (rank 0 when none fits).
+void place_shards(sim::workload::ParallelPlan& plan, std::vector<TorchRecShard>& shards,
+                  const TorchRecGroup& g, int host_size, std::vector<double>& load,
+                  std::vector<double>& bytes) {
+  const int world = g.world;
+  std::stable_sort(shards.begin(), shards.end(),
+                   [](const TorchRecShard& a, const TorchRecShard& b) { return a.perf > b.perf; });
+  const int hs = std::max(1, std::min(host_size, world));
+  for (const auto& sh : shards) {
+    const bool block =
+        plan.sharding[static_cast<std::size_t>(sh.table)].type == ShardingType::kTableRowWise;
+    const int width = block && world % hs == 0 ? hs : 1;
+    int best = 0;
+    double best_load = std::numeric_limits<double>::infinity();
+    for (int m = 0; m + width <= world; m += width) {
+      double l = 0;
+      for (int j = 0; j < width; ++j) l += load[static_cast<std::size_t>(m + j)];
+      if (bytes[static_cast<std::size_t>(m)] + sh.bytes <= g.cap && l < best_load)
+        best_load = l, best = m;
+    }
+    for (int j = 0; j < width; ++j) {
+      load[static_cast<std::size_t>(best + j)] += sh.perf / width;
+      bytes[static_cast<std::size_t>(best + j)] += sh.bytes;
+    }
+    plan.sharding[static_cast<std::size_t>(sh.table)].ranks[static_cast<std::size_t>(sh.index)] =
+        best;
+  }
+}
+
+}  // namespace
+
 void torchrec_style_sharding(sim::workload::ParallelPlan& plan, const TableCosts& costs, int world,
                              int host_size, int cp) {
   const auto& model = costs.model();
-  const double e = sim::workload::bytes_per_element(model.embedding_dtype);
+  TorchRecGroup g;
+  g.world = world;
+  g.cp = cp;
+  g.e = sim::workload::bytes_per_element(model.embedding_dtype);
   // Two bandwidth levels: NVLink when the whole world is one host, else the NIC.
-  const double bw = world <= host_size ? costs.nvlink_bandwidth() : costs.nic_bandwidth();
-  const double cap = costs.memory_capacity() / 2;
-  // perf of one shard: fwd compute + fwd comm + bwd compute (2x) + bwd comm, summed.
-  auto shard_perf = [&](int t, double f, double r, bool data_parallel) {
-    const auto& tb = model.tables[static_cast<std::size_t>(t)];
-    const double w = tb.dim * f;
-    const double ids = costs.ids_per_replica(t) / cp;
-    if (data_parallel) {
-      const double compute = ids * (w * e + kIdBytes) / costs.hbm_bandwidth();
-      return 3 * compute + 2 * static_cast<double>(tb.rows) * w * e / bw;
-    }
-    const double group_ids = world * ids * r;
-    const double compute = group_ids * (w * e + kIdBytes) / costs.hbm_bandwidth();
-    const double out = tb.pooling == sim::workload::Pooling::kSequence
-                           ? group_ids * w * e
-                           : world * costs.samples_per_replica() / cp * w * e;
-    const double comm = (group_ids * kIdBytes + out) / bw;
-    return 3 * compute + 2 * comm;
-  };
-  struct Option {
-    sim::workload::TableSharding sharding;
-    double perf;
-    int shards;
-    double shard_bytes;
-  };
-  struct Shard {
-    int table, index;
-    double perf, bytes;
-  };
-  std::vector<Shard> shards;
+  g.bw = world <= host_size ? costs.nvlink_bandwidth() : costs.nic_bandwidth();
+  g.cap = costs.memory_capacity() / 2;
+  std::vector<TorchRecShard> shards;
   std::vector<double> load(static_cast<std::size_t>(world), 0.0);
   std::vector<double> bytes(static_cast<std::size_t>(world), 0.0);
   for (int t = 0; t < static_cast<int>(model.tables.size()); ++t) {
-    const auto& tb = model.tables[static_cast<std::size_t>(t)];
-    std::vector<Option> options;
-    options.push_back({{ShardingType::kTableWise, 1, {}},
-                       shard_perf(t, 1, 1, false),
-                       1,
-                       costs.slice_bytes(t, 1, 1)});
-    options.push_back({{ShardingType::kRowWise, 1, {}},
-                       world * shard_perf(t, 1, 1.0 / world, false),
-                       world,
-                       costs.slice_bytes(t, 1, 1.0 / world)});
-    const int hs = std::min(host_size, world);
-    options.push_back({{ShardingType::kTableRowWise, 1, {}},
-                       hs * shard_perf(t, 1, 1.0 / hs, false),
-                       hs,
-                       costs.slice_bytes(t, 1, 1.0 / hs)});
-    for (int c = 2; c <= 8 && tb.dim % c == 0 && tb.dim / c >= 32; c *= 2) {
-      options.push_back({{ShardingType::kColumnWise, c, {}},
-                         c * shard_perf(t, 1.0 / c, 1, false),
-                         c,
-                         costs.slice_bytes(t, 1.0 / c, 1)});
-    }
-    options.push_back({{ShardingType::kDataParallel, 1, {}},
-                       world * shard_perf(t, 1, 1, true),
-                       0,
-                       costs.slice_bytes(t, 1, 1)});
-    std::stable_sort(options.begin(), options.end(),
-                     [](const Option& a, const Option& b) { return a.perf < b.perf; });
-    const auto fit = std::find_if(options.begin(), options.end(),
-                                  [&](const Option& o) { return o.shard_bytes <= cap; });
-    const Option& chosen = fit != options.end() ? *fit : options.front();
+    const ShardingOption chosen = torchrec_choice(costs, g, t, host_size);
     plan.sharding[static_cast<std::size_t>(t)] = chosen.sharding;
     auto& s = plan.sharding[static_cast<std::size_t>(t)];
     if (s.type == ShardingType::kRowWise || s.type == ShardingType::kDataParallel) {
+      // Spread over every rank: their load counts before the shards are placed.
       for (int m = 0; m < world; ++m) {
         load[static_cast<std::size_t>(m)] += chosen.perf / std::max(1, chosen.shards);
         bytes[static_cast<std::size_t>(m)] += chosen.shard_bytes;
@@ -395,28 +555,7 @@ void torchrec_style_sharding(sim::workload::ParallelPlan& plan, const TableCosts
       shards.push_back({t, i, chosen.perf / (s.type == ShardingType::kTableRowWise ? 1 : k),
                         chosen.shard_bytes});
   }
-  std::stable_sort(shards.begin(), shards.end(),
-                   [](const Shard& a, const Shard& b) { return a.perf > b.perf; });
-  const int hs = std::max(1, std::min(host_size, world));
-  for (const auto& sh : shards) {
-    const bool block =
-        plan.sharding[static_cast<std::size_t>(sh.table)].type == ShardingType::kTableRowWise;
-    const int width = block && world % hs == 0 ? hs : 1;
-    int best = 0;
-    double best_load = std::numeric_limits<double>::infinity();
-    for (int m = 0; m + width <= world; m += width) {
-      double l = 0;
-      for (int j = 0; j < width; ++j) l += load[static_cast<std::size_t>(m + j)];
-      if (bytes[static_cast<std::size_t>(m)] + sh.bytes <= cap && l < best_load)
-        best_load = l, best = m;
-    }
-    for (int j = 0; j < width; ++j) {
-      load[static_cast<std::size_t>(best + j)] += sh.perf / width;
-      bytes[static_cast<std::size_t>(best + j)] += sh.bytes;
-    }
-    plan.sharding[static_cast<std::size_t>(sh.table)].ranks[static_cast<std::size_t>(sh.index)] =
-        best;
-  }
+  place_shards(plan, shards, g, host_size, load, bytes);
 }
 
 }  // namespace strait::planner

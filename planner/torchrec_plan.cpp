@@ -345,16 +345,8 @@ TorchRecTable tile_table(const TorchRecEntry& e, const sim::workload::EmbeddingT
   return rec;
 }
 
-}  // namespace
-
-Json torchrec_plan_json(const sim::workload::ParallelPlan& plan,
-                        const sim::workload::TrainingScenario& sc, const TableCosts& costs,
-                        const TorchRecModules& modules) {
-  const auto& model = sc.model;
-  const int M = sc.layout.sparse.size;
-  const int host =
-      sc.cluster.hosts().empty() ? 1 : static_cast<int>(sc.cluster.hosts().front().gpus.size());
-  const int block = host_block(sc.cluster, M);
+// Throws when the model's pooled or sequence tables have no module path, or share one.
+void check_modules(const sim::workload::ModelConfig& model, const TorchRecModules& modules) {
   bool pooled = false, sequence = false;
   for (const auto& tb : model.tables)
     (tb.pooling == sim::workload::Pooling::kSequence ? sequence : pooled) = true;
@@ -366,102 +358,138 @@ Json torchrec_plan_json(const sim::workload::ParallelPlan& plan,
         "module is either an EmbeddingBagCollection or an EmbeddingCollection)",
         modules.pooled));
   }
+}
+
+// Table `tb`'s shards as TorchRec cuts it, sharded as `s` over M ranks with host blocks of
+// `block`; none for data_parallel. Throws for what a TorchRec plan cannot express.
+std::vector<ShardOut> torchrec_shards(const sim::workload::EmbeddingTable& tb,
+                                      const sim::workload::TableSharding& s, int M, int block) {
+  if (s.hot_rows > 0) {
+    throw Error(fmt::format(
+        "TorchRec plan: table \"{}\" keeps {} hot rows data-parallel (hybrid embedding), "
+        "which a TorchRec ShardingPlan cannot express",
+        tb.name, s.hot_rows));
+  }
+  std::vector<ShardOut> shards;
+  auto row_blocks = [&](int first, int n, std::int64_t col0, std::int64_t cols) {
+    for (int i = 0; i < n; ++i) {
+      const RowBlock b = row_block(tb.rows, n, i);
+      shards.push_back({b.offset, col0, b.size, cols, first + i});
+    }
+  };
+  const std::int64_t width = tb.dim / std::max(1, s.column_shards);
+  switch (s.type) {
+    case ShardingType::kDataParallel:
+      break;
+    case ShardingType::kTableWise:
+      shards.push_back({0, 0, tb.rows, tb.dim, s.ranks.empty() ? 0 : s.ranks[0]});
+      break;
+    case ShardingType::kRowWise:
+      row_blocks(0, M, 0, tb.dim);
+      break;
+    case ShardingType::kColumnWise:
+      for (int c = 0; c < s.column_shards; ++c)
+        shards.push_back({0, c * width, tb.rows, width,
+                          s.ranks.empty() ? c % M : s.ranks[static_cast<std::size_t>(c)]});
+      break;
+    case ShardingType::kTableRowWise:
+      if (s.ranks.size() > 1)
+        throw Error(
+            fmt::format("torchrec plan: table {} is table_row_wise over {} hosts; TorchRec's "
+                        "table_row_wise keeps a table on one host (write it as row_wise or grid)",
+                        tb.name, s.ranks.size()));
+      row_blocks(s.ranks.empty() ? 0 : s.ranks[0], block, 0, tb.dim);
+      break;
+    case ShardingType::kGrid:
+      for (int c = 0; c < s.column_shards; ++c)
+        row_blocks(s.ranks.empty() ? 0 : s.ranks[static_cast<std::size_t>(c)], block, c * width,
+                   width);
+      break;
+  }
+  return shards;
+}
+
+// A table's entry of the TorchRec plan: sharding type, compute kernel, ranks and shards
+// (all M ranks and no shards for data_parallel, as TorchRec writes it).
+Json torchrec_entry(ShardingType type, const std::vector<ShardOut>& shards, int M,
+                    const sim::topology::Cluster& cluster) {
+  std::vector<int> ranks;
+  Json shard_list = Json::array();
+  for (const auto& x : shards) {
+    ranks.push_back(x.rank);
+    shard_list.push_back(
+        {{"shard_offsets", {x.row0, x.col0}},
+         {"shard_sizes", {x.rows, x.cols}},
+         {"placement", fmt::format("rank:{}/cuda:{}", x.rank, cluster.gpu(x.rank).local_index)}});
+  }
+  const bool dp = type == ShardingType::kDataParallel;
+  if (dp) {
+    for (int r = 0; r < M; ++r) ranks.push_back(r);
+  }
+  Json entry = {{"sharding_type", torchrec_name(type)},
+                {"compute_kernel", dp ? "dense" : "fused"},
+                {"ranks", ranks}};
+  if (!dp) entry["shards"] = std::move(shard_list);  // as TorchRec: none for data_parallel
+  return entry;
+}
+
+// strait's estimates for table t's shards: lookup time and weight bytes of one shard.
+Json shard_estimate(const TableCosts& costs, int t, const sim::workload::TableSharding& s, int M,
+                    int block, int cp) {
+  const double f = s.type == ShardingType::kColumnWise || s.type == ShardingType::kGrid
+                       ? 1.0 / s.column_shards
+                       : 1.0;
+  const double r = s.type == ShardingType::kRowWise        ? 1.0 / M
+                   : s.type == ShardingType::kTableRowWise ? 1.0 / block
+                   : s.type == ShardingType::kGrid         ? 1.0 / block
+                                                           : 1.0;
+  return {{"shard_lookup_ms", costs.slice_seconds(t, f, r, M, cp) * 1e3},
+          {"shard_weight_bytes", costs.slice_bytes(t, f, r)}};
+}
+
+// The "strait" block: what TorchRec's plan form drops (the group, the topology, estimates).
+Json strait_block(const sim::workload::TrainingScenario& sc, Json estimates) {
+  const int M = sc.layout.sparse.size;
+  const int host =
+      sc.cluster.hosts().empty() ? 1 : static_cast<int>(sc.cluster.hosts().front().gpus.size());
+  Json dcs = Json::array();
+  for (const auto& d : sc.cluster.datacenters()) dcs.push_back(d.name);
+  return {{"note",
+           "what TorchRec's plan form drops: the model-parallel group (ranks above are "
+           "those of group 0; every group repeats them), and strait's estimates"},
+          {"group_size", M},
+          {"replicas", sc.layout.world / M},
+          {"world_size", sc.layout.world},
+          {"topology",
+           {{"cluster", sc.cluster.name()},
+            {"gpus", sc.cluster.gpu_count()},
+            {"gpus_per_host", host},
+            {"hosts", sc.cluster.hosts().size()},
+            {"datacenters", dcs}}},
+          {"estimates", std::move(estimates)}};
+}
+
+}  // namespace
+
+Json torchrec_plan_json(const sim::workload::ParallelPlan& plan,
+                        const sim::workload::TrainingScenario& sc, const TableCosts& costs,
+                        const TorchRecModules& modules) {
+  const auto& model = sc.model;
+  const int M = sc.layout.sparse.size;
+  const int block = host_block(sc.cluster, M);
+  check_modules(model, modules);
   Json tables = Json::object();
   Json estimates = Json::object();
   for (std::size_t t = 0; t < model.tables.size(); ++t) {
     const auto& tb = model.tables[t];
     const auto& s = plan.sharding[t];
-    if (s.hot_rows > 0) {
-      throw Error(fmt::format(
-          "TorchRec plan: table \"{}\" keeps {} hot rows data-parallel (hybrid embedding), "
-          "which a TorchRec ShardingPlan cannot express",
-          tb.name, s.hot_rows));
-    }
-    std::vector<ShardOut> shards;
-    auto row_blocks = [&](int first, int n, std::int64_t col0, std::int64_t cols) {
-      for (int i = 0; i < n; ++i) {
-        const RowBlock b = row_block(tb.rows, n, i);
-        shards.push_back({b.offset, col0, b.size, cols, first + i});
-      }
-    };
-    const std::int64_t width = tb.dim / std::max(1, s.column_shards);
-    switch (s.type) {
-      case ShardingType::kDataParallel:
-        break;
-      case ShardingType::kTableWise:
-        shards.push_back({0, 0, tb.rows, tb.dim, s.ranks.empty() ? 0 : s.ranks[0]});
-        break;
-      case ShardingType::kRowWise:
-        row_blocks(0, M, 0, tb.dim);
-        break;
-      case ShardingType::kColumnWise:
-        for (int c = 0; c < s.column_shards; ++c)
-          shards.push_back({0, c * width, tb.rows, width,
-                            s.ranks.empty() ? c % M : s.ranks[static_cast<std::size_t>(c)]});
-        break;
-      case ShardingType::kTableRowWise:
-        if (s.ranks.size() > 1)
-          throw Error(
-              fmt::format("torchrec plan: table {} is table_row_wise over {} hosts; TorchRec's "
-                          "table_row_wise keeps a table on one host (write it as row_wise or grid)",
-                          tb.name, s.ranks.size()));
-        row_blocks(s.ranks.empty() ? 0 : s.ranks[0], block, 0, tb.dim);
-        break;
-      case ShardingType::kGrid:
-        for (int c = 0; c < s.column_shards; ++c)
-          row_blocks(s.ranks.empty() ? 0 : s.ranks[static_cast<std::size_t>(c)], block, c * width,
-                     width);
-        break;
-    }
-    std::vector<int> ranks;
-    Json shard_list = Json::array();
-    for (const auto& x : shards) {
-      ranks.push_back(x.rank);
-      shard_list.push_back({{"shard_offsets", {x.row0, x.col0}},
-                            {"shard_sizes", {x.rows, x.cols}},
-                            {"placement", fmt::format("rank:{}/cuda:{}", x.rank,
-                                                      sc.cluster.gpu(x.rank).local_index)}});
-    }
-    const bool dp = s.type == ShardingType::kDataParallel;
-    if (dp) {
-      for (int r = 0; r < M; ++r) ranks.push_back(r);
-    }
     const std::string& module =
         tb.pooling == sim::workload::Pooling::kSequence ? modules.sequence : modules.pooled;
-    Json entry = {{"sharding_type", torchrec_name(s.type)},
-                  {"compute_kernel", dp ? "dense" : "fused"},
-                  {"ranks", ranks}};
-    if (!dp) entry["shards"] = std::move(shard_list);  // as TorchRec: none for data_parallel
-    tables[module][tb.name] = std::move(entry);
-    const double f = s.type == ShardingType::kColumnWise || s.type == ShardingType::kGrid
-                         ? 1.0 / s.column_shards
-                         : 1.0;
-    const double r = s.type == ShardingType::kRowWise        ? 1.0 / M
-                     : s.type == ShardingType::kTableRowWise ? 1.0 / block
-                     : s.type == ShardingType::kGrid         ? 1.0 / block
-                                                             : 1.0;
-    const int cp = sc.layout.cp.size;
-    estimates[tb.name] = {
-        {"shard_lookup_ms", costs.slice_seconds(static_cast<int>(t), f, r, M, cp) * 1e3},
-        {"shard_weight_bytes", costs.slice_bytes(static_cast<int>(t), f, r)}};
+    tables[module][tb.name] =
+        torchrec_entry(s.type, torchrec_shards(tb, s, M, block), M, sc.cluster);
+    estimates[tb.name] = shard_estimate(costs, static_cast<int>(t), s, M, block, sc.layout.cp.size);
   }
-  Json dcs = Json::array();
-  for (const auto& d : sc.cluster.datacenters()) dcs.push_back(d.name);
-  return {{"plan", tables},
-          {"strait",
-           {{"note",
-             "what TorchRec's plan form drops: the model-parallel group (ranks above are "
-             "those of group 0; every group repeats them), and strait's estimates"},
-            {"group_size", M},
-            {"replicas", sc.layout.world / M},
-            {"world_size", sc.layout.world},
-            {"topology",
-             {{"cluster", sc.cluster.name()},
-              {"gpus", sc.cluster.gpu_count()},
-              {"gpus_per_host", host},
-              {"hosts", sc.cluster.hosts().size()},
-              {"datacenters", dcs}}},
-            {"estimates", estimates}}}};
+  return {{"plan", tables}, {"strait", strait_block(sc, std::move(estimates))}};
 }
 
 TorchRecFile read_torchrec_file(const std::string& path) {

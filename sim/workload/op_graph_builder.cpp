@@ -68,6 +68,21 @@ struct Shared {
   bool host_reduced = false;  // some table's output is reduced inside host blocks first
 };
 
+/// Gradient bytes of the data-parallel tables and of the hybrid tables' hot rows, at
+/// `bytes_per_element` each: what joins the dense gradients' sync.
+double data_parallel_bytes(const ShardMap& map, const ModelConfig& model,
+                           double bytes_per_element) {
+  double bytes = 0;
+  for (int table : map.data_parallel_tables) {
+    const auto& tb = model.tables[static_cast<std::size_t>(table)];
+    bytes += static_cast<double>(tb.rows) * tb.dim * bytes_per_element;
+  }
+  for (std::size_t table = 0; table < map.hot_rows.size(); ++table) {
+    bytes += static_cast<double>(map.hot_rows[table]) * model.tables[table].dim * bytes_per_element;
+  }
+  return bytes;
+}
+
 class RankBuilder {
  public:
   RankBuilder(const Shared& sh, RankOps& out, const std::vector<const SparseTraffic*>& traffic,
@@ -276,7 +291,6 @@ class RankBuilder {
     return last;
   }
 
-  /// Dense sync of one DDP bucket; appends the ops the optimizer waits on.
   // One all-reduce across datacenters for the shards of every bucket of this step.
   void flush_cross_dc(int step, std::vector<std::int32_t>& xdc) {
     if (xdc_after_.empty()) return;
@@ -290,6 +304,7 @@ class RankBuilder {
     xdc_bytes_ = 0;
   }
 
+  /// Dense sync of one DDP bucket; appends the ops the optimizer waits on.
   void sync_bucket(int b, Bytes bytes, std::int32_t ready, int step,
                    std::vector<std::int32_t>& waits, std::vector<std::int32_t>& xdc) {
     const auto& nm = sh_.nm;
@@ -325,143 +340,202 @@ class RankBuilder {
                                StepPhase::kBackward, {ready}, algo));
   }
 
+  /// What a step's gradient syncs leave for its optimizer.
+  struct GradientSyncs {
+    std::vector<std::int32_t> waits;  // what the optimizer waits on
+    std::vector<std::int32_t> xdc;    // this step's cross-datacenter syncs
+    double bucket = 0;                // gradient bytes of the DDP bucket being filled
+    int buckets = 0;                  // DDP buckets synced so far
+  };
+
+  /// The forward, backward, embedding update, gradient syncs and optimizer of step `s`;
+  /// returns the optimizer op. `pending_xdc`: the overlapped cross-datacenter syncs of the
+  /// step before, waited on by this step's optimizer, then this step's.
   std::int32_t dense_step(int s, std::int32_t sparse_ready, std::int32_t prev_opt,
                           std::vector<std::int32_t>& pending_xdc) {
     const auto& sc = sh_.sc;
     const auto& L = sh_.layout;
-    const auto r = static_cast<std::size_t>(rank_);
     const int replica = rank_ / L.cp.size;
     const auto shape = detail::shape_of(
         (*sh_.batches)[static_cast<std::size_t>(s)][static_cast<std::size_t>(replica)], L.cp.size);
-    const bool fsdp = sc.plan.dense == DenseParallelism::kFsdp;
+    const auto& work = sh_.layer_work[static_cast<std::size_t>(s)].of(sh_.stack, shape);
     const double e_param = bytes_per_element(sc.model.param_dtype);
     const auto& comm = sc.plan.grad_comm_precision;
     const double e_grad = comm ? bytes_per_element(*comm) : e_param;
-    const bool grouped = sc.plan.grad_sync == GradSync::kGrouped;
-    const int n = sh_.stack.layers();
-    const auto& work = sh_.layer_work[static_cast<std::size_t>(s)].of(sh_.stack, shape);
+    const double e_tables = comm ? e_grad : bytes_per_element(sc.model.embedding_dtype);
 
-    std::vector<std::int32_t> waits;  // what the optimizer waits on
+    const std::int32_t forward = dense_forward(s, work, sparse_ready, prev_opt, e_param);
+    GradientSyncs sync;
+    const std::int32_t last = dense_backward(s, work, forward, e_param, e_grad, sync);
+    const std::int32_t update = embedding_backward(s, last);
+    sync_last_bucket(s, update, last, e_tables, sync);
+    flush_cross_dc(s, sync.xdc);
+    replica_sync(s, update);
+    return dense_optimizer(s, update, last, e_param, sync, pending_xdc);
+  }
+
+  /// True when the dense parameters are sharded (FSDP), not replicated (DDP).
+  bool fsdp() const { return sh_.sc.plan.dense == DenseParallelism::kFsdp; }
+
+  /// FSDP's all-gather of layer i's parameters after `after`.
+  std::int32_t fsdp_all_gather(int s, int i, std::int32_t name, StepPhase phase, std::int32_t after,
+                               double e_param) {
+    const auto& L = sh_.layout;
+    return collective(CollectiveOp::kAllGather, L.fsdp.block[static_cast<std::size_t>(rank_)],
+                      static_cast<Bytes>(sh_.stack.layer_params(i) * e_param),
+                      CommClass::kDenseSync, name, sh_.st.dense_comm, s, phase, {after});
+  }
+
+  /// The dense layers' forward of step `s` (under FSDP each after its all-gather); the
+  /// first layer waits on the sparse forward, the host-reduced output dist and `prev_opt`.
+  /// Returns the forward's last op.
+  std::int32_t dense_forward(int s, const std::vector<detail::LayerWork>& work,
+                             std::int32_t sparse_ready, std::int32_t prev_opt, double e_param) {
+    const bool fsdp_layers = fsdp();
+    const int n = sh_.stack.layers();
     std::int32_t last = -1;
     std::int32_t first_dep = sparse_ready;
     std::int32_t host_dep = host_ready_.empty() ? -1 : host_ready_[static_cast<std::size_t>(s)];
     for (int i = 0; i < n; ++i) {
       std::int32_t gather = -1;
-      if (fsdp) {
-        gather = collective(CollectiveOp::kAllGather, L.fsdp.block[r],
-                            static_cast<Bytes>(sh_.stack.layer_params(i) * e_param),
-                            CommClass::kDenseSync, sh_.nm.fsdp_ag_fwd[static_cast<std::size_t>(i)],
-                            sh_.st.dense_comm, s, StepPhase::kForward, {prev_opt});
+      if (fsdp_layers) {
+        gather = fsdp_all_gather(s, i, sh_.nm.fsdp_ag_fwd[static_cast<std::size_t>(i)],
+                                 StepPhase::kForward, prev_opt, e_param);
       }
       if (last < 0) last = prev_opt;
       last = emit_items(work[static_cast<std::size_t>(i)].forward, last, s, StepPhase::kForward,
                         first_dep, gather, host_dep);
       first_dep = host_dep = -1;
     }
-    // Backward with DDP buckets / FSDP per layer.
-    std::vector<std::int32_t> xdc_now;
-    double bucket = 0;
-    int b = 0;
-    for (int i = n - 1; i >= 0; --i) {
+    return last;
+  }
+
+  /// The dense layers' backward of step `s` after `last`, last layer first, each layer's
+  /// gradients synced as they are ready: FSDP per layer, experts over their replicas, the
+  /// others in DDP buckets (but the last, sync_last_bucket). Returns the backward's last op.
+  std::int32_t dense_backward(int s, const std::vector<detail::LayerWork>& work, std::int32_t last,
+                              double e_param, double e_grad, GradientSyncs& sync) {
+    const auto& L = sh_.layout;
+    const auto r = static_cast<std::size_t>(rank_);
+    const bool fsdp_layers = fsdp();
+    const bool grouped = sh_.sc.plan.grad_sync == GradSync::kGrouped;
+    for (int i = sh_.stack.layers() - 1; i >= 0; --i) {
       std::int32_t gather = -1;
-      if (fsdp) {
-        gather = collective(CollectiveOp::kAllGather, L.fsdp.block[r],
-                            static_cast<Bytes>(sh_.stack.layer_params(i) * e_param),
-                            CommClass::kDenseSync, sh_.nm.fsdp_ag_bwd[static_cast<std::size_t>(i)],
-                            sh_.st.dense_comm, s, StepPhase::kBackward, {last});
+      if (fsdp_layers) {
+        gather = fsdp_all_gather(s, i, sh_.nm.fsdp_ag_bwd[static_cast<std::size_t>(i)],
+                                 StepPhase::kBackward, last, e_param);
       }
       last = emit_items(work[static_cast<std::size_t>(i)].backward, last, s, StepPhase::kBackward,
                         gather);
       const double grad = sh_.stack.layer_params(i) * e_grad;
       if (grad <= 0) continue;
-      if (fsdp) {
-        const std::int32_t rs =
-            collective(CollectiveOp::kReduceScatter, L.fsdp.block[r], static_cast<Bytes>(grad),
-                       CommClass::kDenseSync, sh_.nm.fsdp_rs[static_cast<std::size_t>(i)],
-                       sh_.st.dense_comm, s, StepPhase::kBackward, {last});
-        if (L.fsdp.replica[r] >= 0) {
-          waits.push_back(collective(CollectiveOp::kAllReduce, L.fsdp.replica[r],
-                                     static_cast<Bytes>(grad / L.fsdp.size), CommClass::kDenseSync,
-                                     sh_.nm.fsdp_ar[static_cast<std::size_t>(i)], sh_.st.dense_comm,
-                                     s, StepPhase::kBackward, {rs}));
-        } else {
-          waits.push_back(rs);
-        }
+      if (fsdp_layers) {
+        sync.waits.push_back(fsdp_grad_sync(s, i, grad, last));
       } else if (sh_.stack.expert_layer(i)) {
         if (L.expert.replica[r] >= 0) {
-          waits.push_back(collective(CollectiveOp::kAllReduce, L.expert.replica[r],
-                                     static_cast<Bytes>(grad), CommClass::kDenseSync,
-                                     sh_.nm.expert_sync, sh_.st.dense_comm, s, StepPhase::kBackward,
-                                     {last}));
+          sync.waits.push_back(collective(CollectiveOp::kAllReduce, L.expert.replica[r],
+                                          static_cast<Bytes>(grad), CommClass::kDenseSync,
+                                          sh_.nm.expert_sync, sh_.st.dense_comm, s,
+                                          StepPhase::kBackward, {last}));
         }
       } else {
-        bucket += grad;
-        if (!grouped && bucket >= static_cast<double>(sc.plan.bucket_size)) {
-          sync_bucket(b++, static_cast<Bytes>(bucket), last, s, waits, xdc_now);
-          bucket = 0;
+        sync.bucket += grad;
+        if (!grouped && sync.bucket >= static_cast<double>(sh_.sc.plan.bucket_size)) {
+          sync_bucket(sync.buckets++, static_cast<Bytes>(sync.bucket), last, s, sync.waits,
+                      sync.xdc);
+          sync.bucket = 0;
         }
       }
     }
-    // Sparse backward.
+    return last;
+  }
+
+  /// FSDP's sync of layer i's `grad` bytes after `last`: reduce-scatter in the FSDP group,
+  /// then all-reduce of the shard across its replicas; returns the op the optimizer waits on.
+  std::int32_t fsdp_grad_sync(int s, int i, double grad, std::int32_t last) {
+    const auto& L = sh_.layout;
+    const auto r = static_cast<std::size_t>(rank_);
+    const std::int32_t rs =
+        collective(CollectiveOp::kReduceScatter, L.fsdp.block[r], static_cast<Bytes>(grad),
+                   CommClass::kDenseSync, sh_.nm.fsdp_rs[static_cast<std::size_t>(i)],
+                   sh_.st.dense_comm, s, StepPhase::kBackward, {last});
+    if (L.fsdp.replica[r] < 0) return rs;
+    return collective(CollectiveOp::kAllReduce, L.fsdp.replica[r],
+                      static_cast<Bytes>(grad / L.fsdp.size), CommClass::kDenseSync,
+                      sh_.nm.fsdp_ar[static_cast<std::size_t>(i)], sh_.st.dense_comm, s,
+                      StepPhase::kBackward, {rs});
+  }
+
+  /// The embedding backward of step `s` after the dense backward's `last`: gradient dists,
+  /// then the update, which also waits for the replica sync due; returns the update.
+  std::int32_t embedding_backward(int s, std::int32_t last) {
     const SparseTraffic& t = *traffic_[static_cast<std::size_t>(s)];
     const auto [flat_grads, host_grads] = grad_dist(s, last);
-    const std::int32_t update =
-        kernel(t.update(member_), sh_.nm.update, sh_.st.compute, s, StepPhase::kBackward,
-               {last, flat_grads, host_grads, replica_due(s)});
-    // Data-parallel tables' gradients join the last DDP bucket (or sync alone under FSDP).
-    const double e_tables = comm ? e_grad : bytes_per_element(sc.model.embedding_dtype);
-    double dp_tables = 0;
-    for (int table : sh_.map.data_parallel_tables) {
-      const auto& tb = sc.model.tables[static_cast<std::size_t>(table)];
-      dp_tables += static_cast<double>(tb.rows) * tb.dim * e_tables;
-    }
-    // Hybrid tables' hot rows likewise.
-    for (std::size_t table = 0; table < sh_.map.hot_rows.size(); ++table) {
-      dp_tables +=
-          static_cast<double>(sh_.map.hot_rows[table]) * sc.model.tables[table].dim * e_tables;
-    }
-    if (fsdp) {
+    return kernel(t.update(member_), sh_.nm.update, sh_.st.compute, s, StepPhase::kBackward,
+                  {last, flat_grads, host_grads, replica_due(s)});
+  }
+
+  /// The last DDP bucket's sync, which the data-parallel tables' gradients and the hot
+  /// rows' join (under FSDP they sync alone).
+  void sync_last_bucket(int s, std::int32_t update, std::int32_t last, double e_tables,
+                        GradientSyncs& sync) {
+    const double dp_tables = data_parallel_bytes(sh_.map, sh_.sc.model, e_tables);
+    if (fsdp()) {
       if (dp_tables > 0) {
-        waits.push_back(collective(CollectiveOp::kAllReduce, L.all, static_cast<Bytes>(dp_tables),
-                                   CommClass::kDenseSync, sh_.nm.dp_tables_sync, sh_.st.dense_comm,
-                                   s, StepPhase::kBackward, {update}));
+        sync.waits.push_back(collective(CollectiveOp::kAllReduce, sh_.layout.all,
+                                        static_cast<Bytes>(dp_tables), CommClass::kDenseSync,
+                                        sh_.nm.dp_tables_sync, sh_.st.dense_comm, s,
+                                        StepPhase::kBackward, {update}));
       }
-    } else if (bucket + dp_tables > 0) {
+    } else if (sync.bucket + dp_tables > 0) {
       // Grouped: one all-reduce once the dense backward is done; the tables' local reduce
       // ran beside the backward, and their update (in `update`) does not hold it back.
-      sync_bucket(b++, static_cast<Bytes>(bucket + dp_tables),
-                  dp_tables > 0 && !grouped ? update : last, s, waits, xdc_now);
+      const bool grouped = sh_.sc.plan.grad_sync == GradSync::kGrouped;
+      sync_bucket(sync.buckets++, static_cast<Bytes>(sync.bucket + dp_tables),
+                  dp_tables > 0 && !grouped ? update : last, s, sync.waits, sync.xdc);
     }
-    flush_cross_dc(s, xdc_now);
-    // Replica sync every K steps is spread over the steps: each step all-reduces a
-    // rotating 1/K slice of the shard (weights and optimizer state) on its own stream,
-    // overlapped with the next step, whose embedding update waits for it (one step of
-    // staleness, as streaming synchronization across datacenters does). Every step thus
-    // carries the time-averaged cost and a short simulation still sees it.
-    if (L.sparse.replica[r] >= 0 && sh_.map.has_sharded()) {
-      const int m = member_;
-      const double elems = sh_.map.weight_elements(sc.model, m),
-                   rows = std::max(1.0, sh_.map.rows(sc.model, m));
-      const double bytes =
-          elems * bytes_per_element(sc.model.embedding_dtype) +
-          optimizer_state_bytes(sc.model.embedding_optimizer, rows, elems / rows,
-                                bytes_per_element(sc.model.embedding_optimizer_dtype));
-      replica_syncs_[static_cast<std::size_t>(s)] = collective(
-          CollectiveOp::kAllReduce, L.sparse.replica[r],
-          static_cast<Bytes>(bytes / sc.plan.replica_sync_every), CommClass::kReplicaSync,
-          sh_.nm.replica_sync,
-          sh_.st.replica_comm[static_cast<std::size_t>(s % sc.plan.replica_sync_staleness)], s,
-          StepPhase::kOptimizer, {update});
-    }
-    // Dense optimizer: reads parameters, gradients and state, writes parameters and state
-    // (Adam in fp32: 7 x 4 bytes per parameter).
+  }
+
+  /// Replica sync every K steps is spread over the steps: each step all-reduces a
+  /// rotating 1/K slice of the shard (weights and optimizer state) on its own stream,
+  /// overlapped with the next step, whose embedding update waits for it (one step of
+  /// staleness, as streaming synchronization across datacenters does). Every step thus
+  /// carries the time-averaged cost and a short simulation still sees it.
+  void replica_sync(int s, std::int32_t update) {
+    const auto& sc = sh_.sc;
+    const auto& L = sh_.layout;
+    const auto r = static_cast<std::size_t>(rank_);
+    if (L.sparse.replica[r] < 0 || !sh_.map.has_sharded()) return;
+    const int m = member_;
+    const double elems = sh_.map.weight_elements(sc.model, m),
+                 rows = std::max(1.0, sh_.map.rows(sc.model, m));
+    const double bytes =
+        elems * bytes_per_element(sc.model.embedding_dtype) +
+        optimizer_state_bytes(sc.model.embedding_optimizer, rows, elems / rows,
+                              bytes_per_element(sc.model.embedding_optimizer_dtype));
+    replica_syncs_[static_cast<std::size_t>(s)] = collective(
+        CollectiveOp::kAllReduce, L.sparse.replica[r],
+        static_cast<Bytes>(bytes / sc.plan.replica_sync_every), CommClass::kReplicaSync,
+        sh_.nm.replica_sync,
+        sh_.st.replica_comm[static_cast<std::size_t>(s % sc.plan.replica_sync_staleness)], s,
+        StepPhase::kOptimizer, {update});
+  }
+
+  /// Dense optimizer: reads parameters, gradients and state, writes parameters and state
+  /// (Adam in fp32: 7 x 4 bytes per parameter). It waits on the embedding update, the
+  /// step's gradient syncs, the step before's overlapped cross-datacenter syncs (this
+  /// step's become pending) and the backward's `last` op.
+  std::int32_t dense_optimizer(int s, std::int32_t update, std::int32_t last, double e_param,
+                               GradientSyncs& sync, std::vector<std::int32_t>& pending_xdc) {
+    const auto& sc = sh_.sc;
     double params = sh_.stack.total_params();
-    if (fsdp) params /= L.fsdp.size;
+    if (fsdp()) params /= sh_.layout.fsdp.size;
     const Kernel opt = cost::optimizer_work(
         params, e_param, optimizer_state_bytes(sc.model.dense_optimizer, 1, 1, 4));
+    auto& waits = sync.waits;
     waits.push_back(update);
     for (auto x : pending_xdc) waits.push_back(x);
-    pending_xdc = std::move(xdc_now);
+    pending_xdc = std::move(sync.xdc);
     const std::int32_t o =
         kernel(opt, sh_.nm.optimizer, sh_.st.compute, s, StepPhase::kOptimizer, {});
     auto& deps = out_.ops[static_cast<std::size_t>(o)].deps;
@@ -521,79 +595,92 @@ Names intern_names(OpGraph& g, const DenseStack& stack, int buckets) {
   return nm;
 }
 
-}  // namespace
-
-OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options) {
-  return build_op_graph(sc, options, nullptr);
+/// GPUs per host of the scenario's cluster (1 without hosts).
+int host_gpus(const TrainingScenario& sc) {
+  return sc.cluster.hosts().empty() ? 1 : static_cast<int>(sc.cluster.hosts().front().gpus.size());
 }
 
-OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options,
-                       const RankSink& sink) {
-  const Layout& L = sc.layout;
-  // Refused before the dense stack and the shard map are built.
-  check_work(sc, options.steps > 0 ? options.steps : sc.steps);
-  const int host_size =
-      sc.cluster.hosts().empty() ? 1 : static_cast<int>(sc.cluster.hosts().front().gpus.size());
-  Shared sh(sc, host_size);
-  sh.flat_output = sh.map.any_flat_output(sc.model);
-  sh.host_reduced = sh.map.any_host_reduced(sc.model);
-  sh.steps = options.steps > 0 ? options.steps : sc.steps;
-  sh.lookahead = sc.plan.schedule.pipeline_depth - 1;
+/// Datacenters among the ranks.
+int datacenters_of(const TrainingScenario& sc) {
   std::vector<bool> seen(sc.cluster.datacenters().size(), false);
-  sh.dcs = 0;
-  for (int dc : L.rank_dc) {
-    if (!seen[static_cast<std::size_t>(dc)]) ++sh.dcs;
+  int dcs = 0;
+  for (int dc : sc.layout.rank_dc) {
+    if (!seen[static_cast<std::size_t>(dc)]) ++dcs;
     seen[static_cast<std::size_t>(dc)] = true;
   }
-  OpGraph g;
-  g.steps = sh.steps;
-  g.groups = L.groups;
-  sh.st.compute = g.stream("compute");
-  sh.st.embedding_comm = g.stream("embedding_comm");
-  sh.st.dense_comm = g.stream("dense_comm");
-  sh.st.cp_comm = g.stream("cp_comm");
-  sh.st.host_comm = sh.host_reduced ? g.stream("embedding_host_comm") : sh.st.embedding_comm;
-  for (int k = 0; k < sc.plan.replica_sync_staleness; ++k) {
-    sh.st.replica_comm.push_back(g.stream(sc.plan.replica_sync_staleness == 1
-                                              ? std::string("replica_comm")
-                                              : fmt::format("replica_comm/{}", k)));
+  return dcs;
+}
+
+/// Opens the graph's streams: compute, the embedding, dense and context-parallel comm
+/// streams, then those the plan needs (host-reduced dists, replica syncs, pipelined sparse
+/// forward, overlapped cross-datacenter sync).
+Streams open_streams(OpGraph& g, const Shared& sh) {
+  const auto& plan = sh.sc.plan;
+  Streams st{};
+  st.compute = g.stream("compute");
+  st.embedding_comm = g.stream("embedding_comm");
+  st.dense_comm = g.stream("dense_comm");
+  st.cp_comm = g.stream("cp_comm");
+  st.host_comm = sh.host_reduced ? g.stream("embedding_host_comm") : st.embedding_comm;
+  for (int k = 0; k < plan.replica_sync_staleness; ++k) {
+    st.replica_comm.push_back(g.stream(plan.replica_sync_staleness == 1
+                                           ? std::string("replica_comm")
+                                           : fmt::format("replica_comm/{}", k)));
   }
-  sh.st.sparse_compute = sh.lookahead > 0 && sc.plan.schedule.pipelined == Pipelined::kSparseForward
-                             ? g.stream("sparse_compute")
-                             : sh.st.compute;
-  sh.st.xdc_comm = sc.plan.schedule.cross_dc == CrossDcSync::kOverlapped ? g.stream("xdc_comm")
-                                                                         : sh.st.dense_comm;
+  st.sparse_compute = sh.lookahead > 0 && plan.schedule.pipelined == Pipelined::kSparseForward
+                          ? g.stream("sparse_compute")
+                          : st.compute;
+  st.xdc_comm =
+      plan.schedule.cross_dc == CrossDcSync::kOverlapped ? g.stream("xdc_comm") : st.dense_comm;
+  return st;
+}
+
+/// How many DDP buckets' names to intern: the fp32 gradients of the dense stack, the
+/// data-parallel tables and the hot rows, in buckets, and two more.
+double bucket_bound(const Shared& sh) {
   const double grad_bytes = sh.stack.total_params() * 4 + 1;
-  double dp_table_bytes = 0;
-  for (int t : sh.map.data_parallel_tables) {
-    dp_table_bytes += static_cast<double>(sc.model.tables[static_cast<std::size_t>(t)].rows) *
-                      sc.model.tables[static_cast<std::size_t>(t)].dim * 4;
-  }
-  for (std::size_t t = 0; t < sh.map.hot_rows.size(); ++t)
-    dp_table_bytes += static_cast<double>(sh.map.hot_rows[t]) * sc.model.tables[t].dim * 4;
-  const double bucket_count =
-      std::floor((grad_bytes + dp_table_bytes) / static_cast<double>(sc.plan.bucket_size)) + 2;
-  check_buckets(sc, sh.steps, bucket_count);
-  const int buckets = static_cast<int>(bucket_count);
-  sh.nm = intern_names(g, sh.stack, buckets);
-  sh.slowdown.assign(static_cast<std::size_t>(L.world), 1.0);
+  const double dp_table_bytes = data_parallel_bytes(sh.map, sh.sc.model, 4);
+  return std::floor((grad_bytes + dp_table_bytes) / static_cast<double>(sh.sc.plan.bucket_size)) +
+         2;
+}
+
+/// Each rank's kernel slowdown (1 but for the scenario's slow ranks).
+std::vector<double> rank_slowdowns(const TrainingScenario& sc) {
+  std::vector<double> slowdown(static_cast<std::size_t>(sc.layout.world), 1.0);
   for (const auto& s : sc.hardware.slow_ranks)
-    sh.slowdown[static_cast<std::size_t>(s.rank)] *= s.slowdown;
+    slowdown[static_cast<std::size_t>(s.rank)] *= s.slowdown;
+  return slowdown;
+}
+
+/// The caller's batches when they cover the steps, else the steps sampled here.
+void take_batches(Shared& sh, const OpGraphOptions& options) {
   if (options.batches && static_cast<int>(options.batches->size()) >= sh.steps) {
     sh.batches = options.batches;
   } else {
-    sh.sampled = sample_steps(sc, sh.steps);
+    sh.sampled = sample_steps(sh.sc, sh.steps);
   }
-  sh.layer_work.resize(static_cast<std::size_t>(sh.steps));
+}
 
+/// Every rank's rank, GPU and samples (of its replica's first batch, its 1/cp share).
+void name_ranks(OpGraph& g, const Shared& sh) {
+  const Layout& L = sh.layout;
   g.ranks.resize(static_cast<std::size_t>(L.world));
-  const int M = L.sparse.size;
-  std::size_t reserve = 0;
   for (int r = 0; r < L.world; ++r) {
     RankOps& ro = g.ranks[static_cast<std::size_t>(r)];
     ro.rank = ro.gpu = r;
     ro.samples = sh.batches->front()[static_cast<std::size_t>(r / L.cp.size)].samples / L.cp.size;
   }
+}
+
+/// The ops of every rank of the representative blocks (all blocks by default), block by
+/// block, into the graph or, with a sink, to the sink; with options.memory, each rank's
+/// memory report as well.
+void build_ranks(OpGraph& g, const Shared& sh, const OpGraphOptions& options,
+                 const RankSink& sink) {
+  const TrainingScenario& sc = sh.sc;
+  const Layout& L = sh.layout;
+  const int M = L.sparse.size;
+  std::size_t reserve = 0;
   RankOps scratch;  // with a sink: every rank is built here in turn
   std::optional<detail::RankMemoryModel> memory;
   if (options.memory) {
@@ -629,6 +716,37 @@ OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options
       if (sink) sink(ro);
     }
   }
+}
+
+}  // namespace
+
+OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options) {
+  return build_op_graph(sc, options, nullptr);
+}
+
+OpGraph build_op_graph(const TrainingScenario& sc, const OpGraphOptions& options,
+                       const RankSink& sink) {
+  const int steps = options.steps > 0 ? options.steps : sc.steps;
+  // Refused before the dense stack and the shard map are built.
+  check_work(sc, steps);
+  Shared sh(sc, host_gpus(sc));
+  sh.flat_output = sh.map.any_flat_output(sc.model);
+  sh.host_reduced = sh.map.any_host_reduced(sc.model);
+  sh.steps = steps;
+  sh.lookahead = sc.plan.schedule.pipeline_depth - 1;
+  sh.dcs = datacenters_of(sc);
+  OpGraph g;
+  g.steps = sh.steps;
+  g.groups = sc.layout.groups;
+  sh.st = open_streams(g, sh);
+  const double bucket_count = bucket_bound(sh);
+  check_buckets(sc, sh.steps, bucket_count);
+  sh.nm = intern_names(g, sh.stack, static_cast<int>(bucket_count));
+  sh.slowdown = rank_slowdowns(sc);
+  take_batches(sh, options);
+  sh.layer_work.resize(static_cast<std::size_t>(sh.steps));
+  name_ranks(g, sh);
+  build_ranks(g, sh, options, sink);
   return g;
 }
 

@@ -21,106 +21,136 @@ void DenseStack::add_linear(const std::string& name, int in, int out, bool per_t
   layers_.push_back(l);
 }
 
+namespace {
+
+// Widths the model's embedding tables feed the dense stack.
+struct TableWidths {
+  int pooled_dims = 0;      // summed dims of the pooled tables
+  int pooled_features = 0;  // pooled tables
+  int sequence_dims = 0;    // summed dims of the sequence tables (HSTU's input)
+};
+
+TableWidths table_widths(const ModelConfig& model) {
+  TableWidths w;
+  for (const auto& t : model.tables) {
+    if (t.pooling == Pooling::kSequence) {
+      w.sequence_dims += t.dim;
+    } else {
+      w.pooled_dims += t.dim;
+      ++w.pooled_features;
+    }
+  }
+  return w;
+}
+
+}  // namespace
+
 DenseStack::DenseStack(const ModelConfig& model, const ParallelPlan& plan)
     : hstu_(model.hstu),
       moe_(model.moe),
       expert_parallel_(plan.expert.size),
       cp_degree_(plan.cp_degree),
       cp_mode_(plan.cp_mode) {
-  int pooled_dims = 0, pooled_features = 0, sequence_dims = 0;
-  for (const auto& t : model.tables) {
-    if (t.pooling == Pooling::kSequence) {
-      sequence_dims += t.dim;
-    } else {
-      pooled_dims += t.dim;
-      ++pooled_features;
-    }
-  }
+  const TableWidths tables = table_widths(model);
+  const int width = add_bottom_mlp(model);
+  const bool hstu = model.has_hstu();
+  const int top_in =
+      hstu ? add_hstu_layers(tables.sequence_dims)
+           : add_interaction(model, tables.pooled_dims, tables.pooled_features, width);
+  add_moe_layers(top_in, hstu);
+  const int w = add_top_mlp(model, top_in, hstu);
+  add_loss(model, w, hstu);
+}
+
+int DenseStack::add_bottom_mlp(const ModelConfig& model) {
   int width = model.dense_features;
   for (std::size_t i = 0; i < model.bottom_mlp.layers.size(); ++i) {
     add_linear(fmt::format("bottom_mlp.{}", i), width, model.bottom_mlp.layers[i], false,
                model.bottom_mlp.precision);
     width = model.bottom_mlp.layers[i];
   }
-  const bool hstu = model.has_hstu();
-  int top_in = 0;
-  if (hstu) {
-    const int d = hstu_.model_dim;
-    if (sequence_dims != d) add_linear("input_proj", sequence_dims, d, true, hstu_.precision);
-    const double h = hstu_.heads, dqk = hstu_.head_dim, dv = hstu_.linear_dim;
-    for (int i = 0; i < hstu_.layers; ++i) {
-      Layer l{Type::kHstu, fmt::format("hstu.{}", i), true, d, d, hstu_.precision, 0, 0};
-      l.params =
-          d * h * (2 * dqk + 2 * dv) + h * dv * d + 2.0 * d + (hstu_.relative_bias ? h * 256 : 0);
-      l.first_name = add_names({"norm_in",
-                                "uvqk",
-                                "silu",
-                                "rel_bias",
-                                "jagged_to_padded",
-                                "cp_kv_all_gather",
-                                "cp_qkv_all_to_all",
-                                "attention",
-                                "padded_to_jagged",
-                                "cp_out_all_to_all",
-                                "norm_out",
-                                "dropout",
-                                "out",
-                                "residual",
-                                "out_bwd",
-                                "dropout_bwd",
-                                "norm_out_bwd",
-                                "cp_dout_all_to_all",
-                                "padded_to_jagged_bwd",
-                                "attention_bwd",
-                                "jagged_to_padded_bwd",
-                                "cp_dkv_reduce_scatter",
-                                "cp_dqkv_all_to_all",
-                                "rel_bias_bwd",
-                                "silu_bwd",
-                                "uvqk_bwd",
-                                "norm_in_bwd",
-                                "residual_bwd"},
-                               l.name);
+  return width;
+}
+
+int DenseStack::add_hstu_layers(int sequence_dims) {
+  const int d = hstu_.model_dim;
+  if (sequence_dims != d) add_linear("input_proj", sequence_dims, d, true, hstu_.precision);
+  const double h = hstu_.heads, dqk = hstu_.head_dim, dv = hstu_.linear_dim;
+  for (int i = 0; i < hstu_.layers; ++i) {
+    Layer l{Type::kHstu, fmt::format("hstu.{}", i), true, d, d, hstu_.precision, 0, 0};
+    l.params =
+        d * h * (2 * dqk + 2 * dv) + h * dv * d + 2.0 * d + (hstu_.relative_bias ? h * 256 : 0);
+    l.first_name = add_names({"norm_in",
+                              "uvqk",
+                              "silu",
+                              "rel_bias",
+                              "jagged_to_padded",
+                              "cp_kv_all_gather",
+                              "cp_qkv_all_to_all",
+                              "attention",
+                              "padded_to_jagged",
+                              "cp_out_all_to_all",
+                              "norm_out",
+                              "dropout",
+                              "out",
+                              "residual",
+                              "out_bwd",
+                              "dropout_bwd",
+                              "norm_out_bwd",
+                              "cp_dout_all_to_all",
+                              "padded_to_jagged_bwd",
+                              "attention_bwd",
+                              "jagged_to_padded_bwd",
+                              "cp_dkv_reduce_scatter",
+                              "cp_dqkv_all_to_all",
+                              "rel_bias_bwd",
+                              "silu_bwd",
+                              "uvqk_bwd",
+                              "norm_in_bwd",
+                              "residual_bwd"},
+                             l.name);
+    layers_.push_back(l);
+  }
+  return d;
+}
+
+int DenseStack::add_interaction(const ModelConfig& model, int pooled_dims, int pooled_features,
+                                int width) {
+  const int features = pooled_features + (model.bottom_mlp.layers.empty() ? 0 : 1);
+  const int concat = pooled_dims + (model.bottom_mlp.layers.empty() ? model.dense_features : width);
+  switch (model.interaction.type) {
+    case InteractionConfig::Type::kDot: {
+      const int dim = model.bottom_mlp.layers.empty()
+                          ? (pooled_features ? pooled_dims / pooled_features : 1)
+                          : width;
+      Layer l{Type::kDot, "interaction", false, features, dim, model.interaction.precision, 0, 0};
+      l.first_name = add_names({"fwd", "bwd"}, l.name);
       layers_.push_back(l);
+      return dim + features * (features - 1) / 2;
     }
-    top_in = d;
-  } else {
-    const int features = pooled_features + (model.bottom_mlp.layers.empty() ? 0 : 1);
-    const int concat =
-        pooled_dims + (model.bottom_mlp.layers.empty() ? model.dense_features : width);
-    switch (model.interaction.type) {
-      case InteractionConfig::Type::kDot: {
-        const int dim = model.bottom_mlp.layers.empty()
-                            ? (pooled_features ? pooled_dims / pooled_features : 1)
-                            : width;
-        Layer l{Type::kDot, "interaction", false, features, dim, model.interaction.precision, 0, 0};
+    case InteractionConfig::Type::kDcn:
+      for (int i = 0; i < model.interaction.layers; ++i) {
+        Layer l{Type::kDcn,
+                fmt::format("dcn.{}", i),
+                false,
+                concat,
+                model.interaction.low_rank,
+                model.interaction.precision,
+                2.0 * concat * model.interaction.low_rank + concat,
+                0};
         l.first_name = add_names({"fwd", "bwd"}, l.name);
         layers_.push_back(l);
-        top_in = dim + features * (features - 1) / 2;
-        break;
       }
-      case InteractionConfig::Type::kDcn:
-        for (int i = 0; i < model.interaction.layers; ++i) {
-          Layer l{Type::kDcn,
-                  fmt::format("dcn.{}", i),
-                  false,
-                  concat,
-                  model.interaction.low_rank,
-                  model.interaction.precision,
-                  2.0 * concat * model.interaction.low_rank + concat,
-                  0};
-          l.first_name = add_names({"fwd", "bwd"}, l.name);
-          layers_.push_back(l);
-        }
-        top_in = concat;
-        break;
-      case InteractionConfig::Type::kNone:
-        top_in = concat;
-        break;
-    }
+      return concat;
+    case InteractionConfig::Type::kNone:
+      return concat;
   }
+  return 0;
+}
+
+void DenseStack::add_moe_layers(int top_in, bool per_token) {
   for (int i = 0; i < moe_.layers; ++i) {
-    Layer l{Type::kMoe, fmt::format("moe.{}", i), hstu, top_in, top_in, moe_.precision, 0, 0};
+    Layer l{Type::kMoe, fmt::format("moe.{}", i), per_token, top_in, top_in, moe_.precision, 0, 0};
     l.params =
         static_cast<double>(moe_.experts) / expert_parallel_ * 2.0 * top_in * moe_.expert_hidden +
         static_cast<double>(top_in) * moe_.experts;
@@ -129,13 +159,20 @@ DenseStack::DenseStack(const ModelConfig& model, const ParallelPlan& plan)
                              l.name);
     layers_.push_back(l);
   }
+}
+
+int DenseStack::add_top_mlp(const ModelConfig& model, int top_in, bool per_token) {
   int w = top_in;
   for (std::size_t i = 0; i < model.top_mlp.layers.size(); ++i) {
-    add_linear(fmt::format("top_mlp.{}", i), w, model.top_mlp.layers[i], hstu,
+    add_linear(fmt::format("top_mlp.{}", i), w, model.top_mlp.layers[i], per_token,
                model.top_mlp.precision);
     w = model.top_mlp.layers[i];
   }
-  Layer loss{hstu ? Type::kLossSoftmax : Type::kLossBce,       "loss", hstu, w, hstu_.negatives,
+  return w;
+}
+
+void DenseStack::add_loss(const ModelConfig& model, int in, bool hstu) {
+  Layer loss{hstu ? Type::kLossSoftmax : Type::kLossBce,       "loss", hstu, in, hstu_.negatives,
              hstu ? hstu_.precision : model.top_mlp.precision, 0,      0};
   loss.first_name = hstu ? add_names({"negatives_gather", "logits", "softmax", "softmax_bwd",
                                       "logits_bwd", "negatives_gather_bwd"},

@@ -125,6 +125,14 @@ class DenseStack {
   std::int32_t add_names(std::initializer_list<std::string_view> suffixes,
                          const std::string& layer);
   void add_linear(const std::string& name, int in, int out, bool per_token, Precision p);
+  // The layers in the order they run; those that change the width return the width they
+  // hand on.
+  int add_bottom_mlp(const ModelConfig& model);
+  int add_hstu_layers(int sequence_dims);
+  int add_interaction(const ModelConfig& model, int pooled_dims, int pooled_features, int width);
+  void add_moe_layers(int top_in, bool per_token);
+  int add_top_mlp(const ModelConfig& model, int top_in, bool per_token);
+  void add_loss(const ModelConfig& model, int in, bool hstu);
   void hstu_layer(std::int32_t n0, Precision p, const BatchShape& s, LayerWork& w) const;
   void sampled_softmax(std::int32_t n0, int d, int negatives, Precision p, const BatchShape& s,
                        LayerWork& w) const;
