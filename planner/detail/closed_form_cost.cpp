@@ -159,12 +159,16 @@ double cross_dc_bytes(const OpGraph& graph, const std::vector<Instance>& instanc
 Estimate ClosedFormCost::estimate(const sim::workload::TrainingScenario& sc) const {
   Estimate e;
   e.memory_capacity = memory_capacity(sc, kernels_);
-  e.memory = sim::workload::memory_per_rank(sc, kRepresentativeRanks).fits(e.memory_capacity);
+  // The batches are sampled once: the memory model reads every step's, the one-step op
+  // graph the first's (sample_steps draws each step from its own stream).
+  const auto batches = sim::workload::sample_steps(sc, sc.steps);
+  e.memory =
+      sim::workload::memory_per_rank(sc, batches, kRepresentativeRanks).fits(e.memory_capacity);
   e.fits = e.memory.fits;
   if (!e.fits) return e;
 
-  const OpGraph graph =
-      sim::workload::build_op_graph(sc, {.steps = 1, .representative_ranks = kRepresentativeRanks});
+  const OpGraph graph = sim::workload::build_op_graph(
+      sc, {.steps = 1, .representative_ranks = kRepresentativeRanks, .batches = &batches});
   const auto xdc_stream = std::find(graph.streams.begin(), graph.streams.end(), "xdc_comm");
   const auto xdc = static_cast<std::int32_t>(xdc_stream - graph.streams.begin());
 

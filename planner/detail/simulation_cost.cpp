@@ -1,6 +1,7 @@
 #include "planner/detail/simulation_cost.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "planner/detail/closed_form_cost.hpp"
 
@@ -36,22 +37,24 @@ int compared_steps(int scenario_steps, const sim::workload::ParallelPlan& plan) 
 namespace detail {
 
 Estimate SimulationCost::estimate(const sim::workload::TrainingScenario& scenario) const {
-  Estimate e;
-  e.memory_capacity = memory_capacity(scenario, kernels_);
-  e.memory = sim::workload::memory_per_rank(scenario).fits(e.memory_capacity);
-  e.fits = e.memory.fits;
-  if (!e.fits) return e;
+  // One expansion per candidate: its memory report decides whether the plan fits, and the
+  // replay reuses its op graph. Both cover the steps the plan is compared on.
+  const int steps = compared_steps(scenario.steps, scenario.plan);
+  std::optional<sim::workload::TrainingScenario> longer;
+  if (steps != scenario.steps) {
+    longer = scenario;
+    longer->steps = steps;
+  }
+  const auto& run = longer ? *longer : scenario;
   sim::run::TrainingRunOptions options;
   options.mode = mode_;
-  const int steps = compared_steps(scenario.steps, scenario.plan);
-  sim::run::TrainingReport report;
-  if (scenario.steps == steps) {
-    report = sim::run::run_training(scenario, kernels_, options);
-  } else {
-    auto longer = scenario;
-    longer.steps = steps;
-    report = sim::run::run_training(longer, kernels_, options);
-  }
+  const auto expansion = sim::run::expand_training(run, kernels_, options);
+  Estimate e;
+  e.memory_capacity = memory_capacity(scenario, kernels_);
+  e.memory = expansion.memory.fits(e.memory_capacity);
+  e.fits = e.memory.fits;
+  if (!e.fits) return e;
+  auto report = sim::run::run_training(expansion, run, kernels_, options);
   e.step_ms = report.stats.mean_ms;
   e.samples_per_sec = report.samples_per_sec;
   e.samples_per_sec_per_gpu = report.samples_per_sec / std::max(1, scenario.layout.world);
