@@ -2,6 +2,12 @@
 // MPI_Reduce_scatter_block, MPI_Alltoall, MPI_Alltoallv and a blocking send/recv from
 // rank 0 to rank 1, on f32 data. Sizes follow nccl-tests (see CollectiveCase); every
 // per-rank block holds at least one element, so tiny sizes are rounded up to that.
+// Each sample starts with the send and receive buffers evicted from the caches: a step
+// reaches its collectives with buffers it last touched many kernels ago. Timed with warm
+// buffers, the fitted all-to-alls were 2-3x faster than inside strait exec's steps
+// (dlrm-tiny-cpu's output_dist: 79 us simulated, 251 us measured); evicted, 2-3x slower
+// than warm at 64 KiB - 4 MiB, and the exposed all-to-all time simulated for dlrm-tiny-cpu
+// went from 20% to 47% of the measured (bench/README.md, "The CPU trust loop").
 
 #include <mpi.h>
 
@@ -11,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "calibration/detail/backends.hpp"
+#include "calibration/detail/cache_flush.hpp"
 #include "calibration/detail/communicator.hpp"
 #include "sim/core/error.hpp"
 
@@ -47,6 +54,8 @@ class MpiCollectives final : public CollectiveBackend {
     for (int i = 0; i < warmup; ++i) run_once(c);
     std::vector<double> samples;
     for (int i = 0; i < repetitions; ++i) {
+      evict(send_.data(), send_.size() * sizeof(float));
+      evict(recv_.data(), recv_.size() * sizeof(float));
       MPI_Barrier(mpi_);
       const auto start = std::chrono::steady_clock::now();
       run_once(c);
