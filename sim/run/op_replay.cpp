@@ -44,10 +44,7 @@ class Replayer {
                                 : std::nullopt),
         ranks_(graph, cluster, options, gpus_, trace_ ? &*trace_ : nullptr),
         rendezvous_(graph),
-        host_(host_ranks(ranks_, cost)) {
-    // replay() set host_progress where a rank's profile asks for it.
-    if (host_.active() && !options.host_progress)
-      throw Error("replay: ranks progress collectives on the host but the options say none");
+        host_(host_ranks(ranks_, cost)) {  // replay() set options.host_progress to match
     // Analytical mode without a trace runs in dataflow order (see run()).
     if (runs_in_dataflow_order(options))
       dataflow_net_ = static_cast<network::AnalyticalNetwork*>(net_.get());
