@@ -67,4 +67,14 @@ network::CollectiveCalibration collective_calibration(const topology::Cluster& c
   return cost.profile(*only_type).collectives.ops;
 }
 
+std::unique_ptr<network::Network> calibrated_network(engine::Simulator& sim,
+                                                     const topology::Cluster& cluster,
+                                                     const cost::CostModel& cost,
+                                                     network::NetworkMode mode) {
+  network::NetworkOptions options;
+  options.mode = mode;
+  options.calibration = collective_calibration(cluster, cost);
+  return network::make_network(sim, cluster, options);
+}
+
 }  // namespace strait::sim::run

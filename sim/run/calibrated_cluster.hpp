@@ -8,8 +8,12 @@
 // every GPU of the cluster has that type. Op factors apply when every GPU has one type.
 // Profiles without a "collectives" section change nothing.
 
+#include <memory>
+
 #include "sim/cost/cost_model.hpp"
+#include "sim/engine/simulator.hpp"
 #include "sim/network/collective.hpp"
+#include "sim/network/network.hpp"
 #include "sim/topology/cluster.hpp"
 
 namespace strait::sim::run {
@@ -21,5 +25,11 @@ topology::Cluster calibrated_cluster(const topology::Cluster& cluster, const cos
 /// The per-operation factors for collectives on `cluster` (none on mixed-type clusters).
 network::CollectiveCalibration collective_calibration(const topology::Cluster& cluster,
                                                       const cost::CostModel& cost);
+/// The network of a run in `mode` on `cluster` (already calibrated_cluster's where it has
+/// link factors), with the per-operation factors of collective_calibration.
+std::unique_ptr<network::Network> calibrated_network(engine::Simulator& sim,
+                                                     const topology::Cluster& cluster,
+                                                     const cost::CostModel& cost,
+                                                     network::NetworkMode mode);
 
 }  // namespace strait::sim::run

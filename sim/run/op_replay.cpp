@@ -39,18 +39,16 @@ class Replayer {
       : graph_(graph),
         cost_(cost),
         options_(options),
-        net_(network_for(sim_, graph, cluster, cost, options)),
+        net_(calibrated_network(sim_, cluster, cost, options.mode)),
         trace_(options.timeline ? std::make_optional<detail::ReplayTrace>(*options.timeline, graph)
                                 : std::nullopt),
         ranks_(graph, cluster, options, gpus_, trace_ ? &*trace_ : nullptr),
         rendezvous_(graph),
-        host_(host_ranks(ranks_, cost)) {  // replay() set options.host_progress to match
+        host_(ranks_.host_progressed(cost)) {  // replay() set options.host_progress to match
     // Analytical mode without a trace runs in dataflow order (see run()).
     if (runs_in_dataflow_order(options))
       dataflow_net_ = static_cast<network::AnalyticalNetwork*>(net_.get());
-    for (std::size_t s = 0; s < graph.streams().size(); ++s) {
-      if (graph.streams()[s] == "compute") compute_stream_ = static_cast<std::int32_t>(s);
-    }
+    compute_stream_ = graph.stream_index("compute");
     streams_ = graph.streams().size();
     result_.ranks.resize(graph.ranks().size());
     result_.step_end.assign(static_cast<std::size_t>(std::max(1, graph.steps())), Time::zero());
@@ -77,48 +75,14 @@ class Replayer {
     result_.traffic = net_->traffic();
     for (int c = 0; c < workload::kCommClassCount; ++c)
       result_.class_traffic[static_cast<std::size_t>(c)] = net_->tagged(c);
-    // In dataflow order, the events the time-ordered run would have taken: one per kernel
-    // and one or two per collective.
-    // With solo runs, the events the engine would have taken for their kernels instead of
-    // the runs' own end events.
+    // In dataflow order, the events the time-ordered run would have taken (one per kernel,
+    // one or two per collective); with solo runs, those of their kernels, not the runs'.
     result_.events = dataflow_net_ ? result_.kernels + collective_events_
                                    : sim_.events() - solo_end_events_ + solo_kernel_events_;
     return std::move(result_);
   }
 
  private:
-  // By rank: whether its GPU type progresses collectives on the host.
-  static std::vector<std::uint8_t> host_ranks(const detail::ReplayRanks& ranks,
-                                              const cost::CostModel& cost) {
-    std::vector<std::uint8_t> host(ranks.size(), 0);
-    const std::string* type = nullptr;  // ranks share a few type strings: one lookup each run
-    bool on = false;
-    for (std::size_t r = 0; r < ranks.size(); ++r) {
-      if (ranks[r].gpu_type != type) {
-        type = ranks[r].gpu_type;
-        on = type && cost.device(*type).collective_progress == cost::CollectiveProgress::kHost;
-      }
-      host[r] = on;
-    }
-    return host;
-  }
-
-  // The network of the run, its calibration from the cost model's profiles.
-  static std::unique_ptr<network::Network> network_for(engine::Simulator& sim,
-                                                       const ReplayGraph& graph,
-                                                       const topology::Cluster& cluster,
-                                                       const cost::CostModel& cost,
-                                                       const ReplayOptions& options) {
-    network::NetworkOptions net;
-    net.mode = options.mode;
-    net.calibration = collective_calibration(cluster, cost);
-    if (graph.merges_kernel_runs() && !runs_in_dataflow_order(options))
-      throw Error(
-          "replay: a graph with merged kernel runs replays in dataflow order (analytical, "
-          "untraced, no ranks that progress collectives on the host)");
-    return network::make_network(sim, cluster, net);
-  }
-
   void try_start(std::int32_t r, std::int32_t s) {
     auto& rank = ranks_[u(r)];
     if (u(s) >= rank.shape->stream_ops.size()) return;
@@ -414,6 +378,10 @@ ReplayResult replay(const ReplayGraph& graph, const topology::Cluster& cluster,
   if (graph.mode() != options.mode)
     throw Error("replay: the graph's kernels were costed for the other network mode");
   const auto run_options = with_host_progress(options, cluster, cost);
+  if (graph.merges_kernel_runs() && !runs_in_dataflow_order(run_options))
+    throw Error(
+        "replay: a graph with merged kernel runs replays in dataflow order (analytical, "
+        "untraced, no ranks that progress collectives on the host)");
   if (has_link_factors(cluster, cost)) {
     const topology::Cluster calibrated = calibrated_cluster(cluster, cost);
     Replayer replayer(graph, calibrated, cost, run_options);

@@ -360,6 +360,11 @@ bool traced_rank(const ReplayOptions& options, int rank) {
          options.trace_ranks.end();
 }
 
+std::int32_t ReplayGraph::stream_index(const std::string& name) const {
+  const auto it = std::find(streams_.begin(), streams_.end(), name);
+  return it == streams_.end() ? -1 : static_cast<std::int32_t>(it - streams_.begin());
+}
+
 bool runs_in_dataflow_order(const ReplayOptions& options) {
   return options.mode == network::NetworkMode::kAnalytical && !options.timeline &&
          !options.host_progress;

@@ -110,6 +110,8 @@ class ReplayGraph {
   bool merges_kernel_runs() const { return merge_; }
   const std::vector<std::string>& names() const { return names_; }
   const std::vector<std::string>& streams() const { return streams_; }
+  /// The index of stream `name`, or -1 where no op runs on it.
+  std::int32_t stream_index(const std::string& name) const;
   const std::vector<workload::ProcessGroup>& groups() const { return groups_; }
   int steps() const { return steps_; }
   const HugeVector<ReplayRank>& ranks() const { return ranks_; }

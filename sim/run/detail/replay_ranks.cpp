@@ -74,4 +74,18 @@ void ReplayRanks::close_accounts(Time makespan, std::vector<RankAccount>& accoun
   }
 }
 
+std::vector<std::uint8_t> ReplayRanks::host_progressed(const cost::CostModel& cost) const {
+  std::vector<std::uint8_t> host(ranks_.size(), 0);
+  const std::string* type = nullptr;  // ranks share a few type strings: one lookup each run
+  bool on = false;
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    if (ranks_[r].gpu_type != type) {
+      type = ranks_[r].gpu_type;
+      on = type && cost.device(*type).collective_progress == cost::CollectiveProgress::kHost;
+    }
+    host[r] = on;
+  }
+  return host;
+}
+
 }  // namespace strait::sim::run::detail

@@ -5,6 +5,7 @@
 // cluster and the options, and closed at the run's end into the ranks' accounts.
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "sim/core/huge_pages.hpp"
@@ -39,6 +40,8 @@ class ReplayRanks {
   /// At the run's end (`makespan`): every rank's account into `accounts` (by rank), its
   /// tail booked (account_rank_tail). A rank with ops that never ran is a deadlock error.
   void close_accounts(Time makespan, std::vector<RankAccount>& accounts);
+  /// By rank: whether its GPU type progresses collectives on the host (host_progress.hpp).
+  std::vector<std::uint8_t> host_progressed(const cost::CostModel& cost) const;
 
  private:
   void init_rank(std::size_t r, bool traced, const ReplayGraph& graph,
