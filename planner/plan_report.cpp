@@ -13,15 +13,25 @@ using sim::workload::Layout;
 using sim::workload::ShardingType;
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
-bool spans(const Layout& L, const sim::workload::GroupDimension& dim) {
-  std::set<int> seen;
-  for (std::size_t r = 0; r < dim.block.size(); ++r) {
-    const auto& g = L.groups[static_cast<std::size_t>(dim.block[r])];
-    if (L.rank_dc[static_cast<std::size_t>(g.ranks.front())] !=
-        L.rank_dc[static_cast<std::size_t>(g.ranks.back())])
-      return true;
+// Whether some group of `groups` (indices into L.groups, -1: none) holds ranks of two
+// datacenters.
+bool spans(const Layout& L, const std::vector<int>& groups) {
+  std::vector<bool> seen(L.groups.size(), false);
+  for (const int index : groups) {
+    if (index < 0 || seen[static_cast<std::size_t>(index)]) continue;
+    seen[static_cast<std::size_t>(index)] = true;
+    const auto& g = L.groups[static_cast<std::size_t>(index)];
+    for (const int r : g.ranks) {
+      if (L.rank_dc[static_cast<std::size_t>(r)] !=
+          L.rank_dc[static_cast<std::size_t>(g.ranks.front())])
+        return true;
+    }
   }
   return false;
+}
+
+bool spans(const Layout& L, const sim::workload::GroupDimension& dim) {
+  return spans(L, dim.block);
 }
 
 }  // namespace
@@ -93,9 +103,8 @@ std::vector<std::string> datacenter_crossings(const sim::workload::ParallelPlan&
   if (std::all_of(L.rank_dc.begin(), L.rank_dc.end(),
                   [&](int dc) { return dc == L.rank_dc.front(); }))
     return out;
-  if (spans(L, L.sparse))
-    out.emplace_back("sparse all-to-alls (model-parallel group)");
-  else if (L.world / L.sparse.size > 1) {
+  if (spans(L, L.sparse)) out.emplace_back("sparse all-to-alls (model-parallel group)");
+  if (spans(L, L.sparse.replica)) {
     out.emplace_back(fmt::format("embedding replica sync (every {} steps, staleness {})",
                                  plan.replica_sync_every, plan.replica_sync_staleness));
   }

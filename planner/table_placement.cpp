@@ -6,6 +6,7 @@
 
 #include "planner/cost_model.hpp"
 #include "sim/workload/batch.hpp"
+#include "sim/workload/sharding.hpp"
 
 namespace strait::planner {
 namespace {
@@ -36,12 +37,6 @@ int slices_of(const sim::workload::TableSharding& s) {
     default:
       return 0;
   }
-}
-
-// Members per host-sized block of a `group_size`-member group (1 when it does not split so).
-int block_size(int host_size, int group_size) {
-  host_size = std::max(1, std::min(host_size, group_size));
-  return group_size % host_size != 0 ? 1 : host_size;
 }
 
 // Column fraction of each slice of a table sharded as `s`.
@@ -262,7 +257,7 @@ void place_tables(sim::workload::ParallelPlan& plan, const TableCosts& costs, in
                   int host_size, int cp) {
   Placement p;
   p.group_size = group_size;
-  p.host_size = block_size(host_size, group_size);
+  p.host_size = sim::workload::host_block_size(host_size, group_size);
   p.cap = costs.memory_capacity() / 2;
   p.load.assign(static_cast<std::size_t>(group_size), 0.0);
   p.bytes.assign(static_cast<std::size_t>(group_size), 0.0);
@@ -392,7 +387,7 @@ std::vector<sim::workload::ParallelPlan> placement_moves(const sim::workload::Pa
                                                          const std::vector<double>& member_seconds,
                                                          int host_size, int cp, int count) {
   const int group_size = static_cast<int>(member_seconds.size());
-  host_size = block_size(host_size, group_size);
+  host_size = sim::workload::host_block_size(host_size, group_size);
   const double cap = costs.memory_capacity() / 2;
   // Weight bytes per member as placed (row-wise shares count alike on every member).
   std::vector<double> bytes(static_cast<std::size_t>(group_size), 0.0);
@@ -469,7 +464,7 @@ ShardingOption torchrec_choice(const TableCosts& costs, const TorchRecGroup& g, 
                      world * shard_perf(costs, g, t, 1, 1.0 / world, false),
                      world,
                      costs.slice_bytes(t, 1, 1.0 / world)});
-  const int hs = std::min(host_size, world);
+  const int hs = sim::workload::host_block_size(host_size, world);
   options.push_back({{ShardingType::kTableRowWise, 1, {}},
                      hs * shard_perf(costs, g, t, 1, 1.0 / hs, false),
                      hs,
@@ -500,11 +495,11 @@ void place_shards(sim::workload::ParallelPlan& plan, std::vector<TorchRecShard>&
   const int world = g.world;
   std::stable_sort(shards.begin(), shards.end(),
                    [](const TorchRecShard& a, const TorchRecShard& b) { return a.perf > b.perf; });
-  const int hs = std::max(1, std::min(host_size, world));
+  const int hs = sim::workload::host_block_size(host_size, world);
   for (const auto& sh : shards) {
     const bool block =
         plan.sharding[static_cast<std::size_t>(sh.table)].type == ShardingType::kTableRowWise;
-    const int width = block && world % hs == 0 ? hs : 1;
+    const int width = block ? hs : 1;
     int best = 0;
     double best_load = std::numeric_limits<double>::infinity();
     for (int m = 0; m + width <= world; m += width) {

@@ -10,6 +10,7 @@
 
 #include "planner/plan_document.hpp"
 #include "sim/core/error.hpp"
+#include "sim/workload/sharding.hpp"
 
 namespace strait::planner {
 namespace {
@@ -33,8 +34,7 @@ const char* torchrec_name(ShardingType t) { return name_of(t, kTorchRecTypes); }
 int host_block(const sim::topology::Cluster& cluster, int group) {
   const int host =
       cluster.hosts().empty() ? 1 : static_cast<int>(cluster.hosts().front().gpus.size());
-  const int block = std::max(1, std::min(host, group));
-  return group % block == 0 ? block : 1;
+  return sim::workload::host_block_size(host, group);
 }
 
 // TorchRec's row blocks: ceil(rows / n) rows each; offset and size of block i.

@@ -134,13 +134,17 @@ void place_slice(ShardMap& map, const Slice& s, const ModelConfig& model,
 
 }  // namespace
 
+int host_block_size(int host_size, int group_size) {
+  const int block = std::max(1, std::min(host_size, group_size));
+  return group_size % block == 0 ? block : 1;
+}
+
 ShardMap ShardMap::build(const ModelConfig& model, const ParallelPlan& plan, int group_size,
                          int host_size) {
   ShardMap map;
   map.group_size = group_size;
   map.member_shards.resize(static_cast<std::size_t>(group_size));
-  host_size = std::max(1, std::min(host_size, group_size));
-  if (group_size % host_size != 0) host_size = 1;
+  host_size = host_block_size(host_size, group_size);
   map.host_size = host_size;
   const auto n = model.tables.size();
   map.type.resize(n);

@@ -29,6 +29,11 @@ struct Shard {
   double col_fraction = 1;  // of the table's dim
 };
 
+/// Members per host-sized block of a `group_size`-member model-parallel group on hosts of
+/// `host_size` GPUs: min(host_size, group_size), or 1 when the group does not split into
+/// such blocks (table_row_wise and grid tables spread over one block).
+int host_block_size(int host_size, int group_size);
+
 struct ShardMap {
   int group_size = 1;
   int host_size = 1;  // members per host-sized block (1 when the group does not split so)

@@ -1,19 +1,15 @@
-// Launch plans: every line parsed back into the launcher's documented options, the host
-// each global rank lands on computed from the lines as each launcher documents its
-// placement, and a fingerprint that changes with any input.
-
-#include <unistd.h>
+// Launch plans: every line parsed back into the launcher's documented options, and the
+// host each global rank lands on computed from the lines as each launcher documents its
+// placement (the fingerprint: launch_fingerprint_test.cpp; the "torchrec" section:
+// torchrec_settings_test.cpp).
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "planner/launch_plan.hpp"
@@ -25,9 +21,7 @@ namespace {
 using namespace testing_support;
 
 // Two datacenters of two 8-GPU rail-optimized hosts, joined by a slow long-haul link.
-const Json kTwoDc = Json::parse(hgx_datacenters(
-    "mini-2dc", R"([{"name": "west", "hosts": 2}, {"name": "east", "hosts": 2}])",
-    R"([{"between": ["west", "east"], "bandwidth": "100 Gb/s", "latency": "5 ms", "count": 2}])"));
+const Json kTwoDc = Json::parse(kTwoDcCluster);
 
 // Options each launcher documents (only those a launch line may use are checked against).
 // torchrun: torch/distributed/run.py get_args_parser, docs.pytorch.org elastic/run.html.
@@ -203,16 +197,6 @@ std::vector<std::string> mpirun_placement(const Json& launch) {
   return out;
 }
 
-sim::workload::TrainingScenario scenario_of(const Json& cluster, const Json& model,
-                                            const Json& data, const Json& plan,
-                                            const std::string& folder = ".") {
-  const sim::workload::ScenarioParts parts{
-      ConfigNode(cluster, folder + "/cluster.json"), ConfigNode(model, folder + "/model.json"),
-      ConfigNode(data, folder + "/data.json"), ConfigNode(plan, folder + "/plan.json")};
-  return sim::workload::TrainingScenario::from_config(
-      ConfigNode(Json{{"steps", 1}, {"seed", 7}}, folder + "/scenario.json"), parts);
-}
-
 Json launch_of(const Json& cluster, const Json& plan, const LaunchOptions& options = {}) {
   const auto sc = scenario_of(cluster, Json::parse(kSmallDlrm), Json::parse(kSmallDlrmData), plan);
   return launch_plan_json(sc.plan, plan, sc, options);
@@ -375,104 +359,6 @@ TEST(PlannerLaunch, NoForcedProtocolAlgorithmOrNonBlockingFlag) {
     EXPECT_EQ(text.find(banned), std::string::npos) << banned;
   EXPECT_NE(text.find("NCCL_CTA_POLICY_ZERO"), std::string::npos);
   EXPECT_NE(text.find("hierarchical cross-datacenter sync"), std::string::npos);
-}
-
-// The launch plan's "torchrec" section names the TorchRec and DDP settings of the schedule.
-// The small DLRM's embeddings train with row-wise AdaGrad in fp32 (the model's defaults).
-TEST(PlannerLaunch, TorchRecSectionNamesTheSettingsOfTheSchedule) {
-  const auto plain = launch_of(kTwoDc, Json::object())["torchrec"];
-  EXPECT_EQ(plain["train_pipeline"]["value"],
-            "torchrec.distributed.train_pipeline.TrainPipelineBase");
-  EXPECT_FALSE(plain.contains("qcomms_config"));
-  EXPECT_EQ(plain["fused_params"]["value"],
-            Json::parse(R"({"optimizer": "EXACT_ROWWISE_ADAGRAD"})"));
-  EXPECT_EQ(plain["ddp"]["value"], Json::parse(R"({"bucket_cap_mb": 25.0})"));
-  EXPECT_EQ(plain["unmatched"], Json::array());
-
-  const auto hugectr = launch_of(kTwoDc, Json::parse(R"({
-      "dense": {"grad_sync": "grouped", "comm_precision": "fp16"},
-      "sparse": {"comm_precision": {"forward": "fp16"}},
-      "schedule": {"pipeline_depth": 2, "pipelined": "input_dist"}})"))["torchrec"];
-  EXPECT_EQ(hugectr["train_pipeline"]["value"],
-            "torchrec.distributed.train_pipeline.TrainPipelineSparseDist");
-  EXPECT_EQ(hugectr["qcomms_config"]["value"],
-            Json::parse(R"({"forward_precision": "FP16", "backward_precision": "FP32"})"));
-  EXPECT_EQ(hugectr["ddp"]["value"], Json::parse(R"({"bucket_cap_mb": null, "comm_hook":
-              "torch.distributed.algorithms.ddp_comm_hooks.default_hooks.fp16_compress_hook"})"));
-
-  const auto deep = launch_of(kTwoDc, Json::parse(R"({"dense": {"comm_precision": "fp8"},
-      "schedule": {"pipeline_depth": 3}})"))["torchrec"];
-  EXPECT_EQ(deep["train_pipeline"]["value"],
-            "torchrec.distributed.train_pipeline.TrainPipelineSemiSync");
-  ASSERT_EQ(deep["unmatched"].size(), 2u);
-  EXPECT_NE(deep["unmatched"][0].get<std::string>().find("two batches ahead"), std::string::npos);
-  EXPECT_NE(deep["unmatched"][1].get<std::string>().find("fp16 or bf16 only"), std::string::npos);
-}
-
-// The fingerprint is a function of the whole cluster, model and data configs (and the
-// histogram files the data names) and the plan document.
-class PlannerLaunchFingerprint : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    folder_ = (std::filesystem::temp_directory_path() /
-               fmt::format("strait-{}-{}", test->name(), ::getpid()))
-                  .string();
-    std::filesystem::create_directories(folder_);
-    write_histogram(R"({"values": [1, 4], "weights": [0.5, 0.5]})");
-    data_["pooling_factors"]["tiny"] = {{"distribution", "empirical"}, {"file", "hist.json"}};
-  }
-  void TearDown() override { std::filesystem::remove_all(folder_); }
-
-  void write_histogram(const std::string& text) const {
-    std::ofstream(folder_ + "/hist.json") << text;
-  }
-  std::string fingerprint_now() const {
-    const auto sc = scenario_of(cluster_, model_, data_, plan_, folder_);
-    return fingerprint(sc, plan_);
-  }
-
-  std::string folder_;
-  Json cluster_ = kTwoDc;
-  Json model_ = Json::parse(kSmallDlrm);
-  Json data_ = Json::parse(kSmallDlrmData);
-  Json plan_ = Json::object();
-};
-
-TEST_F(PlannerLaunchFingerprint, IsEqualForTheSameInputs) {
-  const auto first = fingerprint_now();
-  EXPECT_EQ(first.rfind("fnv1a64:", 0), 0u);
-  EXPECT_EQ(fingerprint_now(), first);
-}
-
-TEST_F(PlannerLaunchFingerprint, ChangesWithAPoolingFactor) {
-  const auto before = fingerprint_now();
-  data_["pooling_factors"]["big"]["value"] = 21;
-  EXPECT_NE(fingerprint_now(), before);
-}
-
-TEST_F(PlannerLaunchFingerprint, ChangesWithAHistogramFileTheDataNames) {
-  const auto before = fingerprint_now();
-  write_histogram(R"({"values": [1, 4], "weights": [0.25, 0.75]})");
-  EXPECT_NE(fingerprint_now(), before);
-}
-
-TEST_F(PlannerLaunchFingerprint, ChangesWithACrossDatacenterLinkLatency) {
-  const auto before = fingerprint_now();
-  cluster_["cross_dc"][0]["latency"] = "6 ms";
-  EXPECT_NE(fingerprint_now(), before);
-}
-
-TEST_F(PlannerLaunchFingerprint, ChangesWithAnMlpWidth) {
-  const auto before = fingerprint_now();
-  model_["dense"]["bottom_mlp"]["layers"][0] = 512;
-  EXPECT_NE(fingerprint_now(), before);
-}
-
-TEST_F(PlannerLaunchFingerprint, ChangesWithThePlanDocument) {
-  const auto before = fingerprint_now();
-  plan_ = Json::parse(R"({"schedule": {"pipeline_depth": 2}})");
-  EXPECT_NE(fingerprint_now(), before);
 }
 
 }  // namespace

@@ -1,11 +1,9 @@
 #include <gtest/gtest.h>
 
-#include "planner/launch_plan.hpp"
 #include "planner/plan_document.hpp"
 #include "planner/torchrec_plan.hpp"
 #include "planner_test_support.hpp"
 #include "sim/run/training_run.hpp"
-#include "sim/workload/sharding.hpp"
 
 namespace strait::planner {
 namespace {
@@ -32,28 +30,6 @@ TEST(PlannerOutputs, PlanDocumentReproducesTheReportedStepTime) {
   EXPECT_EQ(report.stats.mean_ms, best.final_estimate->step_ms);
 }
 
-// Explicit ranks in a plan file place the slices there: table "big" as two column slices
-// on members 5 and 2, "mid" whole on member 7.
-TEST(PlannerOutputs, ExplicitRanksPlaceSlicesExactly) {
-  const auto req = request_of("hgx-h100-8.json", kSmallDlrm, kSmallDlrmData);
-  const Json doc = Json::parse(R"({"sparse": {"group_size": 8, "placement": "host",
-    "tables": {"big": {"type": "column_wise", "column_shards": 2, "ranks": [5, 2]},
-               "mid": {"type": "table_wise", "ranks": [7]}}}})");
-  const auto plan = parse_plan(doc, "plan.json", req.base.model);
-  const auto map = sim::workload::ShardMap::build(req.base.model, plan, 8, 8);
-  auto holds = [&](int member, int table) {
-    for (const auto& s : map.member_shards[static_cast<std::size_t>(member)]) {
-      if (s.table == table && s.row_fraction == 1) return true;
-    }
-    return false;
-  };
-  EXPECT_TRUE(holds(5, 0));
-  EXPECT_TRUE(holds(2, 0));
-  EXPECT_TRUE(holds(7, 2));
-  EXPECT_EQ(table_json(plan.sharding[0]).dump(),
-            R"({"column_shards":2,"ranks":[5,2],"type":"column_wise"})");
-}
-
 // TorchRec form: a 4M x 64 table column-split in two on ranks 5 and 2 is two shards of
 // 4,000,000 x 32 at column offsets 0 and 32; reading the file back gives the same sharding.
 TEST(PlannerOutputs, TorchRecPlanRoundTrips) {
@@ -78,26 +54,6 @@ TEST(PlannerOutputs, TorchRecPlanRoundTrips) {
     EXPECT_EQ(back.sharding[t].ranks, plan.sharding[t].ranks) << t;
     EXPECT_EQ(back.sharding[t].column_shards, plan.sharding[t].column_shards) << t;
   }
-}
-
-// Launch plan on the three-datacenter test cluster (48 GPUs): 6 nodes of 8, the groups of
-// the layout, and a fingerprint that changes with the plan.
-TEST(PlannerOutputs, LaunchPlanListsRanksGroupsAndLines) {
-  const auto req = request_of(kThreeDc, kSmallDlrm, kSmallDlrmData);
-  const Json doc = Json::parse(R"({"sparse": {"group_size": 16, "placement": "datacenter"}})");
-  const auto plan = parse_plan(doc, "plan.json", req.base.model);
-  const Json launch = launch_plan_json(plan, doc, req.base);
-  EXPECT_EQ(launch["world_size"], 48);
-  EXPECT_EQ(launch["nodes"], 6);
-  EXPECT_EQ(launch["ranks"][17]["local_rank"], 1);
-  EXPECT_EQ(launch["ranks"][17]["datacenter"], "b");
-  EXPECT_EQ(launch["process_groups"]["sparse_mp/1"].size(), 16u);
-  EXPECT_EQ(launch["process_groups"]["sparse_mp_replica/0"], Json::parse("[0, 16, 32]"));
-  EXPECT_EQ(launch["launch"]["torchrun"].size(), 6u);
-  EXPECT_NE(launch["launch"]["torchrun"][1].get<std::string>().find("--node-rank=1"),
-            std::string::npos);
-  EXPECT_NE(fingerprint(req.base, doc), fingerprint(req.base, Json::object()));
-  EXPECT_EQ(fingerprint(req.base, doc), launch["fingerprint"]);
 }
 
 }  // namespace

@@ -163,24 +163,5 @@ TEST(Planner, FindsSmFreeCommunicationWhenCommunicationStealsSms) {
   EXPECT_TRUE(outcome.top.front().plan.schedule.sm_free);
 }
 
-// Four table-wise tables of equal cost on four members: one per member (greedy by cost),
-// and a tiny table next to a huge one in TorchRec's proposer goes data-parallel.
-TEST(TablePlacement, SpreadsEqualCostTablesOnePerMember) {
-  const char* model = R"({"name": "four", "embedding": {"tables": [
-    {"name": "a", "rows": 1000, "dim": 64}, {"name": "b", "rows": 1000, "dim": 64},
-    {"name": "c", "rows": 1000, "dim": 64}, {"name": "d", "rows": 1000, "dim": 64}]},
-    "dense": {"top_mlp": {"layers": [1]}}})";
-  const char* data = R"({"name": "d", "batch_size": {"per_rank": 64}})";
-  const auto req = request_of("hgx-h100-8.json", model, data);
-  const TableCosts costs(req.base, bundled_cost());
-  auto plan = req.base.plan;
-  for (auto& s : plan.sharding) s.type = sim::workload::ShardingType::kTableWise;
-  place_tables(plan, costs, 4, 8, 1);
-  std::vector<int> members;
-  for (const auto& s : plan.sharding) members.push_back(s.ranks.at(0));
-  std::sort(members.begin(), members.end());
-  EXPECT_EQ(members, (std::vector<int>{0, 1, 2, 3}));
-}
-
 }  // namespace
 }  // namespace strait::planner

@@ -57,6 +57,11 @@ inline const std::string kThreeDc = hgx_datacenters(
         {"between": ["b", "c"], "bandwidth": "100 Gb/s", "latency": "5 ms", "count": 2},
         {"between": ["a", "c"], "bandwidth": "100 Gb/s", "latency": "10 ms", "count": 2}])");
 
+// Two datacenters of two 8-GPU rail-optimized hosts, joined by a slow long-haul link.
+inline const std::string kTwoDcCluster = hgx_datacenters(
+    "mini-2dc", R"([{"name": "west", "hosts": 2}, {"name": "east", "hosts": 2}])",
+    R"([{"between": ["west", "east"], "bandwidth": "100 Gb/s", "latency": "5 ms", "count": 2}])");
+
 /// The message of the ConfigError `f` throws ("no ConfigError" when it throws none).
 inline std::string error_of(const std::function<void()>& f) {
   try {
@@ -101,6 +106,18 @@ inline PlanRequest scenario_request(const std::string& scenario,
   r.constraints = Constraints::from_config(ConfigNode(Json::parse(constraints), "constraints.json"),
                                            r.base.model);
   return r;
+}
+
+/// A scenario of inline cluster, model, data and plan configs, read as `strait simulate`
+/// reads a scenario's parts (kept for the fingerprint) from files in `folder`.
+inline sim::workload::TrainingScenario scenario_of(const Json& cluster, const Json& model,
+                                                   const Json& data, const Json& plan,
+                                                   const std::string& folder = ".") {
+  const sim::workload::ScenarioParts parts{
+      ConfigNode(cluster, folder + "/cluster.json"), ConfigNode(model, folder + "/model.json"),
+      ConfigNode(data, folder + "/data.json"), ConfigNode(plan, folder + "/plan.json")};
+  return sim::workload::TrainingScenario::from_config(
+      ConfigNode(Json{{"steps", 1}, {"seed", 7}}, folder + "/scenario.json"), parts);
 }
 
 inline PlannerOptions test_options() {
