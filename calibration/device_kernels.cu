@@ -5,7 +5,7 @@
 
 #include <cuda_runtime.h>
 
-#include "kernels/detail/cuda_check.hpp"
+#include "kernels/cuda_check.hpp"
 
 namespace strait::calibration {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/detail/cuda_check.hpp"
+#include "kernels/cuda_check.hpp"
 #include "kernels/types.hpp"
 
 namespace strait::calibration {

@@ -30,7 +30,7 @@
 #include "calibration/detail/cuda_support.hpp"
 #include "calibration/device_kernels.hpp"
 #include "calibration/lt_gemm.hpp"
-#include "kernels/detail/cuda_check.hpp"
+#include "kernels/cuda_check.hpp"
 #include "kernels/device.hpp"
 #include "kernels/hstu_attention.hpp"
 #include "kernels/tbe.hpp"

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/detail/cuda_check.hpp"
+#include "kernels/cuda_check.hpp"
 #include "sim/core/error.hpp"
 
 namespace strait::calibration::detail {

@@ -25,7 +25,7 @@
 #include "calibration/detail/communicator.hpp"
 #include "calibration/detail/cuda_support.hpp"
 #include "calibration/nccl_check.hpp"
-#include "kernels/detail/cuda_check.hpp"
+#include "kernels/cuda_check.hpp"
 #include "kernels/device.hpp"
 #include "sim/core/error.hpp"
 
