@@ -218,6 +218,12 @@ struct FluidModel::Impl {
   double compute_bound(Activity& a);
   void add_potential(const Activity& a, double sign);
   void fill_component();
+  // fill_component's steps, per priority level (highest first).
+  bool reserve_fixed_loads();
+  void take_highest_level();
+  void seed_fill_heap();
+  void open_activity(std::uint32_t index);
+  void fill_level();
   void apply_rates(Time now);
   void set_rate(std::uint32_t index, double rate, Time now);
   void solve_component(Time now);
@@ -457,7 +463,27 @@ void FluidModel::Impl::run_alone(std::uint32_t index, Time at) {
 // them, which raises the shares of the resources they touch. A min-heap of shares, each
 // refreshed only when it reaches the top, keeps this near O(links log resources).
 void FluidModel::Impl::fill_component() {
-  // Users above the floor keep their rates: what they take is gone before filling starts.
+  if (!reserve_fixed_loads() && component_activities.size() == 1 &&
+      fill_alone(activities[component_activities.front()]))
+    return;
+  pending.assign(component_activities.begin(), component_activities.end());
+  while (!pending.empty()) {
+    take_highest_level();
+    seed_fill_heap();
+    fill_level();
+    for (const std::uint32_t index : open) {
+      Activity& a = activities[index];
+      if (a.fill == Fill::kOpen) {  // nothing finite constrains it: it finishes at once
+        a.fill = Fill::kFrozen;
+        a.new_rate = kInf;
+      }
+    }
+  }
+}
+
+// Users above the floor keep their rates: what they take is gone before filling starts.
+// Returns whether any such user takes something.
+bool FluidModel::Impl::reserve_fixed_loads() {
   bool fixed_loads = false;
   for (const std::uint32_t r_index : component_resources) {
     Resource& r = resources[r_index];
@@ -474,101 +500,103 @@ void FluidModel::Impl::fill_component() {
     }
     if (r.left <= r.capacity * 1e-12) r.left = 0;  // saturated by higher levels
   }
-  if (!fixed_loads && component_activities.size() == 1 &&
-      fill_alone(activities[component_activities.front()]))
-    return;
-  pending.assign(component_activities.begin(), component_activities.end());
-  while (!pending.empty()) {
-    int level = activities[pending.front()].priority;
-    for (const std::uint32_t index : pending) level = std::min(level, activities[index].priority);
-    open.clear();
-    std::size_t kept = 0;
-    for (const std::uint32_t index : pending) {
-      if (activities[index].priority == level) {
-        open.push_back(index);
-      } else {
-        pending[kept++] = index;
-      }
-    }
-    pending.resize(kept);
+  return fixed_loads;
+}
 
-    // A resource saturated by a higher level keeps left = 0: it saturates again at once.
-    for (const std::uint32_t r_index : component_resources) {
-      Resource& r = resources[r_index];
-      r.weight_sum = 0;
-      r.unfrozen = 0;
-      r.saturated = false;
+// Moves the pending activities of the highest priority (smallest number) to `open`.
+void FluidModel::Impl::take_highest_level() {
+  int level = activities[pending.front()].priority;
+  for (const std::uint32_t index : pending) level = std::min(level, activities[index].priority);
+  open.clear();
+  std::size_t kept = 0;
+  for (const std::uint32_t index : pending) {
+    if (activities[index].priority == level) {
+      open.push_back(index);
+    } else {
+      pending[kept++] = index;
     }
-    fill_heap.clear();
-    for (const std::uint32_t index : open) {
-      Activity& a = activities[index];
-      a.fill = Fill::kOpen;
-      // Its own limit: max_rate and the resources it uses that cannot saturate (the others
-      // limit it through their fair share). Equal to its bound when nothing is shared.
-      double own = a.max_rate;
-      for (const Use& u : a.uses) {
-        Resource& r = resources[u.resource];
-        if (r.mark == epoch && couples(r, u)) {
-          r.weight_sum += a.weight * u.coefficient;
-          ++r.unfrozen;
-        } else if (constrains(r, u)) {
-          r.accumulated += u.coefficient;
-        }
-      }
-      for (const Use& u : a.uses) {
-        Resource& r = resources[u.resource];
-        if (r.accumulated > 0) {
-          own = std::min(own, r.capacity / r.accumulated);
-          r.accumulated = 0;
-        }
-      }
-      if (own < kInf) fill_heap.push_back({own / a.weight, index, kActivityEntry});
-    }
-    for (const std::uint32_t r_index : component_resources) {
-      const Resource& r = resources[r_index];
-      if (r.unfrozen > 0) fill_heap.push_back({r.left / r.weight_sum, r_index, kResourceEntry});
-    }
-    std::make_heap(fill_heap.begin(), fill_heap.end(), LargerShare{});
+  }
+  pending.resize(kept);
+}
 
-    double lambda = 0;
-    // Once every activity of the level is frozen the remaining entries cannot change a
-    // rate: stop (a component of a few big coflows has one entry per link).
-    open_left = open.size();
-    while (!fill_heap.empty() && open_left > 0) {
-      std::pop_heap(fill_heap.begin(), fill_heap.end(), LargerShare{});
-      const FillEntry e = fill_heap.back();
-      fill_heap.pop_back();
-      if (e.kind == kActivityEntry) {
-        Activity& a = activities[e.id];
-        if (a.fill != Fill::kOpen) continue;
-        lambda = std::max(lambda, e.share);
-        freeze(a, lambda);
-        continue;
-      }
-      Resource& r = resources[e.id];
-      if (r.saturated || r.unfrozen == 0) continue;
-      // A freeze only raises the share of the resources it leaves (their share was >= lambda),
-      // so an entry is a lower bound: re-queue it at its current share until it is exact.
-      const double share = r.left / r.weight_sum;
-      if (share > e.share) {
-        fill_heap.push_back({share, e.id, kResourceEntry});
-        std::push_heap(fill_heap.begin(), fill_heap.end(), LargerShare{});
-        continue;
-      }
-      // Rounding can put a share a hair below lambda; lambda never falls.
-      lambda = std::max(lambda, share);
-      r.saturated = true;
-      for (const Link& l : r.users) {
-        Activity& a = activities[l.activity];
-        if (a.fill == Fill::kOpen && a.uses[l.use].coefficient > 0) freeze(a, lambda);
-      }
+// The level's fill heap: each open activity's own limit, each shared resource's fair share.
+void FluidModel::Impl::seed_fill_heap() {
+  // A resource saturated by a higher level keeps left = 0: it saturates again at once.
+  for (const std::uint32_t r_index : component_resources) {
+    Resource& r = resources[r_index];
+    r.weight_sum = 0;
+    r.unfrozen = 0;
+    r.saturated = false;
+  }
+  fill_heap.clear();
+  for (const std::uint32_t index : open) open_activity(index);
+  for (const std::uint32_t r_index : component_resources) {
+    const Resource& r = resources[r_index];
+    if (r.unfrozen > 0) fill_heap.push_back({r.left / r.weight_sum, r_index, kResourceEntry});
+  }
+  std::make_heap(fill_heap.begin(), fill_heap.end(), LargerShare{});
+}
+
+// Opens activity `index` on the resources it shares and queues its own limit: max_rate and
+// the resources it uses that cannot saturate (the others limit it through their fair
+// share). Equal to its bound when nothing is shared.
+void FluidModel::Impl::open_activity(std::uint32_t index) {
+  Activity& a = activities[index];
+  a.fill = Fill::kOpen;
+  double own = a.max_rate;
+  for (const Use& u : a.uses) {
+    Resource& r = resources[u.resource];
+    if (r.mark == epoch && couples(r, u)) {
+      r.weight_sum += a.weight * u.coefficient;
+      ++r.unfrozen;
+    } else if (constrains(r, u)) {
+      r.accumulated += u.coefficient;
     }
-    for (const std::uint32_t index : open) {
-      Activity& a = activities[index];
-      if (a.fill == Fill::kOpen) {  // nothing finite constrains it: it finishes at once
-        a.fill = Fill::kFrozen;
-        a.new_rate = kInf;
-      }
+  }
+  for (const Use& u : a.uses) {
+    Resource& r = resources[u.resource];
+    if (r.accumulated > 0) {
+      own = std::min(own, r.capacity / r.accumulated);
+      r.accumulated = 0;
+    }
+  }
+  if (own < kInf) fill_heap.push_back({own / a.weight, index, kActivityEntry});
+}
+
+// Raises lambda through the fill heap, freezing activities at their own limits and at the
+// resources that saturate.
+void FluidModel::Impl::fill_level() {
+  double lambda = 0;
+  // Once every activity of the level is frozen the remaining entries cannot change a
+  // rate: stop (a component of a few big coflows has one entry per link).
+  open_left = open.size();
+  while (!fill_heap.empty() && open_left > 0) {
+    std::pop_heap(fill_heap.begin(), fill_heap.end(), LargerShare{});
+    const FillEntry e = fill_heap.back();
+    fill_heap.pop_back();
+    if (e.kind == kActivityEntry) {
+      Activity& a = activities[e.id];
+      if (a.fill != Fill::kOpen) continue;
+      lambda = std::max(lambda, e.share);
+      freeze(a, lambda);
+      continue;
+    }
+    Resource& r = resources[e.id];
+    if (r.saturated || r.unfrozen == 0) continue;
+    // A freeze only raises the share of the resources it leaves (their share was >= lambda),
+    // so an entry is a lower bound: re-queue it at its current share until it is exact.
+    const double share = r.left / r.weight_sum;
+    if (share > e.share) {
+      fill_heap.push_back({share, e.id, kResourceEntry});
+      std::push_heap(fill_heap.begin(), fill_heap.end(), LargerShare{});
+      continue;
+    }
+    // Rounding can put a share a hair below lambda; lambda never falls.
+    lambda = std::max(lambda, share);
+    r.saturated = true;
+    for (const Link& l : r.users) {
+      Activity& a = activities[l.activity];
+      if (a.fill == Fill::kOpen && a.uses[l.use].coefficient > 0) freeze(a, lambda);
     }
   }
 }

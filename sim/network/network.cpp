@@ -45,60 +45,143 @@ Network::Choice Network::resolve(const CollectiveSpec& spec) {
   return resolve(spec, unused);
 }
 
-Network::Choice Network::resolve(const CollectiveSpec& spec, std::optional<Schedule>& chosen) {
-  chosen.reset();
+namespace {
+
+// Peer-to-peer ops run Simple (NCCL's p2p path); tuning them would build n^2 transfers
+// three times. kAuto: the tuner picks.
+Protocol fixed_protocol(const CollectiveSpec& spec) {
   const bool p2p = spec.op == CollectiveOp::kAllToAll || spec.op == CollectiveOp::kAllToAllV ||
                    spec.op == CollectiveOp::kSendRecv;
-  // Peer-to-peer ops run Simple (NCCL's p2p path); tuning them would build n^2 transfers
-  // three times.
-  const Protocol fixed_protocol = spec.protocol != Protocol::kAuto ? spec.protocol
-                                  : p2p || spec.gpus.size() < 2    ? Protocol::kSimple
-                                                                   : Protocol::kAuto;
-  std::vector<Algorithm> algorithms;
-  if (spec.algorithm != Algorithm::kAuto) {
-    algorithms.push_back(spec.algorithm);
-  } else if (spec.op != CollectiveOp::kAllReduce || spec.gpus.size() < 2) {
-    algorithms.push_back(choose_algorithm(spec, cluster_));
-  } else {
-    algorithms = {Algorithm::kRing, Algorithm::kTree, Algorithm::kHierarchical};
-    if (cluster_.comm().nvls) {
-      algorithms.push_back(Algorithm::kNvls);
-      algorithms.push_back(Algorithm::kNvlsTree);
-    }
-    if (cluster_.comm().collnet) algorithms.push_back(Algorithm::kCollNet);
+  return spec.protocol != Protocol::kAuto ? spec.protocol
+         : p2p || spec.gpus.size() < 2    ? Protocol::kSimple
+                                          : Protocol::kAuto;
+}
+
+// The algorithms the tuner weighs: the spec's own, choose_algorithm's rule, or for an
+// all-reduce NCCL's (and strait's hierarchical one) that the cluster offers.
+std::vector<Algorithm> candidate_algorithms(const CollectiveSpec& spec,
+                                            const topology::Cluster& cluster) {
+  if (spec.algorithm != Algorithm::kAuto) return {spec.algorithm};
+  if (spec.op != CollectiveOp::kAllReduce || spec.gpus.size() < 2)
+    return {choose_algorithm(spec, cluster)};
+  std::vector<Algorithm> algorithms = {Algorithm::kRing, Algorithm::kTree,
+                                       Algorithm::kHierarchical};
+  if (cluster.comm().nvls) {
+    algorithms.push_back(Algorithm::kNvls);
+    algorithms.push_back(Algorithm::kNvlsTree);
   }
-  // NVLS tree and CollNet pipeline their in-host and cross-host stages chunk by chunk; a
-  // lane pays every step's latency, so deep pipelines only pay off for large messages: the
-  // tuner picks the depth (1, 2, 4 .. the builder's lanes, a chunk each).
-  const auto tuned_depth = [](Algorithm a) {
-    return a == Algorithm::kNvlsTree || a == Algorithm::kCollNet;
-  };
-  if (algorithms.size() == 1 && fixed_protocol != Protocol::kAuto &&
-      !tuned_depth(algorithms.front()))
-    return {algorithms.front(), fixed_protocol};
+  if (cluster.comm().collnet) algorithms.push_back(Algorithm::kCollNet);
+  return algorithms;
+}
+
+// NVLS tree and CollNet pipeline their in-host and cross-host stages chunk by chunk; a
+// lane pays every step's latency, so deep pipelines only pay off for large messages: the
+// tuner picks the depth (1, 2, 4 .. the builder's lanes, a chunk each).
+bool tuned_depth(Algorithm a) { return a == Algorithm::kNvlsTree || a == Algorithm::kCollNet; }
+
+// NCCL has no hierarchical all-reduce: inside one datacenter `auto` weighs its own.
+void drop_hierarchical_in_one_datacenter(const CollectiveSpec& spec,
+                                         const topology::Cluster& cluster,
+                                         std::vector<Algorithm>& algorithms) {
+  const int dc = cluster.gpu(spec.gpus.front()).datacenter;
+  const bool one_datacenter = std::all_of(spec.gpus.begin(), spec.gpus.end(),
+                                          [&](int g) { return cluster.gpu(g).datacenter == dc; });
+  if (one_datacenter) std::erase(algorithms, Algorithm::kHierarchical);
+}
+
+// `spec`'s schedule under `algorithm`; none where the algorithm does not apply to its rank
+// set (e.g. hierarchical on uneven hosts).
+std::optional<Schedule> build_for_algorithm(const CollectiveSpec& spec, Algorithm algorithm,
+                                            const topology::Cluster& cluster,
+                                            const ScheduleOptions& options) {
+  CollectiveSpec s = spec;
+  s.algorithm = algorithm;
+  try {
+    return build_schedule(s, cluster, options);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// Simple first: on ties (a neutral cluster) the choice stays what it was without
+// protocols. NVLS and CollNet run Simple only, as in NCCL.
+std::vector<Protocol> candidate_protocols(Algorithm algorithm, Protocol fixed) {
+  if (algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree ||
+      algorithm == Algorithm::kCollNet)
+    return {Protocol::kSimple};
+  if (fixed != Protocol::kAuto) return {fixed};
+  return {Protocol::kSimple, Protocol::kLL128, Protocol::kLL};
+}
+
+// Pipeline depths to weigh (0: the builder's own).
+std::vector<int> candidate_depths(Algorithm algorithm, const Schedule& built) {
+  if (!tuned_depth(algorithm)) return {0};
+  std::vector<int> depths;
+  for (int k = 1; k <= built.chunks; k *= 2) depths.push_back(k);
+  return depths;
+}
+
+// The tuner's fastest choice so far, with NCCL's preference apart
+// (CommParameters::nvls_tree_first): the fastest NVLS tree, which replaces a Simple or
+// LL128 ring or tree that wins the estimate.
+class TunerChoice {
+ public:
+  TunerChoice(Network::Choice first, bool prefer_nvls_tree)
+      : best_(first), prefer_nvls_tree_(prefer_nvls_tree) {}
+
+  // `schedule`, built for `choice`, takes `t`; the fastest is left in `chosen`.
+  void offer(const Network::Choice& choice, Schedule& schedule, Time t,
+             std::optional<Schedule>& chosen) {
+    if (prefer_nvls_tree_ && choice.algorithm == Algorithm::kNvlsTree && t < nvls_tree_time_) {
+      nvls_tree_time_ = t;
+      nvls_tree_best_ = choice;
+      nvls_tree_schedule_ = schedule;
+    }
+    if (t < best_time_) {
+      best_time_ = t;
+      best_ = choice;
+      chosen = std::move(schedule);
+    }
+  }
+  // NCCL's model bounds a ring or tree below NVLS tree's busbw under Simple and LL128
+  // (LL128 at 0.92 of Simple and its per-channel caps); LL, capped far lower, wins only
+  // where its latency does, as in strait's estimate.
+  Network::Choice finish(std::optional<Schedule>& chosen) {
+    if (nvls_tree_schedule_ && best_.protocol != Protocol::kLL &&
+        (best_.algorithm == Algorithm::kRing || best_.algorithm == Algorithm::kTree)) {
+      best_ = nvls_tree_best_;
+      chosen = std::move(nvls_tree_schedule_);
+    }
+    return best_;
+  }
+
+ private:
+  Network::Choice best_;
+  Time best_time_ = Time::infinite();
+  bool prefer_nvls_tree_;
+  Network::Choice nvls_tree_best_;
+  Time nvls_tree_time_ = Time::infinite();
+  std::optional<Schedule> nvls_tree_schedule_;
+};
+
+}  // namespace
+
+Network::Choice Network::resolve(const CollectiveSpec& spec, std::optional<Schedule>& chosen) {
+  chosen.reset();
+  const Protocol fixed = fixed_protocol(spec);
+  std::vector<Algorithm> algorithms = candidate_algorithms(spec, cluster_);
+  if (algorithms.size() == 1 && fixed != Protocol::kAuto && !tuned_depth(algorithms.front()))
+    return {algorithms.front(), fixed};
   const std::uint64_t key = size_and_ranks_hash(spec);
   if (auto it = auto_choice_.find(key); it != auto_choice_.end()) return it->second;
-  if (spec.algorithm == Algorithm::kAuto && !cluster_.comm().hierarchical_in_datacenter) {
-    // NCCL has no hierarchical all-reduce: inside one datacenter `auto` weighs its own.
-    const int dc = cluster_.gpu(spec.gpus.front()).datacenter;
-    const bool one_datacenter = std::all_of(spec.gpus.begin(), spec.gpus.end(), [&](int g) {
-      return cluster_.gpu(g).datacenter == dc;
-    });
-    if (one_datacenter) std::erase(algorithms, Algorithm::kHierarchical);
-  }
-  Choice best{algorithms.front() == Algorithm::kTree ? Algorithm::kRing : algorithms.front(),
-              fixed_protocol == Protocol::kAuto ? Protocol::kSimple : fixed_protocol};
-  if (spec.algorithm == Algorithm::kAuto && spec.op == CollectiveOp::kAllReduce)
-    best.algorithm = choose_algorithm(spec, cluster_);
-  Time best_time = Time::infinite();
-  // NCCL's preference (CommParameters::nvls_tree_first): the fastest NVLS tree, which
-  // replaces a Simple or LL128 ring or tree that wins the estimate.
-  Choice nvls_tree_best;
-  Time nvls_tree_time = Time::infinite();
-  std::optional<Schedule> nvls_tree_schedule;
-  const bool prefer_nvls_tree = cluster_.comm().nvls_tree_first &&
-                                spec.algorithm == Algorithm::kAuto &&
-                                spec.op == CollectiveOp::kAllReduce;
+  const bool auto_all_reduce =
+      spec.algorithm == Algorithm::kAuto && spec.op == CollectiveOp::kAllReduce;
+  if (spec.algorithm == Algorithm::kAuto && !cluster_.comm().hierarchical_in_datacenter)
+    drop_hierarchical_in_one_datacenter(spec, cluster_, algorithms);
+  Choice first{algorithms.front() == Algorithm::kTree ? Algorithm::kRing : algorithms.front(),
+               fixed == Protocol::kAuto ? Protocol::kSimple : fixed};
+  if (auto_all_reduce) first.algorithm = choose_algorithm(spec, cluster_);
+  TunerChoice tuner(first, cluster_.comm().nvls_tree_first && auto_all_reduce);
   for (Algorithm algorithm : algorithms) {
     // Auto trees only for messages of one chunk: pipelined trees contend with themselves
     // in ways the estimate does not see (and cost many flows in flow mode); for larger
@@ -107,53 +190,19 @@ Network::Choice Network::resolve(const CollectiveSpec& spec, std::optional<Sched
         spec.bytes > options_.schedule.chunk_bytes) {
       continue;
     }
-    CollectiveSpec s = spec;
-    s.algorithm = algorithm;
-    Schedule built;
-    try {
-      built = build_schedule(s, cluster_, options_.schedule);
-    } catch (const Error&) {
-      continue;  // not applicable to this rank set (e.g. hierarchical on uneven hosts)
-    }
-    // Simple first: on ties (a neutral cluster) the choice stays what it was without
-    // protocols. NVLS and CollNet run Simple only, as in NCCL.
-    std::vector<Protocol> protocols = {Protocol::kSimple, Protocol::kLL128, Protocol::kLL};
-    if (fixed_protocol != Protocol::kAuto) protocols = {fixed_protocol};
-    if (algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree ||
-        algorithm == Algorithm::kCollNet)
-      protocols = {Protocol::kSimple};
-    std::vector<int> depths = {0};
-    if (tuned_depth(algorithm)) {
-      depths.clear();
-      for (int k = 1; k <= built.chunks; k *= 2) depths.push_back(k);
-    }
-    for (Protocol protocol : protocols) {
-      for (int depth : depths) {
-        Schedule schedule = built;
+    const std::optional<Schedule> built =
+        build_for_algorithm(spec, algorithm, cluster_, options_.schedule);
+    if (!built) continue;
+    for (Protocol protocol : candidate_protocols(algorithm, fixed)) {
+      for (int depth : candidate_depths(algorithm, *built)) {
+        Schedule schedule = *built;
         if (depth > 0) schedule.chunks = depth;
         apply_protocol(schedule, cluster_, protocol, ProtocolView::kTuner);
-        const Time t = estimate(schedule, nullptr);
-        if (prefer_nvls_tree && algorithm == Algorithm::kNvlsTree && t < nvls_tree_time) {
-          nvls_tree_time = t;
-          nvls_tree_best = {algorithm, protocol, depth};
-          nvls_tree_schedule = schedule;
-        }
-        if (t < best_time) {
-          best_time = t;
-          best = {algorithm, protocol, depth};
-          chosen = std::move(schedule);
-        }
+        tuner.offer({algorithm, protocol, depth}, schedule, estimate(schedule, nullptr), chosen);
       }
     }
   }
-  // NCCL's model bounds a ring or tree below NVLS tree's busbw under Simple and LL128 (LL128
-  // at 0.92 of Simple and its per-channel caps); LL, capped far lower, wins only where its
-  // latency does, as in strait's estimate.
-  if (nvls_tree_schedule && best.protocol != Protocol::kLL &&
-      (best.algorithm == Algorithm::kRing || best.algorithm == Algorithm::kTree)) {
-    best = nvls_tree_best;
-    chosen = std::move(nvls_tree_schedule);
-  }
+  const Choice best = tuner.finish(chosen);
   // The tuner's view left out what a size pays at run time; build_chosen adds it.
   if (size_effects(cluster_.comm())) chosen.reset();
   auto_choice_.emplace(key, best);

@@ -172,6 +172,103 @@ Time protocol_base_latency(const topology::Cluster& cluster, Protocol protocol,
   return (algorithm == Algorithm::kTree ? p.tree : p.ring).base_latency;
 }
 
+namespace {
+
+// Bytes moved at a share f of the links' bandwidth take as long as bytes / f at full rate.
+Bytes scaled_by(Bytes b, double f) {
+  return f == 1.0 ? b : static_cast<Bytes>(std::llround(static_cast<double>(b) / f));
+}
+
+// An implicit all-pairs phase under `protocol`: every rank sends to the n - 1 others, and
+// one value serves every pair: its longest path is one that crosses hosts, if any does.
+void apply_to_all_pairs(Phase& phase, const Schedule& schedule, const topology::Cluster& cluster,
+                        Protocol protocol, double fraction) {
+  bool crosses = false;
+  for (int g : schedule.gpus)
+    crosses = crosses || cluster.gpu(g).host != cluster.gpu(schedule.gpus.front()).host;
+  phase.all_pairs = scaled_by(phase.all_pairs, fraction);
+  phase.step_latency = phase.net_step_latency = protocol_step_latency(
+      cluster, protocol, schedule.algorithm, schedule.op, crosses, schedule.ranks() - 1);
+}
+
+// A phase of stored transfers under `protocol`: bytes scaled to its share of line rate (an
+// NVLS stage moves at NVLS's share whatever the protocol; its payload is kept), the idle
+// time of the channels a small ring or tree leaves unused (`share`) or of NVLS's
+// unoverlapped lane (`lane`), and step latencies by the most messages one rank sends.
+// `sends` is zero per rank before and after.
+void apply_to_transfers(Phase& phase, const Schedule& schedule, const topology::Cluster& cluster,
+                        Protocol protocol, double fraction, double share, double lane,
+                        std::vector<int>& sends) {
+  const double nvls_fraction = cluster.comm().nvls_bandwidth_fraction;
+  int most = 0;
+  if (phase.nvls) phase.payload = nvls_fraction / fraction;
+  for (Transfer& t : phase.transfers) {
+    most = std::max(most, ++sends[static_cast<std::size_t>(t.src)]);
+    t.bytes = scaled_by(t.bytes, phase.nvls ? nvls_fraction : fraction);
+  }
+  for (const Transfer& t : phase.transfers) sends[static_cast<std::size_t>(t.src)] = 0;
+  if (share < 1.0) phase.fill = channel_fill(cluster, schedule.gpus, phase, share);
+  if (lane > 0) phase.fill = lane_fill(cluster, schedule.gpus, phase, lane);
+  phase.step_latency =
+      protocol_step_latency(cluster, protocol, schedule.algorithm, schedule.op, false, most);
+  phase.net_step_latency =
+      protocol_step_latency(cluster, protocol, schedule.algorithm, schedule.op, true, most);
+}
+
+// LL and LL128 flag every line, so a tree's levels stream through each other (NCCL's LL
+// tree at 4 KiB - 64 KiB across 2 and 4 HGX hosts rises by bytes / its busbw ceiling
+// over its small-message latency, not by a store-and-forward hop per level).
+void stream_tree_levels(Schedule& schedule, Protocol protocol) {
+  schedule.cut_through = schedule.algorithm == Algorithm::kTree && protocol != Protocol::kSimple;
+  if (!schedule.cut_through) return;
+  schedule.chunks = 1;
+  // Streaming levels move their bytes at once: the channels' loss is the slowest level's,
+  // paid once (on the first phase), not once per level.
+  Time most = Time::zero();
+  for (Phase& phase : schedule.phases)
+    most = std::max(most, std::exchange(phase.fill, Time::zero()));
+  if (!schedule.phases.empty()) schedule.phases.front().fill = most;
+}
+
+// Hosts the schedule's GPUs span: 1, 2 or 3 for more (all a ceiling tells apart).
+int hosts_spanned(const Schedule& schedule, const topology::Cluster& cluster) {
+  const int first = cluster.gpu(schedule.gpus.front()).host;
+  int second = -1, hosts = 1;
+  for (int g : schedule.gpus) {
+    const int h = cluster.gpu(g).host;
+    if (h == first || h == second) continue;
+    if (second >= 0) return 3;
+    second = h;
+    hosts = 2;
+  }
+  return hosts;
+}
+
+// NCCL's measured busbw ceiling of the protocol (of NVLS tree per channel) bounds the time
+// of the schedule's bytes, at the channels' `share`.
+void bound_by_busbw(Schedule& schedule, const topology::Cluster& cluster, Protocol protocol,
+                    double share) {
+  schedule.min_data_time = Time::zero();
+  const auto& comm = cluster.comm();
+  const bool nvls_tree = schedule.algorithm == Algorithm::kNvlsTree;
+  if (schedule.gpus.empty() || schedule.bytes <= 0 ||
+      !(nvls_tree ? comm.nvls_tree_channel_busbw.any()
+                  : comm.protocols[protocol_index(protocol)].max_busbw.any()))
+    return;
+  const int first = cluster.gpu(schedule.gpus.front()).host;
+  const int hosts = hosts_spanned(schedule, cluster);
+  const BytesPerSec ceiling =
+      nvls_tree ? comm.nvls_tree_channel_busbw.at(hosts) *
+                      std::max(1, cluster.hosts()[static_cast<std::size_t>(first)].nics)
+                : comm.protocols[protocol_index(protocol)].max_busbw.at(hosts);
+  if (!(ceiling < std::numeric_limits<double>::infinity())) return;
+  schedule.min_data_time = Time::for_work(
+      static_cast<double>(schedule.bytes) * busbw_factor(schedule.op, schedule.ranks()),
+      ceiling * share);
+}
+
+}  // namespace
+
 void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protocol protocol,
                     ProtocolView view) {
   if (protocol == Protocol::kAuto) protocol = Protocol::kSimple;
@@ -185,82 +282,17 @@ void apply_protocol(Schedule& schedule, const topology::Cluster& cluster, Protoc
                                                     schedule.bytes, schedule.ranks())
                            : 1.0;
   const double lane = run ? nvls_lane_share(cluster, schedule.algorithm, schedule.bytes) : 0.0;
-  // Bytes moved at a share f of the links' bandwidth take as long as bytes / f at full rate.
-  const auto scaled_by = [](Bytes b, double f) {
-    return f == 1.0 ? b : static_cast<Bytes>(std::llround(static_cast<double>(b) / f));
-  };
-  const auto scaled = [&](Bytes b) { return scaled_by(b, fraction); };
-  // An NVLS stage moves at NVLS's share whatever the protocol; its payload is kept.
-  const double nvls_fraction = cluster.comm().nvls_bandwidth_fraction;
   std::vector<int> sends(schedule.gpus.size(), 0);
   for (Phase& phase : schedule.phases) {
     if (phase.all_pairs > 0) {
-      // Every rank sends to the n - 1 others; some pair crosses hosts unless all share one.
-      bool crosses = false;
-      for (int g : schedule.gpus)
-        crosses = crosses || cluster.gpu(g).host != cluster.gpu(schedule.gpus.front()).host;
-      phase.all_pairs = scaled(phase.all_pairs);
-      // One value for every pair: its longest path is one that crosses hosts, if any does.
-      phase.step_latency = phase.net_step_latency = protocol_step_latency(
-          cluster, protocol, schedule.algorithm, schedule.op, crosses, schedule.ranks() - 1);
-      continue;
+      apply_to_all_pairs(phase, schedule, cluster, protocol, fraction);
+    } else {
+      apply_to_transfers(phase, schedule, cluster, protocol, fraction, share, lane, sends);
     }
-    int most = 0;
-    if (phase.nvls) phase.payload = nvls_fraction / fraction;
-    for (Transfer& t : phase.transfers) {
-      most = std::max(most, ++sends[static_cast<std::size_t>(t.src)]);
-      t.bytes = scaled_by(t.bytes, phase.nvls ? nvls_fraction : fraction);
-    }
-    for (const Transfer& t : phase.transfers) sends[static_cast<std::size_t>(t.src)] = 0;
-    if (share < 1.0) phase.fill = channel_fill(cluster, schedule.gpus, phase, share);
-    if (lane > 0) phase.fill = lane_fill(cluster, schedule.gpus, phase, lane);
-    phase.step_latency =
-        protocol_step_latency(cluster, protocol, schedule.algorithm, schedule.op, false, most);
-    phase.net_step_latency =
-        protocol_step_latency(cluster, protocol, schedule.algorithm, schedule.op, true, most);
   }
   schedule.payload_fraction *= fraction;
-  // LL and LL128 flag every line, so a tree's levels stream through each other (NCCL's LL
-  // tree at 4 KiB - 64 KiB across 2 and 4 HGX hosts rises by bytes / its busbw ceiling
-  // over its small-message latency, not by a store-and-forward hop per level).
-  schedule.cut_through = schedule.algorithm == Algorithm::kTree && protocol != Protocol::kSimple;
-  if (schedule.cut_through) {
-    schedule.chunks = 1;
-    // Streaming levels move their bytes at once: the channels' loss is the slowest level's,
-    // paid once (on the first phase), not once per level.
-    Time most = Time::zero();
-    for (Phase& phase : schedule.phases)
-      most = std::max(most, std::exchange(phase.fill, Time::zero()));
-    if (!schedule.phases.empty()) schedule.phases.front().fill = most;
-  }
-  schedule.min_data_time = Time::zero();
-  const auto& comm = cluster.comm();
-  const bool nvls_tree = schedule.algorithm == Algorithm::kNvlsTree;
-  if (schedule.gpus.empty() || schedule.bytes <= 0 ||
-      !(nvls_tree ? comm.nvls_tree_channel_busbw.any()
-                  : comm.protocols[protocol_index(protocol)].max_busbw.any()))
-    return;
-  // Hosts spanned: 1, 2 or more is all a ceiling tells apart.
-  const int first = cluster.gpu(schedule.gpus.front()).host;
-  int second = -1, hosts = 1;
-  for (int g : schedule.gpus) {
-    const int h = cluster.gpu(g).host;
-    if (h == first || h == second) continue;
-    if (second >= 0) {
-      hosts = 3;
-      break;
-    }
-    second = h;
-    hosts = 2;
-  }
-  const BytesPerSec ceiling =
-      nvls_tree ? comm.nvls_tree_channel_busbw.at(hosts) *
-                      std::max(1, cluster.hosts()[static_cast<std::size_t>(first)].nics)
-                : comm.protocols[protocol_index(protocol)].max_busbw.at(hosts);
-  if (!(ceiling < std::numeric_limits<double>::infinity())) return;
-  schedule.min_data_time = Time::for_work(
-      static_cast<double>(schedule.bytes) * busbw_factor(schedule.op, schedule.ranks()),
-      ceiling * share);
+  stream_tree_levels(schedule, protocol);
+  bound_by_busbw(schedule, cluster, protocol, share);
 }
 
 Algorithm choose_algorithm(const CollectiveSpec& spec, const topology::Cluster& cluster) {

@@ -117,6 +117,136 @@ CollectiveScenario CollectiveScenario::from_config(const ConfigNode& config,
   return s;
 }
 
+namespace {
+
+// Per GPU: whether the timeline shows it (every GPU when no ranks are named).
+std::vector<char> traced_gpus(const topology::Cluster& cluster, const RunOptions& options) {
+  std::vector<char> traced(static_cast<std::size_t>(cluster.gpu_count()),
+                           options.trace_ranks.empty());
+  for (int r : options.trace_ranks) {
+    if (r >= 0 && r < cluster.gpu_count()) traced[static_cast<std::size_t>(r)] = 1;
+  }
+  return traced;
+}
+
+// The traced GPUs' rows on the timeline, named by rank and node, under a collectives track.
+void name_traced_ranks(TraceSink& timeline, const topology::Cluster& cluster,
+                       const std::vector<char>& traced) {
+  const auto comm_track = timeline.track("collectives");
+  (void)comm_track;
+  for (int g = 0; g < cluster.gpu_count(); ++g) {
+    if (traced[static_cast<std::size_t>(g)]) {
+      timeline.set_rank_name(
+          g, fmt::format("rank {} ({})", g, cluster.nodes()[cluster.gpu(g).node].name));
+    }
+  }
+}
+
+// Each transfer a traced GPU sends or receives as a span on its row, with a flow arrow from
+// sender to receiver when both are traced.
+std::function<void(const network::TransferRecord&)> transfer_tracer(
+    TraceSink* timeline, const std::vector<char>& traced) {
+  return
+      [timeline, &traced, next_flow = std::uint64_t{0}](const network::TransferRecord& t) mutable {
+        const bool src = traced[static_cast<std::size_t>(t.src_gpu)];
+        const bool dst = traced[static_cast<std::size_t>(t.dst_gpu)];
+        if (!src && !dst) return;
+        const std::string track = fmt::format("send/{}", topology::to_string(t.widest_class));
+        const std::string name = fmt::format("send {} -> {}", t.src_gpu, t.dst_gpu);
+        if (src) {
+          timeline->add_span(t.src_gpu, track, name, "transfer", t.start, t.end,
+                             {TraceArg("bytes", t.bytes)});
+        }
+        if (dst) {
+          timeline->add_span(t.dst_gpu, fmt::format("recv/{}", topology::to_string(t.widest_class)),
+                             fmt::format("recv {} <- {}", t.dst_gpu, t.src_gpu), "transfer",
+                             t.start, t.end, {TraceArg("bytes", t.bytes)});
+        }
+        if (src && dst) {
+          const auto from_track = timeline->track(track);
+          const auto to_track =
+              timeline->track(fmt::format("recv/{}", topology::to_string(t.widest_class)));
+          timeline->add_flow(next_flow++, TraceFlowEnd{t.src_gpu, from_track, t.start},
+                             TraceFlowEnd{t.dst_gpu, to_track, t.end});
+        }
+      };
+}
+
+// The scenario's collectives, each started once its start time has come and the
+// collectives it comes after have finished; their outcomes recorded (and traced).
+class CollectiveRun {
+ public:
+  CollectiveRun(const CollectiveScenario& scenario, engine::Simulator& sim, network::Network& net,
+                TraceSink* timeline, const std::vector<char>& traced,
+                std::vector<CollectiveOutcome>& outcomes)
+      : scenario_(scenario),
+        sim_(sim),
+        net_(net),
+        timeline_(timeline),
+        traced_(traced),
+        outcomes_(outcomes),
+        waiting_(scenario.collectives.size(), 0),
+        dependents_(scenario.collectives.size()) {
+    const auto n = scenario.collectives.size();
+    outcomes_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& c = scenario.collectives[i];
+      auto& out = outcomes_[i];
+      out.name = c.name;
+      out.ranks = static_cast<int>(c.spec.gpus.size());
+      out.bytes = c.spec.bytes;
+      out.algorithm = net.resolve_algorithm(c.spec);
+      waiting_[i] = static_cast<int>(c.after.size()) + 1;  // +1: its start time
+      for (int a : c.after) dependents_[static_cast<std::size_t>(a)].push_back(static_cast<int>(i));
+    }
+  }
+
+  // Schedules every collective's start time and runs the simulation.
+  void run() {
+    for (std::size_t i = 0; i < scenario_.collectives.size(); ++i)
+      sim_.at(scenario_.collectives[i].start, [this, i] { release(i); });
+    sim_.run();
+  }
+
+ private:
+  // One of collective i's conditions is met; it starts when none is left.
+  void release(std::size_t i) {
+    if (--waiting_[i] > 0) return;
+    outcomes_[i].start = sim_.now();
+    net_.start_collective(scenario_.collectives[i].spec, [this, i] { finish(i); });
+  }
+  void finish(std::size_t i) {
+    auto& out = outcomes_[i];
+    out.end = sim_.now();
+    if (timeline_) trace(i);
+    for (int d : dependents_[i]) release(static_cast<std::size_t>(d));
+  }
+  void trace(std::size_t i) {
+    const auto& out = outcomes_[i];
+    const auto track = timeline_->track("collectives");
+    const auto name = timeline_->name(out.name);
+    const auto category = timeline_->name(network::to_string(scenario_.collectives[i].spec.op));
+    for (int g : scenario_.collectives[i].spec.gpus) {
+      if (traced_[static_cast<std::size_t>(g)]) {
+        timeline_->add_span(g, track, name, category, out.start, out.end,
+                            {TraceArg("bytes", out.bytes),
+                             TraceArg("algorithm", network::to_string(out.algorithm))});
+      }
+    }
+  }
+
+  const CollectiveScenario& scenario_;
+  engine::Simulator& sim_;
+  network::Network& net_;
+  TraceSink* timeline_;
+  const std::vector<char>& traced_;
+  std::vector<CollectiveOutcome>& outcomes_;
+  std::vector<int> waiting_;  // per collective: conditions not yet met
+  std::vector<std::vector<int>> dependents_;
+};
+
+}  // namespace
+
 ScenarioResult run_collective_scenario(const CollectiveScenario& scenario,
                                        const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -125,87 +255,14 @@ ScenarioResult run_collective_scenario(const CollectiveScenario& scenario,
   network::NetworkOptions net_options;
   net_options.mode = options.mode.value_or(scenario.mode);
   TraceSink* timeline = options.timeline;
-  std::vector<char> traced(static_cast<std::size_t>(scenario.cluster.gpu_count()),
-                           options.trace_ranks.empty());
-  for (int r : options.trace_ranks) {
-    if (r >= 0 && r < scenario.cluster.gpu_count()) traced[static_cast<std::size_t>(r)] = 1;
-  }
+  const std::vector<char> traced = traced_gpus(scenario.cluster, options);
   if (timeline) {
-    const auto comm_track = timeline->track("collectives");
-    (void)comm_track;
-    for (int g = 0; g < scenario.cluster.gpu_count(); ++g) {
-      if (traced[static_cast<std::size_t>(g)]) {
-        timeline->set_rank_name(
-            g, fmt::format("rank {} ({})", g,
-                           scenario.cluster.nodes()[scenario.cluster.gpu(g).node].name));
-      }
-    }
-    std::uint64_t next_flow = 0;
-    net_options.on_transfer = [timeline, &traced, &next_flow](const network::TransferRecord& t) {
-      const bool src = traced[static_cast<std::size_t>(t.src_gpu)];
-      const bool dst = traced[static_cast<std::size_t>(t.dst_gpu)];
-      if (!src && !dst) return;
-      const std::string track = fmt::format("send/{}", topology::to_string(t.widest_class));
-      const std::string name = fmt::format("send {} -> {}", t.src_gpu, t.dst_gpu);
-      if (src) {
-        timeline->add_span(t.src_gpu, track, name, "transfer", t.start, t.end,
-                           {TraceArg("bytes", t.bytes)});
-      }
-      if (dst) {
-        timeline->add_span(t.dst_gpu, fmt::format("recv/{}", topology::to_string(t.widest_class)),
-                           fmt::format("recv {} <- {}", t.dst_gpu, t.src_gpu), "transfer", t.start,
-                           t.end, {TraceArg("bytes", t.bytes)});
-      }
-      if (src && dst) {
-        const auto from_track = timeline->track(track);
-        const auto to_track =
-            timeline->track(fmt::format("recv/{}", topology::to_string(t.widest_class)));
-        timeline->add_flow(next_flow++, TraceFlowEnd{t.src_gpu, from_track, t.start},
-                           TraceFlowEnd{t.dst_gpu, to_track, t.end});
-      }
-    };
+    name_traced_ranks(*timeline, scenario.cluster, traced);
+    net_options.on_transfer = transfer_tracer(timeline, traced);
   }
   auto net = network::make_network(sim, scenario.cluster, net_options);
-
-  const auto n = scenario.collectives.size();
-  result.collectives.resize(n);
-  std::vector<int> waiting(n, 0);
-  std::vector<std::vector<int>> dependents(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto& c = scenario.collectives[i];
-    auto& out = result.collectives[i];
-    out.name = c.name;
-    out.ranks = static_cast<int>(c.spec.gpus.size());
-    out.bytes = c.spec.bytes;
-    out.algorithm = net->resolve_algorithm(c.spec);
-    waiting[i] = static_cast<int>(c.after.size()) + 1;  // +1: its start time
-    for (int a : c.after) dependents[static_cast<std::size_t>(a)].push_back(static_cast<int>(i));
-  }
-  std::function<void(std::size_t)> release = [&](std::size_t i) {
-    if (--waiting[i] > 0) return;
-    const auto& c = scenario.collectives[i];
-    result.collectives[i].start = sim.now();
-    net->start_collective(c.spec, [&, i] {
-      auto& out = result.collectives[i];
-      out.end = sim.now();
-      if (timeline) {
-        const auto track = timeline->track("collectives");
-        const auto name = timeline->name(out.name);
-        const auto category = timeline->name(network::to_string(scenario.collectives[i].spec.op));
-        for (int g : scenario.collectives[i].spec.gpus) {
-          if (traced[static_cast<std::size_t>(g)]) {
-            timeline->add_span(g, track, name, category, out.start, out.end,
-                               {TraceArg("bytes", out.bytes),
-                                TraceArg("algorithm", network::to_string(out.algorithm))});
-          }
-        }
-      }
-      for (int d : dependents[i]) release(static_cast<std::size_t>(d));
-    });
-  };
-  for (std::size_t i = 0; i < n; ++i) sim.at(scenario.collectives[i].start, [&, i] { release(i); });
-  sim.run();
-
+  CollectiveRun collectives(scenario, sim, *net, timeline, traced, result.collectives);
+  collectives.run();
   for (const auto& c : result.collectives) result.makespan = std::max(result.makespan, c.end);
   result.traffic = net->traffic();
   result.events = sim.events();

@@ -260,9 +260,10 @@ std::int32_t ReplayGraph::shape_of(const std::vector<Op>& ops) {
   return last_shape_ = id;
 }
 
-void ReplayGraph::add_rank(int rank, const workload::RankOps& ro,
-                           const cost::CalibrationProfile& profile, bool keep_ops) {
-  const auto& ops = ro.ops;
+namespace {
+
+// Every dependency of rank `rank`'s ops names an earlier op.
+void check_dependencies(int rank, const std::vector<Op>& ops) {
   for (std::size_t i = 0; i < ops.size(); ++i) {
     for (auto d : ops[i].deps) {
       if (d < 0 || static_cast<std::size_t>(d) >= i) {
@@ -271,6 +272,41 @@ void ReplayGraph::add_rank(int rank, const workload::RankOps& ro,
       }
     }
   }
+}
+
+// Whether the kernels of `ops` are `work`, in order: then they share its costs.
+bool same_kernels(const std::vector<workload::Kernel>& work, const std::vector<Op>& ops) {
+  std::size_t built_kernel = 0;
+  for (const Op& op : ops) {
+    if (op.kind != OpKind::kKernel) continue;
+    if (built_kernel >= work.size() || !(work[built_kernel] == op.kernel)) return false;
+    ++built_kernel;
+  }
+  return built_kernel == work.size();
+}
+
+// The cost of `kernel` in built kernel slot k: the slot's when it last costed the same
+// kernel, else costed now and kept there.
+const cost::KernelCost& slot_cost(std::vector<workload::Kernel>& work,
+                                  std::vector<cost::KernelCost>& costs, std::size_t k,
+                                  const workload::Kernel& kernel,
+                                  const cost::CalibrationProfile& profile) {
+  if (k == work.size()) {
+    costs.push_back(cost::CostModel::cost(kernel, profile));
+    work.push_back(kernel);
+  } else if (!(work[k] == kernel)) {
+    costs[k] = cost::CostModel::cost(kernel, profile);
+    work[k] = kernel;
+  }
+  return costs[k];
+}
+
+}  // namespace
+
+void ReplayGraph::add_rank(int rank, const workload::RankOps& ro,
+                           const cost::CalibrationProfile& profile, bool keep_ops) {
+  const auto& ops = ro.ops;
+  check_dependencies(rank, ops);
   if (rank < 0) throw Error(fmt::format("op graph: rank {} is negative", rank));
   if (static_cast<std::size_t>(rank) >= ranks_.size())
     ranks_.resize(static_cast<std::size_t>(rank) + 1);
@@ -294,34 +330,19 @@ void ReplayGraph::add_rank(int rank, const workload::RankOps& ro,
     memo.kernel_base = -1;
   }
   // Kernels all equal to the last rank of this shape's: its costs are this rank's too.
-  bool shared = memo.kernel_base >= 0;
-  std::size_t built_kernel = 0;
-  for (std::size_t i = 0; shared && i < ops.size(); ++i) {
-    if (ops[i].kind != OpKind::kKernel) continue;
-    shared = built_kernel < memo.work.size() && memo.work[built_kernel] == ops[i].kernel;
-    ++built_kernel;
-  }
-  shared = shared && built_kernel == memo.work.size();
+  const bool shared = memo.kernel_base >= 0 && same_kernels(memo.work, ops);
   if (shared) r.kernel_base = memo.kernel_base;
   // Merged: each kernel's duration adds to its run's.
   const std::int32_t* merged_slot =
       merge_ ? merged_slot_[static_cast<std::size_t>(r.shape)].data() : nullptr;
   if (merge_ && !shared) timed_.resize(timed_.size() + static_cast<std::size_t>(shape.kernels));
-  built_kernel = 0;
+  std::size_t built_kernel = 0;
   for (const Op& op : ops) {
     if (op.kind == OpKind::kKernel && shared) {
       r.flops += op.kernel.flops;
     } else if (op.kind == OpKind::kKernel) {
-      const std::size_t k = built_kernel;
-      if (k == memo.work.size()) {
-        memo.cost.push_back(cost::CostModel::cost(op.kernel, profile));
-        memo.work.push_back(op.kernel);
-      } else if (!(memo.work[k] == op.kernel)) {
-        memo.cost[k] = cost::CostModel::cost(op.kernel, profile);
-        memo.work[k] = op.kernel;
-      }
-      const cost::KernelCost& c = memo.cost[k];
-      ++built_kernel;
+      const std::size_t k = built_kernel++;
+      const cost::KernelCost& c = slot_cost(memo.work, memo.cost, k, op.kernel, profile);
       if (merged_slot) {
         timed_[static_cast<std::size_t>(r.kernel_base + merged_slot[k])] += c.duration();
       } else if (mode_ == network::NetworkMode::kAnalytical) {

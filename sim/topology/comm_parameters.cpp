@@ -61,6 +61,75 @@ CommParameters CommParameters::published_defaults() {
   return c;
 }
 
+namespace {
+
+// `key` of `node` (else `fallback`), each checked: a fraction in (0, 1], a duration >= 0,
+// a size >= 0.
+double fraction_or(const ConfigNode& node, std::string_view key, double fallback) {
+  const double f = node.number_or(key, fallback);
+  if (!(f > 0 && f <= 1)) node.at(key).fail("expected a number in (0, 1]");
+  return f;
+}
+
+Time duration_or(const ConfigNode& node, std::string_view key, Time fallback) {
+  const Time t = node.duration_or(key, fallback);
+  if (t < Time::zero()) node.at(key).fail("expected a duration >= 0");
+  return t;
+}
+
+Bytes size_or(const ConfigNode& node, std::string_view key, Bytes fallback) {
+  auto v = node.find(key);
+  if (!v) return fallback;
+  const Bytes b = v->as_bytes();
+  if (b < 0) v->fail("expected a size >= 0");
+  return b;
+}
+
+// A ceiling per host count; "none" lifts one.
+HostCountCeiling ceiling(const ConfigNode& node, HostCountCeiling cap) {
+  node.allow_only({"one_host", "two_hosts", "more_hosts"});
+  constexpr std::array<std::string_view, 3> kKeys = {"one_host", "two_hosts", "more_hosts"};
+  std::array<BytesPerSec*, 3> out = {&cap.one_host, &cap.two_hosts, &cap.more_hosts};
+  for (std::size_t k = 0; k < kKeys.size(); ++k) {
+    auto v = node.find(kKeys[k]);
+    if (!v) continue;
+    *out[k] = v->is_string() && v->as_string() == "none" ? std::numeric_limits<double>::infinity()
+                                                         : node.bandwidth(kKeys[k]);
+  }
+  return cap;
+}
+
+// A column of step latencies: its keys over `base`.
+StepLatencies latencies(const ConfigNode& node, StepLatencies base) {
+  base.base_latency = duration_or(node, "base_latency", base.base_latency);
+  base.nvlink_step_latency = duration_or(node, "nvlink_step_latency", base.nvlink_step_latency);
+  base.net_step_latency = duration_or(node, "net_step_latency", base.net_step_latency);
+  return base;
+}
+
+// The "protocols" object: per protocol its keys over `c`'s.
+void parse_protocols(const ConfigNode& protocols, CommParameters& c) {
+  protocols.allow_only({"ll", "ll128", "simple"});
+  constexpr std::array<std::string_view, kProtocolCount> kNames = {"ll", "ll128", "simple"};
+  for (std::size_t p = 0; p < kNames.size(); ++p) {
+    auto node = protocols.find(kNames[p]);
+    if (!node) continue;
+    node->allow_only({"bandwidth_fraction", "base_latency", "nvlink_step_latency",
+                      "net_step_latency", "tree", "max_busbw", "channel_bytes"});
+    auto& out = c.protocols[p];
+    out.channel_bytes = size_or(*node, "channel_bytes", out.channel_bytes);
+    out.bandwidth_fraction = fraction_or(*node, "bandwidth_fraction", out.bandwidth_fraction);
+    out.ring = latencies(*node, out.ring);
+    if (auto cap = node->find("max_busbw")) out.max_busbw = ceiling(*cap, out.max_busbw);
+    if (auto tree = node->find("tree")) {
+      tree->allow_only({"base_latency", "nvlink_step_latency", "net_step_latency"});
+      out.tree = latencies(*tree, out.tree);
+    }
+  }
+}
+
+}  // namespace
+
 CommParameters parse_comm_parameters(const ConfigNode& section) {
   if (section.is_string()) {
     // "none": the bare link model (e.g. MPI over shared memory, not NCCL).
@@ -72,65 +141,10 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
                       "nvls_bandwidth_fraction", "nvls_step_latency", "nvlink_efficiency", "pxn",
                       "collnet", "hierarchical_in_datacenter", "nvls_tree_channel_busbw",
                       "net_efficiency", "nvls_tree_first", "channels", "nvls_lane_bytes"});
-  const auto fraction = [](const ConfigNode& node, std::string_view key, double fallback) {
-    const double f = node.number_or(key, fallback);
-    if (!(f > 0 && f <= 1)) node.at(key).fail("expected a number in (0, 1]");
-    return f;
-  };
-  const auto duration = [](const ConfigNode& node, std::string_view key, Time fallback) {
-    const Time t = node.duration_or(key, fallback);
-    if (t < Time::zero()) node.at(key).fail("expected a duration >= 0");
-    return t;
-  };
-  const auto size = [](const ConfigNode& node, std::string_view key, Bytes fallback) {
-    auto v = node.find(key);
-    if (!v) return fallback;
-    const Bytes b = v->as_bytes();
-    if (b < 0) v->fail("expected a size >= 0");
-    return b;
-  };
-  // A ceiling per host count; "none" lifts one.
-  const auto ceiling = [](const ConfigNode& node, HostCountCeiling cap) {
-    node.allow_only({"one_host", "two_hosts", "more_hosts"});
-    constexpr std::array<std::string_view, 3> kKeys = {"one_host", "two_hosts", "more_hosts"};
-    std::array<BytesPerSec*, 3> out = {&cap.one_host, &cap.two_hosts, &cap.more_hosts};
-    for (std::size_t k = 0; k < kKeys.size(); ++k) {
-      auto v = node.find(kKeys[k]);
-      if (!v) continue;
-      *out[k] = v->is_string() && v->as_string() == "none" ? std::numeric_limits<double>::infinity()
-                                                           : node.bandwidth(kKeys[k]);
-    }
-    return cap;
-  };
-  // A column of step latencies: its keys over `base`.
-  const auto latencies = [&](const ConfigNode& node, StepLatencies base) {
-    base.base_latency = duration(node, "base_latency", base.base_latency);
-    base.nvlink_step_latency = duration(node, "nvlink_step_latency", base.nvlink_step_latency);
-    base.net_step_latency = duration(node, "net_step_latency", base.net_step_latency);
-    return base;
-  };
-  if (auto protocols = section.find("protocols")) {
-    protocols->allow_only({"ll", "ll128", "simple"});
-    constexpr std::array<std::string_view, kProtocolCount> kNames = {"ll", "ll128", "simple"};
-    for (std::size_t p = 0; p < kNames.size(); ++p) {
-      auto node = protocols->find(kNames[p]);
-      if (!node) continue;
-      node->allow_only({"bandwidth_fraction", "base_latency", "nvlink_step_latency",
-                        "net_step_latency", "tree", "max_busbw", "channel_bytes"});
-      auto& out = c.protocols[p];
-      out.channel_bytes = size(*node, "channel_bytes", out.channel_bytes);
-      out.bandwidth_fraction = fraction(*node, "bandwidth_fraction", out.bandwidth_fraction);
-      out.ring = latencies(*node, out.ring);
-      if (auto cap = node->find("max_busbw")) out.max_busbw = ceiling(*cap, out.max_busbw);
-      if (auto tree = node->find("tree")) {
-        tree->allow_only({"base_latency", "nvlink_step_latency", "net_step_latency"});
-        out.tree = latencies(*tree, out.tree);
-      }
-    }
-  }
-  c.proxy_latency = duration(section, "proxy_latency", c.proxy_latency);
-  c.rdma_round_trip = duration(section, "rdma_round_trip", c.rdma_round_trip);
-  c.per_peer_latency = duration(section, "per_peer_latency", c.per_peer_latency);
+  if (auto protocols = section.find("protocols")) parse_protocols(*protocols, c);
+  c.proxy_latency = duration_or(section, "proxy_latency", c.proxy_latency);
+  c.rdma_round_trip = duration_or(section, "rdma_round_trip", c.rdma_round_trip);
+  c.per_peer_latency = duration_or(section, "per_peer_latency", c.per_peer_latency);
   c.nvls = section.bool_or("nvls", c.nvls);
   c.pxn = section.bool_or("pxn", c.pxn);
   c.collnet = section.bool_or("collnet", c.collnet);
@@ -138,17 +152,17 @@ CommParameters parse_comm_parameters(const ConfigNode& section) {
       section.bool_or("hierarchical_in_datacenter", c.hierarchical_in_datacenter);
   c.nvls_tree_first = section.bool_or("nvls_tree_first", c.nvls_tree_first);
   c.nvls_bandwidth_fraction =
-      fraction(section, "nvls_bandwidth_fraction", c.nvls_bandwidth_fraction);
+      fraction_or(section, "nvls_bandwidth_fraction", c.nvls_bandwidth_fraction);
   if (auto cap = section.find("nvls_tree_channel_busbw"))
     c.nvls_tree_channel_busbw = ceiling(*cap, c.nvls_tree_channel_busbw);
-  c.nvls_step_latency = duration(section, "nvls_step_latency", c.nvls_step_latency);
-  c.nvls_lane_bytes = size(section, "nvls_lane_bytes", c.nvls_lane_bytes);
+  c.nvls_step_latency = duration_or(section, "nvls_step_latency", c.nvls_step_latency);
+  c.nvls_lane_bytes = size_or(section, "nvls_lane_bytes", c.nvls_lane_bytes);
   const auto channels = section.integer_or("channels", c.channels);
   if (channels < 0 || channels > 1024)
     section.at("channels").fail("expected an integer in [0, 1024]");
   c.channels = static_cast<int>(channels);
-  c.nvlink_efficiency = fraction(section, "nvlink_efficiency", c.nvlink_efficiency);
-  c.net_efficiency = fraction(section, "net_efficiency", c.net_efficiency);
+  c.nvlink_efficiency = fraction_or(section, "nvlink_efficiency", c.nvlink_efficiency);
+  c.net_efficiency = fraction_or(section, "net_efficiency", c.net_efficiency);
   return c;
 }
 

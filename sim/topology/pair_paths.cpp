@@ -142,6 +142,53 @@ class Neighbourhood {
   std::uint32_t epoch_ = 0;
 };
 
+// An exit switch of count(): the members that leave by it, longest exit latency first.
+struct ExitSlot {
+  NodeIndex hub = 0;
+  std::uint64_t members = 0;
+  std::vector<int> by_latency;  // its members (ranks)
+};
+
+// count()'s members by how they leave their neighbourhoods, and its per-destination scratch.
+struct ExitGroups {
+  std::vector<Exit> exits;  // per member (rank)
+  // near_to[near_offsets[d] .. near_offsets[d + 1]): members that reach member d without a
+  // switch (CSR).
+  std::vector<std::uint32_t> near_offsets;
+  std::vector<int> near_to;
+  std::vector<ExitSlot> slots;
+  std::vector<std::size_t> excluded;  // per member: destination (+ 1) it was excluded for
+  std::vector<std::uint64_t> count;   // per slot: its members that count toward a destination
+};
+
+// count_bytes' second-leg senders (the relay, or the sender itself), each with its exit
+// explored once, and first legs (sender to relay, inside its host), each distinct one routed
+// once; found through per-GPU slots (Scratch::rank_of: a second-leg sender's slot,
+// Scratch::leg_of: the head of a sender's list of first legs).
+struct LegSender {
+  int gpu = 0;
+  Exit exit;
+  std::uint64_t prefix_bytes = 0;  // sent through its exit prefix
+};
+struct FirstLeg {
+  int src = 0, relay = 0;
+  std::int32_t next = -1;  // the sender's next first leg
+  std::vector<LinkIndex> links;
+  std::uint64_t bytes = 0;
+  Time latency;
+};
+// Bytes entering the current destination's tree at an exit switch.
+struct SlotLoad {
+  NodeIndex hub = 0;
+  std::uint64_t bytes = 0;
+  Time before;
+};
+struct ByteRoutes {
+  std::vector<LegSender> senders;
+  std::vector<FirstLeg> legs;
+  std::vector<SlotLoad> slots;  // the current destination's exit switches
+};
+
 }  // namespace
 
 // Scratch sized to the cluster, kept between calls and left clean after each (entries
@@ -210,6 +257,22 @@ struct PairPathCounter::Scratch {
       at_hops[0].clear();
     }
   }
+
+  // count()'s steps.
+  void walk(Router& router, int src, int dst) {
+    router.gpu_path(src, dst, path);
+    tally.add(path, 1, Time::zero());
+  }
+  void walk_every_pair(Router& router, std::span<const int> gpus);
+  ExitGroups group_by_exit(Router& router, std::span<const int> gpus);
+  void index_near(ExitGroups& groups) const;
+  void count_toward(Router& router, std::span<const int> gpus, std::size_t d, ExitGroups& groups);
+  // count_bytes' steps.
+  std::vector<std::uint32_t> order_by_destination(std::span<const PairBytes> transfers);
+  FirstLeg& first_leg(Router& router, const PairBytes& t, ByteRoutes& routes);
+  void add_transfer(Router& router, const PairBytes& t, bool trees, ByteRoutes& routes);
+  void flow_to(Router& router, NodeIndex dst_node, ByteRoutes& routes);
+  void add_legs_and_prefixes(ByteRoutes& routes);
 };
 
 PairPathCounter::PairPathCounter(Router& router)
@@ -225,46 +288,48 @@ PairPathCounts PairPathCounter::count(std::span<const int> gpus) {
   Router& router = router_;
   Scratch& z = *scratch_;
   const Cluster& cluster = router.cluster();
-  Tally& tally = z.tally;
-  const auto n = gpus.size();
-  std::vector<LinkIndex>& path = z.path;
-  auto walk = [&](int src, int dst) {
-    router.gpu_path(src, dst, path);
-    tally.add(path, 1, Time::zero());
-  };
-  if (n < 2) return tally.result();
+  if (gpus.size() < 2) return z.tally.result();
   if (router.policy() != EcmpPolicy::kDestinationModK || !cluster.explicit_routes().empty()) {
-    for (int dst : gpus) {
-      for (int src : gpus) {
-        if (src != dst) walk(src, dst);
-      }
-    }
-    return tally.result();
+    z.walk_every_pair(router, gpus);
+    return z.tally.result();
   }
+  ExitGroups groups = z.group_by_exit(router, gpus);
+  // Per destination: members near it (and itself) leave the switch counts; the pairs near
+  // it are routed one by one, the rest flow as counts down the destination's tree from the
+  // exit switches, node by node in decreasing hops (each tree link once, not once per
+  // exit switch).
+  for (std::size_t d = 0; d < gpus.size(); ++d) z.count_toward(router, gpus, d, groups);
+  for (int g : gpus) z.rank_of[static_cast<std::size_t>(g)] = -1;
+  for (const auto& slot : groups.slots) z.hub_slot[slot.hub] = -1;
+  return z.tally.result();
+}
 
-  std::vector<int>& rank_of = z.rank_of;
+void PairPathCounter::Scratch::walk_every_pair(Router& router, std::span<const int> gpus) {
+  for (int dst : gpus) {
+    for (int src : gpus) {
+      if (src != dst) walk(router, src, dst);
+    }
+  }
+}
+
+// Each member's exit: a member with several exits has its pairs routed one by one; one with
+// a unique exit carries its paths through its exit prefix and is counted at its exit switch.
+ExitGroups PairPathCounter::Scratch::group_by_exit(Router& router, std::span<const int> gpus) {
+  const auto n = gpus.size();
   for (std::size_t r = 0; r < n; ++r)
     rank_of[static_cast<std::size_t>(gpus[r])] = static_cast<int>(r);
-  std::vector<Exit> exits(n);
-  // near_to[d]: members s (ranks) that reach member d without a switch, as CSR.
-  std::vector<std::uint32_t> near_offsets(n + 1, 0);
-  std::vector<int> near_to;
-  std::vector<int>& hub_slot = z.hub_slot;
-  struct Slot {
-    NodeIndex hub = 0;
-    std::uint64_t members = 0;
-    std::vector<int> by_latency;  // its members (ranks), longest exit latency first
-  };
-  std::vector<Slot> slots;
+  ExitGroups groups;
+  groups.exits.resize(n);
+  groups.near_offsets.assign(n + 1, 0);
   for (std::size_t r = 0; r < n; ++r) {
-    Exit& e = exits[r];
-    e = z.neighbourhood.explore(gpus[r]);
+    Exit& e = groups.exits[r];
+    e = neighbourhood.explore(gpus[r]);
     std::erase_if(e.near, [&](int g) { return rank_of[static_cast<std::size_t>(g)] < 0; });
     for (int g : e.near)
-      ++near_offsets[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(g)]) + 1];
+      ++groups.near_offsets[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(g)]) + 1];
     if (!e.unique) {
       for (int dst : gpus) {
-        if (dst != gpus[r]) walk(gpus[r], dst);
+        if (dst != gpus[r]) walk(router, gpus[r], dst);
       }
       continue;
     }
@@ -272,190 +337,193 @@ PairPathCounts PairPathCounter::count(std::span<const int> gpus) {
     tally.add(e.prefix, n - 1 - e.near.size(), Time::zero());
     int& slot = hub_slot[e.hub];
     if (slot < 0) {
-      slot = static_cast<int>(slots.size());
-      slots.push_back({e.hub, 0, {}});
+      slot = static_cast<int>(groups.slots.size());
+      groups.slots.push_back({e.hub, 0, {}});
     }
-    ++slots[static_cast<std::size_t>(slot)].members;
-    slots[static_cast<std::size_t>(slot)].by_latency.push_back(static_cast<int>(r));
+    ++groups.slots[static_cast<std::size_t>(slot)].members;
+    groups.slots[static_cast<std::size_t>(slot)].by_latency.push_back(static_cast<int>(r));
   }
-  for (auto& s : slots) {
+  for (auto& s : groups.slots) {
     std::stable_sort(s.by_latency.begin(), s.by_latency.end(), [&](int a, int b) {
-      return exits[static_cast<std::size_t>(a)].latency >
-             exits[static_cast<std::size_t>(b)].latency;
+      return groups.exits[static_cast<std::size_t>(a)].latency >
+             groups.exits[static_cast<std::size_t>(b)].latency;
     });
   }
-  for (std::size_t d = 0; d < n; ++d) near_offsets[d + 1] += near_offsets[d];
-  near_to.resize(near_offsets[n]);
-  {
-    std::vector<std::uint32_t> fill(near_offsets.begin(), near_offsets.end() - 1);
-    for (std::size_t r = 0; r < n; ++r) {
-      for (int g : exits[r].near)
-        near_to[fill[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(g)])]++] =
-            static_cast<int>(r);
-    }
-  }
+  index_near(groups);
+  groups.excluded.assign(n, 0);
+  groups.count.assign(groups.slots.size(), 0);
+  return groups;
+}
 
-  // Per destination: members near it (and itself) leave the switch counts; the pairs near
-  // it are routed one by one, the rest flow as counts down the destination's tree from the
-  // exit switches, node by node in decreasing hops (each tree link once, not once per
-  // exit switch).
-  std::vector<std::size_t> excluded(n, 0);  // destination (+ 1) a member was excluded for
-  std::vector<std::uint64_t> count(slots.size(), 0);
-  for (std::size_t d = 0; d < n; ++d) {
-    z.next_tree();
-    const int dst = gpus[d];
-    const NodeIndex dst_node = cluster.gpu(dst).node;
-    auto exclude = [&](std::size_t s) {
-      excluded[s] = d + 1;
-      if (exits[s].unique) --count[static_cast<std::size_t>(hub_slot[exits[s].hub])];
-    };
-    for (std::size_t k = 0; k < slots.size(); ++k) count[k] = slots[k].members;
-    exclude(d);
-    for (auto i = near_offsets[d]; i < near_offsets[d + 1]; ++i) {
-      const auto s = static_cast<std::size_t>(near_to[i]);
-      exclude(s);
-      if (exits[s].unique) walk(gpus[s], dst);
-    }
-    for (std::size_t k = 0; k < slots.size(); ++k) {
-      if (count[k] == 0) continue;
-      Time before = Time::zero();
-      for (int s : slots[k].by_latency) {
-        if (excluded[static_cast<std::size_t>(s)] != d + 1) {
-          before = exits[static_cast<std::size_t>(s)].latency;
-          break;
-        }
-      }
-      z.reach(slots[k].hub, router.hops(slots[k].hub, dst_node), count[k], before);
-    }
-    z.flow_down(router, dst_node);
+// near_offsets from counts to offsets, and near_to filled from the members' near lists.
+void PairPathCounter::Scratch::index_near(ExitGroups& groups) const {
+  const auto n = groups.exits.size();
+  auto& offsets = groups.near_offsets;
+  for (std::size_t d = 0; d < n; ++d) offsets[d + 1] += offsets[d];
+  groups.near_to.resize(offsets[n]);
+  std::vector<std::uint32_t> fill(offsets.begin(), offsets.end() - 1);
+  for (std::size_t r = 0; r < n; ++r) {
+    for (int g : groups.exits[r].near)
+      groups.near_to[fill[static_cast<std::size_t>(rank_of[static_cast<std::size_t>(g)])]++] =
+          static_cast<int>(r);
   }
-  for (int g : gpus) rank_of[static_cast<std::size_t>(g)] = -1;
-  for (const auto& slot : slots) hub_slot[slot.hub] = -1;
-  return tally.result();
+}
+
+// The paths toward member d: its near members routed one by one, the others as counts down
+// d's tree from their exit switches.
+void PairPathCounter::Scratch::count_toward(Router& router, std::span<const int> gpus,
+                                            std::size_t d, ExitGroups& groups) {
+  const Cluster& cluster = router.cluster();
+  const auto& exits = groups.exits;
+  auto& count = groups.count;
+  next_tree();
+  const int dst = gpus[d];
+  const NodeIndex dst_node = cluster.gpu(dst).node;
+  auto exclude = [&](std::size_t s) {
+    groups.excluded[s] = d + 1;
+    if (exits[s].unique) --count[static_cast<std::size_t>(hub_slot[exits[s].hub])];
+  };
+  for (std::size_t k = 0; k < groups.slots.size(); ++k) count[k] = groups.slots[k].members;
+  exclude(d);
+  for (auto i = groups.near_offsets[d]; i < groups.near_offsets[d + 1]; ++i) {
+    const auto s = static_cast<std::size_t>(groups.near_to[i]);
+    exclude(s);
+    if (exits[s].unique) walk(router, gpus[s], dst);
+  }
+  for (std::size_t k = 0; k < groups.slots.size(); ++k) {
+    if (count[k] == 0) continue;
+    // The longest exit latency among the slot's members still counted.
+    Time before = Time::zero();
+    for (int s : groups.slots[k].by_latency) {
+      if (groups.excluded[static_cast<std::size_t>(s)] != d + 1) {
+        before = exits[static_cast<std::size_t>(s)].latency;
+        break;
+      }
+    }
+    reach(groups.slots[k].hub, router.hops(groups.slots[k].hub, dst_node), count[k], before);
+  }
+  flow_down(router, dst_node);
 }
 
 PairPathCounts PairPathCounter::count_bytes(std::span<const PairBytes> transfers) {
   Router& router = router_;
   Scratch& z = *scratch_;
   const Cluster& cluster = router.cluster();
-  Tally& tally = z.tally;
-  std::vector<LinkIndex>& path = z.path;
   const bool trees =
       router.policy() == EcmpPolicy::kDestinationModK && cluster.explicit_routes().empty();
-  // Senders of the second leg (the relay, or the sender itself), each with its exit
-  // explored once, and the first legs (sender to relay, inside its host), each distinct
-  // one routed once; found through per-GPU slots (z.rank_of: a second-leg sender's slot,
-  // z.leg_of: the head of a sender's list of first legs).
-  struct Sender {
-    int gpu = 0;
-    Exit exit;
-    std::uint64_t prefix_bytes = 0;  // sent through its exit prefix
-  };
-  struct FirstLeg {
-    int src = 0, relay = 0;
-    std::int32_t next = -1;  // the sender's next first leg
-    std::vector<LinkIndex> links;
-    std::uint64_t bytes = 0;
-    Time latency;
-  };
-  std::vector<Sender> senders;
-  std::vector<FirstLeg> legs;
-  std::vector<int>& sender_of = z.rank_of;
-  std::vector<int>& legs_of = z.leg_of;
-  // Transfers by destination (a counting sort over the destinations' first appearance).
-  std::vector<std::uint32_t> order(transfers.size());
-  {
-    std::vector<int>& dst_slot = z.dst_slot;
-    std::vector<int> dsts;
-    std::vector<std::uint32_t> offsets;
-    for (const PairBytes& t : transfers) {
-      int& d = dst_slot[static_cast<std::size_t>(t.dst)];
-      if (d < 0) {
-        d = static_cast<int>(dsts.size());
-        dsts.push_back(t.dst);
-        offsets.push_back(0);
-      }
-      ++offsets[static_cast<std::size_t>(d)];
-    }
-    std::uint32_t sum = 0;
-    for (auto& o : offsets) sum += std::exchange(o, sum);
-    for (std::uint32_t i = 0; i < transfers.size(); ++i)
-      order[offsets[static_cast<std::size_t>(
-          dst_slot[static_cast<std::size_t>(transfers[i].dst)])]++] = i;
-    for (int g : dsts) dst_slot[static_cast<std::size_t>(g)] = -1;
-  }
-  struct SlotLoad {
-    NodeIndex hub = 0;
-    std::uint64_t bytes = 0;
-    Time before;
-  };
-  std::vector<SlotLoad> slots;  // the current destination's exit switches
-  std::vector<int>& hub_slot = z.hub_slot;
+  const std::vector<std::uint32_t> order = z.order_by_destination(transfers);
+  ByteRoutes routes;
   for (std::size_t at = 0; at < order.size();) {
     const int dst = transfers[order[at]].dst;
-    const NodeIndex dst_node = cluster.gpu(dst).node;
     z.next_tree();
-    for (; at < order.size() && transfers[order[at]].dst == dst; ++at) {
-      const PairBytes& t = transfers[order[at]];
-      if (t.bytes == 0 || t.src == t.dst) continue;
-      Time before = Time::zero();
-      int from = t.src;
-      if (t.relay >= 0 && t.relay != t.src) {
-        std::int32_t& head = legs_of[static_cast<std::size_t>(t.src)];
-        std::int32_t k = head;
-        while (k >= 0 && legs[static_cast<std::size_t>(k)].relay != t.relay)
-          k = legs[static_cast<std::size_t>(k)].next;
-        if (k < 0) {
-          k = static_cast<std::int32_t>(legs.size());
-          FirstLeg leg{t.src, t.relay, head, {}, 0, Time::zero()};
-          router.gpu_path(t.src, t.relay, leg.links);
-          for (LinkIndex l : leg.links) leg.latency += cluster.link(l).latency;
-          legs.push_back(std::move(leg));
-          head = k;
-        }
-        FirstLeg& leg = legs[static_cast<std::size_t>(k)];
-        leg.bytes += t.bytes;
-        before = leg.latency;
-        from = t.relay;
-      }
-      int& slot_of = sender_of[static_cast<std::size_t>(from)];
-      if (slot_of < 0) {
-        slot_of = static_cast<int>(senders.size());
-        senders.push_back({from, trees ? z.neighbourhood.explore(from) : Exit{}, 0});
-      }
-      Sender& sender = senders[static_cast<std::size_t>(slot_of)];
-      const Exit& e = sender.exit;
-      if (!e.unique || std::find(e.near.begin(), e.near.end(), dst) != e.near.end()) {
-        router.gpu_path(from, dst, path);
-        tally.add(path, t.bytes, before);
-        continue;
-      }
-      sender.prefix_bytes += t.bytes;
-      int& slot = hub_slot[e.hub];
-      if (slot < 0) {
-        slot = static_cast<int>(slots.size());
-        slots.push_back({e.hub, 0, Time::zero()});
-      }
-      SlotLoad& load = slots[static_cast<std::size_t>(slot)];
-      load.bytes += t.bytes;
-      load.before = std::max(load.before, before + e.latency);
-    }
-    for (const SlotLoad& load : slots) {
-      z.reach(load.hub, router.hops(load.hub, dst_node), load.bytes, load.before);
-      hub_slot[load.hub] = -1;
-    }
-    slots.clear();
-    z.flow_down(router, dst_node);
+    for (; at < order.size() && transfers[order[at]].dst == dst; ++at)
+      z.add_transfer(router, transfers[order[at]], trees, routes);
+    z.flow_to(router, cluster.gpu(dst).node, routes);
   }
-  for (const FirstLeg& leg : legs) {
+  z.add_legs_and_prefixes(routes);
+  return z.tally.result();
+}
+
+// Transfer indices by destination (a counting sort over the destinations' first appearance).
+std::vector<std::uint32_t> PairPathCounter::Scratch::order_by_destination(
+    std::span<const PairBytes> transfers) {
+  std::vector<std::uint32_t> order(transfers.size());
+  std::vector<int> dsts;
+  std::vector<std::uint32_t> offsets;
+  for (const PairBytes& t : transfers) {
+    int& d = dst_slot[static_cast<std::size_t>(t.dst)];
+    if (d < 0) {
+      d = static_cast<int>(dsts.size());
+      dsts.push_back(t.dst);
+      offsets.push_back(0);
+    }
+    ++offsets[static_cast<std::size_t>(d)];
+  }
+  std::uint32_t sum = 0;
+  for (auto& o : offsets) sum += std::exchange(o, sum);
+  for (std::uint32_t i = 0; i < transfers.size(); ++i)
+    order[offsets[static_cast<std::size_t>(
+        dst_slot[static_cast<std::size_t>(transfers[i].dst)])]++] = i;
+  for (int g : dsts) dst_slot[static_cast<std::size_t>(g)] = -1;
+  return order;
+}
+
+// The first leg of `t` (its sender to its relay), routed the first time it is met.
+FirstLeg& PairPathCounter::Scratch::first_leg(Router& router, const PairBytes& t,
+                                              ByteRoutes& routes) {
+  auto& legs = routes.legs;
+  std::int32_t& head = leg_of[static_cast<std::size_t>(t.src)];
+  std::int32_t k = head;
+  while (k >= 0 && legs[static_cast<std::size_t>(k)].relay != t.relay)
+    k = legs[static_cast<std::size_t>(k)].next;
+  if (k < 0) {
+    k = static_cast<std::int32_t>(legs.size());
+    FirstLeg leg{t.src, t.relay, head, {}, 0, Time::zero()};
+    router.gpu_path(t.src, t.relay, leg.links);
+    for (LinkIndex l : leg.links) leg.latency += router.cluster().link(l).latency;
+    legs.push_back(std::move(leg));
+    head = k;
+  }
+  return legs[static_cast<std::size_t>(k)];
+}
+
+// One transfer toward the current destination: its first leg (through a relay) tallied
+// later, its second routed now when it does not leave by a unique exit away from the
+// destination, else added at its exit switch.
+void PairPathCounter::Scratch::add_transfer(Router& router, const PairBytes& t, bool trees,
+                                            ByteRoutes& routes) {
+  if (t.bytes == 0 || t.src == t.dst) return;
+  Time before = Time::zero();
+  int from = t.src;
+  if (t.relay >= 0 && t.relay != t.src) {
+    FirstLeg& leg = first_leg(router, t, routes);
+    leg.bytes += t.bytes;
+    before = leg.latency;
+    from = t.relay;
+  }
+  int& slot_of = rank_of[static_cast<std::size_t>(from)];
+  if (slot_of < 0) {
+    slot_of = static_cast<int>(routes.senders.size());
+    routes.senders.push_back({from, trees ? neighbourhood.explore(from) : Exit{}, 0});
+  }
+  LegSender& sender = routes.senders[static_cast<std::size_t>(slot_of)];
+  const Exit& e = sender.exit;
+  if (!e.unique || std::find(e.near.begin(), e.near.end(), t.dst) != e.near.end()) {
+    router.gpu_path(from, t.dst, path);
+    tally.add(path, t.bytes, before);
+    return;
+  }
+  sender.prefix_bytes += t.bytes;
+  int& slot = hub_slot[e.hub];
+  if (slot < 0) {
+    slot = static_cast<int>(routes.slots.size());
+    routes.slots.push_back({e.hub, 0, Time::zero()});
+  }
+  SlotLoad& load = routes.slots[static_cast<std::size_t>(slot)];
+  load.bytes += t.bytes;
+  load.before = std::max(load.before, before + e.latency);
+}
+
+// What entered at the exit switches flows down the destination's tree.
+void PairPathCounter::Scratch::flow_to(Router& router, NodeIndex dst_node, ByteRoutes& routes) {
+  for (const SlotLoad& load : routes.slots) {
+    reach(load.hub, router.hops(load.hub, dst_node), load.bytes, load.before);
+    hub_slot[load.hub] = -1;
+  }
+  routes.slots.clear();
+  flow_down(router, dst_node);
+}
+
+// The first legs and exit prefixes carry their sums once, and their slots are freed.
+void PairPathCounter::Scratch::add_legs_and_prefixes(ByteRoutes& routes) {
+  for (const FirstLeg& leg : routes.legs) {
     tally.add(leg.links, leg.bytes, Time::zero());
-    legs_of[static_cast<std::size_t>(leg.src)] = -1;
+    leg_of[static_cast<std::size_t>(leg.src)] = -1;
   }
-  for (const Sender& sender : senders) {
+  for (const LegSender& sender : routes.senders) {
     if (sender.prefix_bytes > 0) tally.add(sender.exit.prefix, sender.prefix_bytes, Time::zero());
-    sender_of[static_cast<std::size_t>(sender.gpu)] = -1;
+    rank_of[static_cast<std::size_t>(sender.gpu)] = -1;
   }
-  return tally.result();
 }
 
 }  // namespace strait::sim::topology

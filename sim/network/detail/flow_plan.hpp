@@ -86,8 +86,22 @@ class FlowPlanner {
  private:
   void merge_streaming_phases(FlowPlan& plan);
   void make_pattern(FlowPlan& plan, std::size_t index);
+  // make_pattern's steps: transfers by sender, then the phase's bundles by kind.
+  void group_by_sender(const Phase& phase, std::size_t n, FlowPlan::Pattern& pattern);
+  void add_all_pairs_coflow(const FlowPlan& plan, const Phase& phase, FlowPlan::Pattern& pattern);
+  void add_phase_coflow(const Phase& phase, FlowPlan::Pattern& pattern);
+  void add_transfer_bundles(const Phase& phase, std::size_t n, FlowPlan::Pattern& pattern);
   void route_bundle(const FlowPlan& plan, const FlowPlan::Pattern& pattern,
                     const FlowPlan::Bundle& bundle, std::size_t index, FlowPlan::Routes& out);
+  // route_bundle's three ways: an implicit all-pairs phase, a bundle of many transfers
+  // (counted), and transfer by transfer.
+  void route_all_pairs(const Schedule& s, const Phase& phase, const FlowPlan::Bundle& bundle,
+                       FlowPlan::Routes& out);
+  void route_counted(const Schedule& s, const Phase& phase, const FlowPlan::Pattern& pattern,
+                     const FlowPlan::Bundle& bundle, FlowPlan::Routes& out);
+  void route_transfers(const Schedule& s, const Phase& phase, const FlowPlan::Pattern& pattern,
+                       const FlowPlan::Bundle& bundle, FlowPlan::Routes& out);
+  Time relay_leg(int src, int relay, double bytes);
   static std::int32_t route_group(const FlowPlan& plan, std::size_t index);
 
   FlowNetwork& network_;

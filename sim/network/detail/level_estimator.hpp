@@ -77,6 +77,18 @@ class LevelEstimator {
   // return the latency.
   Time matrix_all_to_all(const CollectiveSpec& spec, LinkClassBytes& link_bytes);
   Time uniform_all_to_all(const CollectiveSpec& spec, LinkClassBytes& link_bytes);
+  // matrix_all_to_all's steps (level_all_to_all.cpp): receivers in classes that share a
+  // level path, then per sender its row split by relation and loaded.
+  struct MatrixReceivers;
+  struct MatrixSender;
+  void classify_receivers(const CollectiveSpec& spec, MatrixReceivers& to);
+  void take_out_host_block(std::size_t i, const Bytes* row, MatrixReceivers& to,
+                           MatrixSender& from);
+  void split_by_relation(const Endpoint& a, const MatrixReceivers& to, MatrixSender& from);
+  const Endpoint* relay_toward(const Endpoint& a, int rail, MatrixSender& from);
+  void look_up_relay(const Endpoint& a, int rail, MatrixSender& from);
+  Time load_sender(const Endpoint& a, const MatrixSender& from, LinkClassBytes& link_bytes);
+  void load_receivers(const MatrixReceivers& to);
   // A uniform all-to-all group as its closed form reads it: what depends on the members'
   // GPUs alone, worked out once per group (its calls differ only in their sizes; at 131,072
   // GPUs, 256 embedding groups of 512 make 1,536 calls). Counts are whole numbers.
@@ -101,6 +113,24 @@ class LevelEstimator {
     std::size_t same_host = 0, leaf_from = 0, leaf_pair = 0, spine_from = 0, spine_pair = 0;
   };
   const UniformGroup& uniform_group(const std::vector<int>& gpus);
+  // uniform_group's steps (level_all_to_all.cpp).
+  struct PlacementCounts;
+  void place_hosts(UniformGroup& G);
+  PlacementCounts count_placement(const std::vector<int>& gpus);
+  void place_rails_and_leaves(UniformGroup& G, const PlacementCounts& k);
+  void add_rails(UniformGroup& G, const PlacementCounts& k, std::size_t i);
+  // uniform_all_to_all's steps: they load phase_ (and `link_bytes`) from share_.
+  struct UniformRelays {  // PXN's hop to the relays: bytes over NVLink, longest latency
+    double nvlink = 0;
+    Time hop = Time::zero();
+  };
+  double sum_uniform_shares(const CollectiveSpec& spec, const UniformGroup& G,
+                            std::vector<double>& dc_send);
+  void load_uniform_members(const CollectiveSpec& spec, const UniformGroup& G, double total);
+  void load_uniform_datacenter_pairs(const UniformGroup& G, const std::vector<double>& dc_send);
+  UniformRelays relay_uniform(const CollectiveSpec& spec, const UniformGroup& G,
+                              LinkClassBytes& link_bytes);
+  double uniform_same_leaf_bytes(const UniformGroup& G, bool pxn) const;
   Loads make_loads() const;
   int pair_index(int src, int dst) const;  // -1 inside one datacenter
   int dc_pair(int a, int b) const;         // the same from datacenters a and b

@@ -255,62 +255,84 @@ void build_hierarchical(BuildContext& ctx) {
   add("all_gather/host", host_rings, g - 1, divide_up(s, g));
 }
 
-void build_all_to_all(BuildContext& ctx) {
-  const auto& layout = ctx.layout;
-  const int n = layout.n;
-  const bool v = ctx.spec.op == CollectiveOp::kAllToAllV;
-  const Bytes uniform = divide_up(ctx.spec.bytes, n);
-  const auto& per_rank = ctx.spec.send_bytes;
-  auto bytes = [&](int from, int to) {
-    if (v)
-      return ctx.spec.send_matrix[static_cast<std::size_t>(from) * static_cast<std::size_t>(n) +
-                                  static_cast<std::size_t>(to)];
-    return per_rank.empty() ? uniform : divide_up(per_rank[static_cast<std::size_t>(from)], n);
-  };
-  auto add_transfer = [](Phase& p, int from, int to, Bytes b) {
-    if (from != to && b > 0) p.transfers.push_back({from, to, b});
-  };
-  const auto algo = ctx.schedule.algorithm;
-  if (algo == Algorithm::kDirect) {
-    Phase p;
-    p.name = "all_to_all/direct";
-    // Every rank sending the same to every other: one implicit all-pairs phase, not n^2
-    // stored transfers (see schedule.hpp).
-    const bool same_share = !v && std::all_of(per_rank.begin(), per_rank.end(), [&](Bytes b) {
-      return divide_up(b, n) == bytes(0, 1);
-    });
-    if (same_share) {
-      p.all_pairs = bytes(0, 1);
-      ctx.schedule.phases.push_back(std::move(p));
-      return;
-    }
-    // Sized once: an all_to_allv of 256 ranks lists 65,280 transfers (1 MiB), and growing
-    // by doubling wrote each about twice, into fresh memory every time.
-    p.transfers.reserve(static_cast<std::size_t>(n) * static_cast<std::size_t>(n - 1));
-    for (int i = 0; i < n; ++i) {
-      for (int j = 0; j < n; ++j) add_transfer(p, i, j, bytes(i, j));
-    }
+namespace {
+
+// What rank `from` sends rank `to` in an all-to-all: its all_to_allv matrix entry, else an
+// n-th of its own size (per-rank sizes) or of the spec's.
+class AllToAllSizes {
+ public:
+  explicit AllToAllSizes(const BuildContext& ctx)
+      : spec_(ctx.spec),
+        n_(ctx.layout.n),
+        matrix_(ctx.spec.op == CollectiveOp::kAllToAllV),
+        uniform_(divide_up(ctx.spec.bytes, n_)) {}
+
+  Bytes operator()(int from, int to) const {
+    if (matrix_)
+      return spec_.send_matrix[static_cast<std::size_t>(from) * static_cast<std::size_t>(n_) +
+                               static_cast<std::size_t>(to)];
+    return spec_.send_bytes.empty()
+               ? uniform_
+               : divide_up(spec_.send_bytes[static_cast<std::size_t>(from)], n_);
+  }
+  // Every rank sends the same to every other.
+  bool same_share() const {
+    return !matrix_ && std::all_of(spec_.send_bytes.begin(), spec_.send_bytes.end(),
+                                   [&](Bytes b) { return divide_up(b, n_) == (*this)(0, 1); });
+  }
+
+ private:
+  const CollectiveSpec& spec_;
+  int n_;
+  bool matrix_;
+  Bytes uniform_;
+};
+
+void add_transfer_if_any(Phase& p, int from, int to, Bytes b) {
+  if (from != to && b > 0) p.transfers.push_back({from, to, b});
+}
+
+void build_direct_all_to_all(BuildContext& ctx, const AllToAllSizes& bytes) {
+  const int n = ctx.layout.n;
+  Phase p;
+  p.name = "all_to_all/direct";
+  // Every rank sending the same to every other: one implicit all-pairs phase, not n^2
+  // stored transfers (see schedule.hpp).
+  if (bytes.same_share()) {
+    p.all_pairs = bytes(0, 1);
     ctx.schedule.phases.push_back(std::move(p));
     return;
   }
-  if (algo == Algorithm::kPairwise) {
-    const auto& order = layout.order;
-    for (int k = 1; k < n; ++k) {
-      Phase p;
-      p.name = "all_to_all/pairwise";
-      p.transfers.reserve(static_cast<std::size_t>(n));
-      for (int i = 0; i < n; ++i) {
-        const int from = order[static_cast<std::size_t>(i)];
-        const int to = order[static_cast<std::size_t>((i + k) % n)];
-        add_transfer(p, from, to, bytes(from, to));
-      }
-      ctx.schedule.phases.push_back(std::move(p));
-    }
-    return;
+  // Sized once: an all_to_allv of 256 ranks lists 65,280 transfers (1 MiB), and growing
+  // by doubling wrote each about twice, into fresh memory every time.
+  p.transfers.reserve(static_cast<std::size_t>(n) * static_cast<std::size_t>(n - 1));
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) add_transfer_if_any(p, i, j, bytes(i, j));
   }
-  // Hierarchical (2D): inside each host, (a,l) hands (a,l') everything bound for local
-  // position l' on any host; then same-position ranks exchange across hosts pairwise,
-  // so scale-out traffic stays on each rank's own rail.
+  ctx.schedule.phases.push_back(std::move(p));
+}
+
+void build_pairwise_all_to_all(BuildContext& ctx, const AllToAllSizes& bytes) {
+  const int n = ctx.layout.n;
+  const auto& order = ctx.layout.order;
+  for (int k = 1; k < n; ++k) {
+    Phase p;
+    p.name = "all_to_all/pairwise";
+    p.transfers.reserve(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      const int from = order[static_cast<std::size_t>(i)];
+      const int to = order[static_cast<std::size_t>((i + k) % n)];
+      add_transfer_if_any(p, from, to, bytes(from, to));
+    }
+    ctx.schedule.phases.push_back(std::move(p));
+  }
+}
+
+// Hierarchical (2D): inside each host, (a,l) hands (a,l') everything bound for local
+// position l' on any host; then same-position ranks exchange across hosts pairwise,
+// so scale-out traffic stays on each rank's own rail.
+void build_hierarchical_all_to_all(BuildContext& ctx, const AllToAllSizes& bytes) {
+  const auto& layout = ctx.layout;
   if (!layout.uniform_hosts) {
     throw Error("collective: hierarchical all_to_all needs the same number of ranks on every host");
   }
@@ -326,7 +348,7 @@ void build_all_to_all(BuildContext& ctx) {
       for (int lp = 0; lp < g; ++lp) {
         Bytes sum = 0;
         for (int b = 0; b < hosts; ++b) sum += bytes(rank_at(a, l), rank_at(b, lp));
-        add_transfer(intra, rank_at(a, l), rank_at(a, lp), sum);
+        add_transfer_if_any(intra, rank_at(a, l), rank_at(a, lp), sum);
       }
     }
   }
@@ -339,10 +361,23 @@ void build_all_to_all(BuildContext& ctx) {
       for (int l = 0; l < g; ++l) {
         Bytes sum = 0;
         for (int lp = 0; lp < g; ++lp) sum += bytes(rank_at(a, lp), rank_at(b, l));
-        add_transfer(p, rank_at(a, l), rank_at(b, l), sum);
+        add_transfer_if_any(p, rank_at(a, l), rank_at(b, l), sum);
       }
     }
     ctx.schedule.phases.push_back(std::move(p));
+  }
+}
+
+}  // namespace
+
+void build_all_to_all(BuildContext& ctx) {
+  const AllToAllSizes bytes(ctx);
+  if (ctx.schedule.algorithm == Algorithm::kDirect) {
+    build_direct_all_to_all(ctx, bytes);
+  } else if (ctx.schedule.algorithm == Algorithm::kPairwise) {
+    build_pairwise_all_to_all(ctx, bytes);
+  } else {
+    build_hierarchical_all_to_all(ctx, bytes);
   }
 }
 

@@ -19,6 +19,15 @@ class ScheduleEstimator {
   Time estimate(const Schedule& schedule, TrafficStats* traffic);
 
  private:
+  // estimate's steps: one phase's link loads (all pairs counted, or transfer by transfer),
+  // then the busiest link of the phase and of one lane of all phases.
+  Time load_all_pairs(const Schedule& schedule, const Phase& phase, int lanes, bool whole,
+                      TrafficStats* traffic);
+  void load_transfers(const Schedule& schedule, const Phase& phase, int lanes, bool whole,
+                      TrafficStats* traffic, Time& latency, Time& latency_sum);
+  Time busiest_phase_link();
+  Time busiest_lane_link() const;
+
   const topology::Cluster& cluster_;
   topology::Router& router_;
   std::vector<double> link_load_;                          // bytes per link for the current phase
