@@ -13,6 +13,7 @@
 #include "planner/plan_document.hpp"
 #include "planner/search_space.hpp"
 #include "planner/table_placement.hpp"
+#include "planner/torchrec_style.hpp"
 #include "sim/run/training_run.hpp"
 #include "sim/workload/work_estimate.hpp"
 

@@ -12,12 +12,7 @@
 // first, go to the least-loaded member (host-sized block for table_row_wise and grid)
 // whose weight bytes stay under half the GPU's memory; then local search moves and swaps
 // slices off the most loaded member while that lowers the larger of the two loads.
-// torchrec_style_sharding: what TorchRec's planner would propose: per table the sharding
-// type with the smallest summed per-shard perf (forward + backward compute and
-// communication, no overlap, two bandwidth levels: NVLink inside a host, the NIC across
-// hosts), shards placed largest perf first on the rank with the smallest perf sum, over
-// the ranks of one sharding group (all ranks, or the group of 2D sparse parallelism as
-// TorchRec's DMPCollection shards it).
+// What TorchRec's own planner would propose is torchrec_style.hpp.
 
 #include <vector>
 
@@ -65,10 +60,5 @@ std::vector<sim::workload::ParallelPlan> placement_moves(const sim::workload::Pa
                                                          const TableCosts& costs,
                                                          const std::vector<double>& member_seconds,
                                                          int host_size, int cp, int count);
-
-/// Sharding types and placement as TorchRec's planner would choose them over a sharding
-/// group of `world` ranks (sets plan.sharding).
-void torchrec_style_sharding(sim::workload::ParallelPlan& plan, const TableCosts& costs, int world,
-                             int host_size, int cp);
 
 }  // namespace strait::planner

@@ -28,8 +28,8 @@ constexpr int kRepresentativeRanks = 1024;
 /// member's part, merged into one spec.
 struct Instance {
   CollectiveSpec spec;
-  std::vector<std::vector<Bytes>> rows;  // all_to_allv send rows by member
-  std::vector<Bytes> send_bytes;         // all_to_all per-member buffers
+  std::vector<sim::workload::SendRow> rows;  // all_to_allv send rows by member (shared)
+  std::vector<Bytes> send_bytes;             // all_to_all per-member buffers
   int group = 0;
   double seconds = 0;
   double cross_dc_bytes = 0;
@@ -84,6 +84,9 @@ void price_instances(const sim::topology::Cluster& cluster, std::vector<Instance
     inst.seconds = (done - start).to_s();
     inst.cross_dc_bytes = network->traffic().bytes(sim::topology::LinkClass::kCrossDc) - xdc_before;
     if (plain) priced.emplace(key, &inst);
+    // Priced: its matrix and rows go (at 16,384 members a matrix is 2 GiB).
+    std::vector<Bytes>().swap(inst.spec.send_matrix);
+    std::vector<sim::workload::SendRow>().swap(inst.rows);
   }
 }
 

@@ -10,9 +10,6 @@
 namespace strait::sim::cost {
 namespace {
 
-// An embedding id read with its row: int64.
-constexpr double kIdBytes = 8;
-
 double causal_pairs(double length) { return length * (length + 1) / 2; }
 
 }  // namespace

@@ -35,6 +35,9 @@
 
 namespace strait::sim::cost {
 
+/// Bytes of one embedding id (int64), read with its row and sent in the input dist.
+inline constexpr double kIdBytes = 8;
+
 /// `count` GEMMs C[m, n] = A[m, k] B[k, n] run as one op (a DCN cross layer's V^T x and U;
 /// an MoE expert's up and down projections). Rows may be a rank's fractional share.
 struct GemmShape {

@@ -134,6 +134,29 @@ void place_slice(ShardMap& map, const Slice& s, const ModelConfig& model,
 
 }  // namespace
 
+int placed_slices(const TableSharding& s) {
+  switch (s.type) {
+    case ShardingType::kTableWise:
+    case ShardingType::kTableRowWise:
+      return 1;
+    case ShardingType::kColumnWise:
+    case ShardingType::kGrid:
+      return s.column_shards;
+    default:
+      return 0;
+  }
+}
+
+bool spans_host_block(ShardingType t) {
+  return t == ShardingType::kTableRowWise || t == ShardingType::kGrid;
+}
+
+double slice_column_fraction(const TableSharding& s) {
+  return s.type == ShardingType::kColumnWise || s.type == ShardingType::kGrid
+             ? 1.0 / s.column_shards
+             : 1.0;
+}
+
 int host_block_size(int host_size, int group_size) {
   const int block = std::max(1, std::min(host_size, group_size));
   return group_size % block == 0 ? block : 1;

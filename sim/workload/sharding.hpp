@@ -29,6 +29,15 @@ struct Shard {
   double col_fraction = 1;  // of the table's dim
 };
 
+/// Whether each slice of a table sharded as `t` spreads its rows over a host-sized block
+/// (table_row_wise, grid) instead of sitting on one member.
+bool spans_host_block(ShardingType t);
+/// Slices placed on members for a table sharded as `s`: 1 (table_wise, table_row_wise),
+/// its column shards (column_wise, grid), 0 (row_wise, data_parallel: spread, not placed).
+int placed_slices(const TableSharding& s);
+/// Each slice's fraction of the table's columns (column_wise, grid: 1 / column shards).
+double slice_column_fraction(const TableSharding& s);
+
 /// Members per host-sized block of a `group_size`-member model-parallel group on hosts of
 /// `host_size` GPUs: min(host_size, group_size), or 1 when the group does not split into
 /// such blocks (table_row_wise and grid tables spread over one block).

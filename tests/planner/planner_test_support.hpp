@@ -120,6 +120,22 @@ inline sim::workload::TrainingScenario scenario_of(const Json& cluster, const Js
       ConfigNode(Json{{"steps", 1}, {"seed", 7}}, folder + "/scenario.json"), parts);
 }
 
+/// A model of `tables` (JSON objects) with a one-layer top MLP, and data of `per_rank`
+/// samples with each table's fixed pooling factor in `pooling` (name -> ids per sample).
+inline PlanRequest tables_request(const std::string& tables, const std::string& pooling,
+                                  int per_rank) {
+  const std::string model = R"({"name": "m", "embedding": {"tables": [)" + tables +
+                            R"(]}, "dense": {"top_mlp": {"layers": [1]}}})";
+  const std::string data = R"({"name": "d", "batch_size": {"per_rank": )" +
+                           std::to_string(per_rank) + R"(}, "pooling_factors": {)" + pooling + "}}";
+  return request_of("hgx-h100-8.json", model, data);
+}
+
+inline std::string fixed(const char* table, int value) {
+  return std::string("\"") + table + R"(": {"distribution": "fixed", "value": )" +
+         std::to_string(value) + "}";
+}
+
 inline PlannerOptions test_options() {
   PlannerOptions o;
   o.budget_s = 1e6;  // never reached: the effort is the evaluations

@@ -1,6 +1,6 @@
 // planner/table_placement.hpp: TableCosts' closed forms, the cost-balancing placement
-// (greedy by cost, then local search), the neighbours placement_moves proposes, and the
-// TorchRec-style proposer, each on a case small enough to follow by hand.
+// (greedy by cost, then local search) and the neighbours placement_moves proposes, each on
+// a case small enough to follow by hand.
 
 #include <gtest/gtest.h>
 
@@ -17,21 +17,6 @@ namespace {
 using namespace testing_support;
 using sim::workload::ParallelPlan;
 using sim::workload::ShardingType;
-
-/// A model of `tables` (JSON objects) with a one-layer top MLP, and data of `per_rank`
-/// samples with each table's fixed pooling factor in `pooling` (name -> ids per sample).
-PlanRequest tables_request(const std::string& tables, const std::string& pooling, int per_rank) {
-  const std::string model = R"({"name": "m", "embedding": {"tables": [)" + tables +
-                            R"(]}, "dense": {"top_mlp": {"layers": [1]}}})";
-  const std::string data = R"({"name": "d", "batch_size": {"per_rank": )" +
-                           std::to_string(per_rank) + R"(}, "pooling_factors": {)" + pooling + "}}";
-  return request_of("hgx-h100-8.json", model, data);
-}
-
-std::string fixed(const char* table, int value) {
-  return std::string("\"") + table + R"(": {"distribution": "fixed", "value": )" +
-         std::to_string(value) + "}";
-}
 
 ParallelPlan with_types(const PlanRequest& req, const std::vector<ShardingType>& types,
                         int column_shards = 1) {
@@ -207,47 +192,6 @@ TEST(TablePlacement, PlacementMovesTakeLoadOffTheSlowestMemberBestFirst) {
   const auto off_one = placement_moves(plan, costs, {0.0, 1.0}, 8, 1, 10);
   ASSERT_EQ(off_one.size(), 1u);
   EXPECT_EQ(ranks_of(off_one[0]), (std::vector<std::vector<int>>{{0}, {0}, {0}}));
-}
-
-// TorchRec's proposer on one 8-GPU host (NVLink 450 GB/s), 1,024 samples a replica:
-//   "huge", 200,000,000 x 64 (51.2 GB, more than half the usable 83.4 GB: neither
-//   table-wise nor data-parallel fits), 20 ids a sample. Summed perf (3 x compute +
-//   2 x comm): row-wise 8 x 1.49e-5 = 1.19e-4 s (table-row-wise over the one host the
-//   same), column-wise x2 2 x 3.04e-5 = 6.09e-5 s (x4 would leave 16 < 32 columns):
-//   column-wise x2, its 25.6 GB slices on ranks 0 and 1 (rank 0 cannot hold both).
-//   "tiny", 100 x 64, 1 id a sample: data-parallel 8 x (3 x 8.1e-8 + 2 x 25,600 B /
-//   450 GB/s) = 2.8e-6 s against table-wise 1.2e-5 s: data-parallel.
-TEST(TablePlacement, TorchRecStyleShardsAHugeTableByColumnsAndATinyOneDataParallel) {
-  const auto req = tables_request(
-      R"({"name": "huge", "rows": 200000000, "dim": 64}, {"name": "tiny", "rows": 100, "dim": 64})",
-      fixed("huge", 20) + ", " + fixed("tiny", 1), 1024);
-  const TableCosts costs(req.base, bundled_cost());
-  EXPECT_GT(costs.slice_bytes(0, 1, 1), costs.memory_capacity() / 2);
-  EXPECT_LE(costs.slice_bytes(0, 0.5, 1), costs.memory_capacity() / 2);
-  auto plan = req.base.plan;
-  torchrec_style_sharding(plan, costs, 8, 8, 1);
-  EXPECT_EQ(plan.sharding[0].type, ShardingType::kColumnWise);
-  EXPECT_EQ(plan.sharding[0].column_shards, 2);
-  EXPECT_EQ(plan.sharding[0].ranks, (std::vector<int>{0, 1}));
-  EXPECT_EQ(plan.sharding[1].type, ShardingType::kDataParallel);
-  EXPECT_TRUE(plan.sharding[1].ranks.empty());
-}
-
-// Two tables of one shape, 100,000 x 64, 50 ids a sample (51,200 a replica), on one 8-GPU
-// host: summed perf table-wise 3 x 3.23e-5 + 2 x 1.19e-5 = 1.21e-4 s, column-wise x2
-// 1.38e-4 s, row-wise 1.86e-4 s, data-parallel 1.0e-3 s: both table-wise, the first on
-// rank 0, the second on the least loaded rank after it, rank 1.
-TEST(TablePlacement, TorchRecStylePutsEqualTablesOnDifferentRanks) {
-  const auto req = tables_request(
-      R"({"name": "a", "rows": 100000, "dim": 64}, {"name": "b", "rows": 100000, "dim": 64})",
-      fixed("a", 50) + ", " + fixed("b", 50), 1024);
-  const TableCosts costs(req.base, bundled_cost());
-  auto plan = req.base.plan;
-  torchrec_style_sharding(plan, costs, 8, 8, 1);
-  EXPECT_EQ(plan.sharding[0].type, ShardingType::kTableWise);
-  EXPECT_EQ(plan.sharding[1].type, ShardingType::kTableWise);
-  EXPECT_EQ(plan.sharding[0].ranks, (std::vector<int>{0}));
-  EXPECT_EQ(plan.sharding[1].ranks, (std::vector<int>{1}));
 }
 
 }  // namespace

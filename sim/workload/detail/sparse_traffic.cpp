@@ -9,7 +9,8 @@
 namespace strait::sim::workload::detail {
 namespace {
 
-constexpr double kIdBytes = 8, kLengthBytes = 4;
+using cost::kIdBytes;
+constexpr double kLengthBytes = 4;  // a bag length (int32) in the input dist
 
 }  // namespace
 
