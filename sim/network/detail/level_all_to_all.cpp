@@ -208,16 +208,27 @@ void LevelEstimator::split_by_relation(const Endpoint& a, const MatrixReceivers&
                                        MatrixSender& from) {
   const bool pxn = cluster_.comm().pxn;
   for (auto& r : from.relations) r = {};
+  // A receiver of class c off a's host (bytes left in the class are to such ones).
+  const auto receiver = [&](std::size_t c) -> const Endpoint& {
+    const MatrixReceivers::Class& k = to.classes[c];
+    return to.at[to.at[k.member].host != a.host ? k.member : k.other_host];
+  };
   if (pxn) {
-    from.relay_toward.assign(from.relay_toward.size(), MatrixSender::kUnknown);
-    from.relay_bytes.assign(from.relay_bytes.size(), 0.0);
+    // Relations point into the per-rail relays: sized for every rail first, so that no
+    // lookup below moves them.
+    std::size_t rails = from.relay_toward.size();
+    for (std::size_t c = 0; c < to.classes.size(); ++c) {
+      if (from.class_bytes[c] != 0)
+        rails = std::max(rails, static_cast<std::size_t>(receiver(c).rail) + 1);
+    }
+    from.relay_toward.assign(rails, MatrixSender::kUnknown);
+    from.relay_at.resize(rails);
+    from.relay_bytes.assign(rails, 0.0);
   }
   for (std::size_t c = 0; c < to.classes.size(); ++c) {
     if (from.class_bytes[c] == 0) continue;
     const double b = static_cast<double>(from.class_bytes[c]);
-    // A receiver of the class off a's host (bytes left in the class are to such ones).
-    const MatrixReceivers::Class& k = to.classes[c];
-    const Endpoint& d = to.at[to.at[k.member].host != a.host ? k.member : k.other_host];
+    const Endpoint& d = receiver(c);
     const Endpoint* via = pxn ? relay_toward(a, d.rail, from) : nullptr;
     const Endpoint& leg_from = via ? *via : a;
     if (via) {
