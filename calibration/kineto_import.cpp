@@ -1,3 +1,6 @@
+// Over 400 lines: a Kineto trace's ops classified into kernel cases family by family: one table
+// of rules, read top to bottom.
+
 #include "calibration/kineto_import.hpp"
 
 #include <algorithm>

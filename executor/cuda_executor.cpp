@@ -1,3 +1,5 @@
+// Over 400 lines: the CUDA executor's streams, events and NCCL calls around one op loop; its
+// families are in cuda_kernels.cpp.
 // The CUDA executor on NCCL and MPI (see cuda_executor.hpp).
 
 #include "executor/cuda_executor.hpp"

@@ -1,3 +1,6 @@
+// Over 400 lines: CudaKernels prepares every kernel family on one set of device resources, as
+// CpuKernels does on the CPU.
+
 #include "executor/cuda_kernels.hpp"
 
 #include <algorithm>

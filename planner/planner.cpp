@@ -1,3 +1,6 @@
+// Over 400 lines: the Search class: its stages (closed form, references, best first,
+// neighbours) share the candidate pool and counted effort.
+
 #include "planner/planner.hpp"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// Over 400 lines: the TorchRec ShardingPlan form is written and read here, field by field, so
+// the two directions stay in step.
+
 #include "planner/torchrec_plan.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Over 400 lines: the CUDA calibration backend: one timing harness and each family's case on
+// it.
 // The CUDA kernel backend: each family on the rank's GPU, timed with CUDA events.
 // - gemm: cuBLASLt in the layout of a linear layer's forward (row-major Y[m, n] = X[m, k]
 //   W[n, k]^T, i.e. column-major "TN", the layout FP8 requires), f32 compute, bf16/fp16

@@ -1,3 +1,6 @@
+// Over 400 lines: what every exec backend does around its work (header comment): MPI checks,
+// watchdog, hooks, the gather, one life cycle.
+
 #include "executor/detail/rank_job.hpp"
 
 #include <unistd.h>

@@ -1,3 +1,5 @@
+// Over 400 lines: the table-batched embedding kernels, forward and backward, with the launch
+// code that shares their layouts.
 // Table-batched embeddings on CUDA.
 // Forward: one warp per bag (table, sample); the warp's lanes split the columns (4 per
 // lane when dim % 4 == 0), indices are read 32 at a time and broadcast with shuffles.

@@ -1,3 +1,6 @@
+// Over 400 lines: ConfigNode's typed reads, error wording (path, line, closest key) and loading
+// belong together.
+
 #include "sim/core/config_node.hpp"
 
 #include <algorithm>

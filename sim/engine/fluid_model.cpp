@@ -1,3 +1,6 @@
+// Over 400 lines: the fluid model's progressive filling, components and incremental updates
+// work on one Impl whose layout is the hot path.
+
 #include "sim/engine/fluid_model.hpp"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// Over 400 lines: ReplayGraph compacts and replays one concept; its shape deduplication, slices
+// and group calls read the same arrays.
+
 #include "sim/run/replay_graph.hpp"
 
 #include <algorithm>

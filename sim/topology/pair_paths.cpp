@@ -1,3 +1,6 @@
+// Over 400 lines: PairPathCounter's tree walk and its scratch are one algorithm (header
+// comment); the pieces share one Scratch.
+
 #include "sim/topology/pair_paths.hpp"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// Over 400 lines: the Router's hub tables, exits, portals and next hops are one data structure;
+// apart they would share every private member.
+
 #include "sim/topology/router.hpp"
 
 #include <algorithm>

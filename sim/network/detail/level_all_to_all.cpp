@@ -1,3 +1,6 @@
+// Over 400 lines: the two closed forms of a direct all-to-all (uniform and matrix) share
+// LevelEstimator's endpoints, classes and relays.
+
 #include "sim/network/detail/level_estimator.hpp"
 
 // LevelEstimator's closed forms of a direct all-to-all (all_to_all and all_to_allv): per

@@ -1,3 +1,6 @@
+// Over 400 lines: the algorithm builders (ring, tree, hierarchical, all-to-all) share
+// BuildContext and are read side by side.
+
 #include "sim/network/detail/schedule_builders.hpp"
 
 #include <algorithm>
