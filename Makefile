@@ -7,7 +7,7 @@ BUILD_TYPE ?= Release
 CMAKE_FLAGS ?=
 DEMO_SCENARIO ?= configs/scenarios/hstu-3dc.json
 
-.PHONY: all setup configure build demo test bench format clean sanitize
+.PHONY: all setup configure build demo test bench format clean sanitize tidy
 
 all: build
 
@@ -37,6 +37,22 @@ sanitize: setup
 	@cd $(SANITIZE_DIR) && ASAN_OPTIONS=detect_leaks=0:exitcode=86 \
 	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:exitcode=87 \
 	  ctest -j $(JOBS) -LE '$(SANITIZE_EXCLUDE)' --output-on-failure
+
+# clang-tidy (the checks in .clang-tidy, every finding an error) over strait's own sources
+# in $(BUILD_DIR)/compile_commands.json: no tests, benchmarks, build folders or .cu files.
+# Configures first when the compilation database is missing.
+TIDY_JOBS ?= 2
+TIDY_DIRS ?= sim|traces|planner|calibration|kernels|executor|cli|sweep|python
+TIDY_FILES ?= ^$(CURDIR)/($(TIDY_DIRS))/.*\.cpp$$
+tidy:
+	@test -f $(BUILD_DIR)/compile_commands.json || $(MAKE) configure
+	@if command -v run-clang-tidy-14 >/dev/null 2>&1; then \
+	  run-clang-tidy-14 -quiet -p $(BUILD_DIR) -j $(TIDY_JOBS) '$(TIDY_FILES)'; \
+	else \
+	  sed -n 's/^ *"file": "\(.*\)",\{0,1\}$$/\1/p' $(BUILD_DIR)/compile_commands.json | \
+	    sort -u | grep -E '$(TIDY_FILES)' | \
+	    xargs -r -n 1 -P $(TIDY_JOBS) clang-tidy-14 --quiet -p $(BUILD_DIR); \
+	fi
 
 # Runs the whole test suite through ctest.
 test: build

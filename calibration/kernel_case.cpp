@@ -363,7 +363,8 @@ KernelCase optimizer_case(std::int64_t params) {
 
 std::vector<std::int64_t> all_to_allv_matrix(int n, std::int64_t bytes) {
   const auto un = static_cast<std::size_t>(n);
-  const double total = static_cast<double>(un * (un + 1) / 2);
+  const std::size_t pairs = un * (un + 1) / 2;  // exact: un (un + 1) is even
+  const auto total = static_cast<double>(pairs);
   const auto elems = static_cast<double>(std::max<std::int64_t>(bytes / 4, 1));
   std::vector<std::int64_t> out(un * un);
   for (std::size_t i = 0; i < un; ++i) {

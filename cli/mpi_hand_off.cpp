@@ -42,6 +42,7 @@ std::filesystem::path mpi_program() {
   words.insert(words.end(), first.begin(), first.end());
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;
+  argv.reserve(words.size() + 1);
   for (auto& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
   ::execv(program.c_str(), argv.data());

@@ -178,6 +178,7 @@ std::string unknown_option_text(const std::string& typed, const std::vector<std:
     return fmt::format("unknown option '{}'; options are not abbreviated: did you mean {}?", typed,
                        one_of(extended));
   std::vector<std::string> bare;  // the closeness of names, not of their dashes
+  bare.reserve(names.size());
   for (const auto& name : names) bare.push_back(name.substr(2));
   const auto closest = long_form ? closest_match(typed.substr(2), bare) : std::string();
   if (!closest.empty())

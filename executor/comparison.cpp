@@ -432,6 +432,7 @@ void compare_traces(const traces::Timeline& simulated, const std::string& simula
                     simulated_file, fmt::join(sim.ranks, ","), fmt::join(meas.ranks, ",")));
   }
   std::vector<std::string> purposes;
+  purposes.reserve(sim::workload::kCommClassCount);
   for (int c = 0; c < sim::workload::kCommClassCount; ++c)
     purposes.emplace_back(sim::workload::to_string(static_cast<sim::workload::CommClass>(c)));
   compare_ops(sim, meas, purposes, false, into);

@@ -128,6 +128,7 @@ void bind_plan(py::module_& m) {
                               std::move(entrypoint),
                               std::move(torchrec_module),
                               std::move(torchrec_sequence_module)};
+        // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): read without the GIL
         const ScenarioHandle copy = scenario;
         Json result;
         {

@@ -49,6 +49,7 @@ py::object simulate(const ScenarioHandle& scenario, const std::optional<std::str
   if (steps && scenario.collectives())
     throw py::value_error("simulate: steps: a collectives scenario has no steps");
   // The run reads a copy: another thread may override the scenario meanwhile.
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): read without the GIL
   const ScenarioHandle copy = scenario;
   const std::string profiles_dir = profiles.value_or(default_profiles_dir());
   Json result;

@@ -73,7 +73,7 @@ void check_edit_target(const Edit& target, const Json& doc, const std::string& f
                        const EditSource& source) {
   const Json::json_pointer pointer(target.pointer);
   const Json::json_pointer parent = pointer.parent_pointer();
-  const std::string last = pointer.back();
+  const std::string& last = pointer.back();
   const Json* container = doc.contains(parent) ? &doc.at(parent) : nullptr;
   bool ok = container && (container->is_object() || container->is_array());
   if (ok && container->is_array()) {

@@ -143,6 +143,7 @@ void probe(const SweepSpec& spec, const std::vector<ProbeEdit>& edits) {
   };
 
   std::vector<Edit> plain;
+  plain.reserve(edits.size());
   for (const auto& pe : edits) plain.push_back(pe.edit);
   std::optional<EditedScenario> configs;
   if (!attempt("scenario", spec.scenario().file,

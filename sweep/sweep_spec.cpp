@@ -185,6 +185,7 @@ Factor SpecReader::read_zip(const ConfigNode& group) {
   }
   for (std::size_t i = 0; i < columns.front().size(); ++i) {
     std::vector<Json> row;
+    row.reserve(columns.size());
     for (const auto& c : columns) row.push_back(c[i]);
     f.values.push_back(std::move(row));
   }

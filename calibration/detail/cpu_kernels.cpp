@@ -160,8 +160,10 @@ class CpuKernelBackend final : public KernelBackend {
     // Lookups: one batch of ids per repetition (the first sets the case's unique
     // fraction); updates: the first batch, cold every time.
     const bool lookup = c.family.kernel == KernelKind::kEmbeddingLookup;
+    const int batch_count = lookup ? warmup + repetitions : 1;
     std::vector<TbeInputs> batches;
-    for (int i = 0; i < (lookup ? warmup + repetitions : 1); ++i)
+    batches.reserve(static_cast<std::size_t>(std::max(batch_count, 0)));
+    for (int i = 0; i < batch_count; ++i)
       batches.push_back(make_tbe_inputs(c, 7 + static_cast<std::uint64_t>(i)));
     set_unique_fraction(c, batches.front().unique_fraction);
     const TbeInputs& in = batches.front();

@@ -182,6 +182,7 @@ sim::cost::EfficiencyTable table_for(const std::vector<const Measurement*>& reco
                                      KernelKind kind, const sim::cost::CalibrationProfile& profile,
                                      double repeat_hit_rate) {
   std::vector<ObservedEfficiency> observed;
+  observed.reserve(records.size());
   for (const Measurement* m : records) {
     observed.push_back({m->table_key(), observed_efficiency(*m, kind, profile, repeat_hit_rate)});
   }

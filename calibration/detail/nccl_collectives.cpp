@@ -45,7 +45,8 @@ unsigned char pattern(int from, int to, std::size_t i) {
 // n (n + 1) / 2 + n (i mod 7), exact in f32.
 float reduction_input(int rank, std::size_t i) { return static_cast<float>(rank + 1 + i % 7); }
 float reduction_sum(int n, std::size_t i) {
-  return static_cast<float>(n * (n + 1) / 2 + static_cast<std::size_t>(n) * (i % 7));
+  const auto triangle = static_cast<std::size_t>(n * (n + 1) / 2);  // exact: n (n + 1) is even
+  return static_cast<float>(triangle + static_cast<std::size_t>(n) * (i % 7));
 }
 
 bool is_reduction(CollectiveOp op) {

@@ -118,6 +118,7 @@ sim::cost::EfficiencyTable fit_table(const std::vector<ObservedEfficiency>& obse
                                      int max_knots) {
   if (observed.empty()) throw std::invalid_argument("fit_table: no observations");
   std::vector<double> logs;
+  logs.reserve(observed.size());
   for (const auto& o : observed) logs.push_back(std::log2(o.key));
   const std::vector<double> knots = choose_knots(logs, max_knots);
   const auto m = static_cast<Eigen::Index>(observed.size());

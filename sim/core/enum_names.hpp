@@ -79,6 +79,7 @@ std::string enum_name_list(const std::array<EnumName<E>, N>& table, std::string_
 template <typename E, std::size_t N>
 std::vector<std::string> enum_name_vector(const std::array<EnumName<E>, N>& table) {
   std::vector<std::string> out;
+  out.reserve(N);
   for (const auto& entry : table) out.emplace_back(entry.name);
   return out;
 }

@@ -74,6 +74,7 @@ class Time {
     return *this;
   }
   constexpr Time operator*(std::int64_t k) const { return Time(ps_ * k); }
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy < 18 flags defaulted <=> (llvm#53961)
   constexpr auto operator<=>(const Time&) const = default;
 
  private:

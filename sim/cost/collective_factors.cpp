@@ -19,6 +19,7 @@ CollectiveFactors CollectiveFactors::from_config(const ConfigNode& node) {
   f.present = true;
   if (auto classes = node.find("link_classes")) {
     std::vector<std::string> names;
+    names.reserve(topology::kLinkClassCount);
     for (int c = 0; c < topology::kLinkClassCount; ++c) {
       names.emplace_back(topology::to_string(static_cast<topology::LinkClass>(c)));
     }

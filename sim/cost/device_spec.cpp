@@ -12,6 +12,7 @@ DeviceSpec DeviceSpec::from_config(const ConfigNode& node, std::string gpu_type)
 
   const ConfigNode peaks = node.at("peak_tflops");
   std::vector<std::string> precisions;  // by their names (kernel_work.hpp)
+  precisions.reserve(kPrecisionCount);
   for (int i = 0; i < kPrecisionCount; ++i)
     precisions.emplace_back(to_string(static_cast<Precision>(i)));
   peaks.allow_only(precisions);
