@@ -51,6 +51,7 @@ EntrypointForms entrypoint_forms(const std::string& entrypoint) {
 
 std::vector<std::string> assignments(const std::map<std::string, std::string>& env) {
   std::vector<std::string> out;
+  out.reserve(env.size());
   for (const auto& [name, value] : env) out.push_back(name + "=" + value);
   return out;
 }

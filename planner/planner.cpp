@@ -406,6 +406,7 @@ void Search::expand(std::size_t best) {
     first.insert(first.end(), pick.begin(), pick.end());
   }
   std::vector<std::size_t> rest;
+  rest.reserve(more.size());
   for (const auto& [id, dim] : more) rest.push_back(id);
   std::sort(rest.begin(), rest.end(), [&](std::size_t a, std::size_t b) { return better(a, b); });
   first.insert(first.end(), rest.begin(), rest.end());

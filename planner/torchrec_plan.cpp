@@ -340,6 +340,7 @@ TorchRecTable tile_table(const TorchRecEntry& e, const sim::workload::EmbeddingT
                     tb.rows, e.sharding_type));
   const bool aligned = type == ShardingType::kTableRowWise || type == ShardingType::kGrid;
   std::vector<int> firsts;
+  firsts.reserve(slices.size());
   for (const auto& slice : slices) firsts.push_back(check_row_blocks(slice, tb.rows, aligned));
   if (type == ShardingType::kRowWise) firsts.clear();  // every member holds a block
   if (by_column) s.column_shards = static_cast<int>(slices.size());

@@ -90,7 +90,7 @@ int Cluster::add_host(Host host) {
 }
 
 void Cluster::add_explicit_route(NodeIndex src, NodeIndex dst, std::vector<LinkIndex> links) {
-  explicit_routes_.push_back({{src, dst}, std::move(links)});
+  explicit_routes_.emplace_back(std::make_pair(src, dst), std::move(links));
 }
 
 void Cluster::finalize() {

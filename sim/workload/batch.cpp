@@ -91,6 +91,7 @@ SampleCost sample_cost(const ModelConfig& model) {
 std::vector<std::vector<ReplicaBatch>> sample_steps(const TrainingScenario& scenario, int steps) {
   check_work(scenario, steps);  // before a batch of 2^34 sequences is drawn
   std::vector<std::vector<ReplicaBatch>> out;
+  out.reserve(static_cast<std::size_t>(std::max(0, steps)));
   for (int s = 0; s < steps; ++s) out.push_back(sample_step(scenario, s));
   return out;
 }

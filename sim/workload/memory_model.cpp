@@ -71,6 +71,7 @@ MemoryReport memory_per_rank(const TrainingScenario& sc,
   for (int block : representative_blocks(sc, batches.front(), representative_ranks)) {
     const auto owned = detail::group_traffic(sc, map, batches, sc.steps, block);
     std::vector<const detail::SparseTraffic*> traffic;
+    traffic.reserve(owned.size());
     for (const auto& t : owned) traffic.push_back(t.get());
     const auto buffers = model.output_buffers(traffic);
     for (int i = 0; i < M; ++i) {

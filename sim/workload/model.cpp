@@ -130,6 +130,7 @@ Precision precision_or(const ConfigNode& node, std::string_view key, Precision f
   const std::string v = member->as_string();
   if (const auto p = cost::parse_precision(v)) return *p;
   std::vector<std::string> names;
+  names.reserve(cost::kPrecisionCount);
   for (int p = 0; p < cost::kPrecisionCount; ++p)
     names.emplace_back(to_string(static_cast<Precision>(p)));
   member->fail_not_one_of(v, names);

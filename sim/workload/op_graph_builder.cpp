@@ -152,6 +152,7 @@ void build_ranks(OpGraph& g, const GraphBuild& sh, const OpGraphOptions& options
     // Embedding traffic of this model-parallel group, per step.
     const auto owned = detail::group_traffic(sc, sh.map, *sh.batches, sh.steps, block);
     std::vector<const SparseTraffic*> traffic;
+    traffic.reserve(owned.size());
     for (const auto& t : owned) traffic.push_back(t.get());
     std::vector<double> buffers;
     if (memory) buffers = memory->output_buffers(traffic);

@@ -210,6 +210,7 @@ void build_hierarchical(BuildContext& ctx) {
   for (const auto& dc : layout.datacenters) {
     for (std::int64_t l = 0; l < g; ++l) {
       std::vector<int> ring;
+      ring.reserve(dc.size());
       for (int host : dc)
         ring.push_back(layout.hosts[static_cast<std::size_t>(host)][static_cast<std::size_t>(l)]);
       dc_rings.push_back(std::move(ring));

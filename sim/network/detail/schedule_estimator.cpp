@@ -44,7 +44,8 @@ Time ScheduleEstimator::load_all_pairs(const Schedule& schedule, const Phase& ph
                                        bool whole, TrafficStats* traffic) {
   if (!pair_paths_) pair_paths_ = std::make_unique<topology::PairPathCounter>(router_);
   const auto paths = pair_paths_->count(schedule.gpus);
-  const double lane_bytes = static_cast<double>((phase.all_pairs + lanes - 1) / lanes);
+  const auto per_lane = (phase.all_pairs + lanes - 1) / lanes;  // whole units, rounded up
+  const double lane_bytes = static_cast<double>(per_lane);
   for (const auto& [l, count] : paths.links) {
     const double k = static_cast<double>(count);
     if (link_load_[l] == 0.0) touched_.push_back(l);
@@ -77,7 +78,8 @@ void ScheduleEstimator::load_transfers(const Schedule& schedule, const Phase& ph
       router_.gpu_path(relay, dst, leg_);
       path_.insert(path_.end(), leg_.begin(), leg_.end());
     }
-    const double lane_bytes = static_cast<double>((t.bytes + lanes - 1) / lanes);
+    const auto per_lane = (t.bytes + lanes - 1) / lanes;  // whole bytes, rounded up
+    const double lane_bytes = static_cast<double>(per_lane);
     Time path_latency = Time::zero();
     for (auto l : path_) {
       if (link_load_[l] == 0.0) touched_.push_back(l);

@@ -10,6 +10,7 @@ GroupCall CollectiveRendezvous::launch(std::int32_t g, std::int32_t k) {
   auto& pending = pending_[u(g)];
   GroupCall& call = pending.calls[u(k - pending.first)];
   GroupCall launched = std::move(call);
+  // NOLINTNEXTLINE(bugprone-use-after-move): the moved-from slot is emptied for its next call
   call.members.clear();
   call.arrived = kLaunched;
   while (!pending.calls.empty() && pending.calls.front().arrived == kLaunched) {

@@ -283,6 +283,7 @@ std::vector<NodeIndex> build_datacenter(Cluster& cluster, int dc, const Datacent
                      : std::max(1, static_cast<int>(std::ceil(downlinks / net.oversubscription)));
   const BytesPerSec uplink = downlinks * h.nic_bandwidth / net.oversubscription / spines;
   std::vector<NodeIndex> spine_nodes;
+  spine_nodes.reserve(static_cast<std::size_t>(std::max(0, spines)));
   for (int s = 0; s < spines; ++s) {
     spine_nodes.push_back(
         cluster.add_node({fmt::format("{}/spine{}", spec.name, s), NodeKind::kSwitch, dc, -1}));
