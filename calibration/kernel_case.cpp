@@ -1,3 +1,6 @@
+// Over 400 lines: the benchmark suite's cases for every backend and family beside the work each
+// does, so a case and its counted work stay in step.
+
 #include "calibration/kernel_case.hpp"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// Over 400 lines: a sweep file's reader: axes, zips, samples, targets and the plan search,
+// checked against one another as one document.
+
 #include "sweep/sweep_spec.hpp"
 
 #include <algorithm>
