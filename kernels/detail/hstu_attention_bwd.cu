@@ -161,6 +161,7 @@ __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dq_kernel(const At
 // registers (they spill), so dK and dV run as two kernels that each recompute S^T.
 constexpr int kDk = 1, kDv = 2;
 
+// Long: one kernel body, its shared-memory stages and register tiles live across the loop.
 template <typename T, int D, int BN, int kParts>
 __global__ void __launch_bounds__(kAttnThreads) hstu_backward_dkdv_kernel(const AttnParams p) {
   constexpr int kS = D + 8;

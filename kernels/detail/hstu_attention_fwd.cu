@@ -19,6 +19,7 @@ struct ForwardTile {
   static constexpr int kSmemBytes = (kRows + 4 * BN) * kStride * 2;  // Q + 2 stages of K, V
 };
 
+// Long: one kernel body, its shared-memory stages and register tiles live across the loop.
 template <typename T, int D, int MT, int BN>
 __global__ void __launch_bounds__(kAttnThreads, 2) hstu_forward_kernel(const AttnParams p) {
   using Tile = ForwardTile<D, MT, BN>;

@@ -419,6 +419,7 @@ void tbe_forward_cuda(const TbeShape& s, const TbeForwardArgs& a, void* stream) 
   flag.throw_if_set("tbe_forward");
 }
 
+// Long: the backward's argument checks, scratch, sort and update launches share one stream.
 void tbe_backward_cuda(const TbeShape& s, const TbeBackwardArgs& a, void* stream) {
   if (s.dim > 2048)
     throw KernelArgumentError("tbe_backward", "dim",
