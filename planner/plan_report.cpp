@@ -1,9 +1,10 @@
 #include "planner/plan_report.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include <fmt/format.h>
+
+#include "sim/workload/sharding.hpp"
 
 namespace strait::planner {
 namespace {
@@ -72,11 +73,10 @@ std::vector<TableStat> table_stats(const sim::workload::ParallelPlan& plan, cons
         st.bytes_per_member = costs.slice_bytes(ti, 1, 1.0 / M);
         break;
       default: {
-        const bool block = s.type == ShardingType::kTableRowWise || s.type == ShardingType::kGrid;
-        const int width = block && M % host_size == 0 ? std::min(host_size, M) : 1;
-        const double f = s.type == ShardingType::kTableWise || s.type == ShardingType::kTableRowWise
-                             ? 1.0
-                             : 1.0 / s.column_shards;
+        const int width = sim::workload::spans_host_block(s.type)
+                              ? sim::workload::host_block_size(host_size, M)
+                              : 1;
+        const double f = sim::workload::slice_column_fraction(s);
         for (int m : s.ranks) {
           for (int j = 0; j < width; ++j) st.members.push_back(m + j);
         }

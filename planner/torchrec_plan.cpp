@@ -338,7 +338,7 @@ TorchRecTable tile_table(const TorchRecEntry& e, const sim::workload::EmbeddingT
     slices.front()[1]->node.fail(
         fmt::format("expected one shard per column slice holding all {} rows ({} sharding)",
                     tb.rows, e.sharding_type));
-  const bool aligned = type == ShardingType::kTableRowWise || type == ShardingType::kGrid;
+  const bool aligned = sim::workload::spans_host_block(type);
   std::vector<int> firsts;
   firsts.reserve(slices.size());
   for (const auto& slice : slices) firsts.push_back(check_row_blocks(slice, tb.rows, aligned));
@@ -440,9 +440,7 @@ Json torchrec_entry(ShardingType type, const std::vector<ShardOut>& shards, int 
 // strait's estimates for table t's shards: lookup time and weight bytes of one shard.
 Json shard_estimate(const TableCosts& costs, int t, const sim::workload::TableSharding& s, int M,
                     int block, int cp) {
-  const double f = s.type == ShardingType::kColumnWise || s.type == ShardingType::kGrid
-                       ? 1.0 / s.column_shards
-                       : 1.0;
+  const double f = sim::workload::slice_column_fraction(s);
   const double r = s.type == ShardingType::kRowWise        ? 1.0 / M
                    : s.type == ShardingType::kTableRowWise ? 1.0 / block
                    : s.type == ShardingType::kGrid         ? 1.0 / block
@@ -550,8 +548,7 @@ sim::workload::ParallelPlan apply_torchrec_plan(Json& document,
     if (type == ShardingType::kRowWise && M > 0 && rec.row_blocks != M)
       rec.entry->at("shards").fail(fmt::format("expected {} row blocks, one per rank of {}; got {}",
                                                M, group, rec.row_blocks));
-    if ((type == ShardingType::kTableRowWise || type == ShardingType::kGrid) && block > 0 &&
-        rec.row_blocks != block)
+    if (sim::workload::spans_host_block(type) && block > 0 && rec.row_blocks != block)
       rec.entry->at("shards").fail(fmt::format(
           "expected {} row blocks per column slice, one per GPU of a {}-GPU host block of {}; "
           "got {}",

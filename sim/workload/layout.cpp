@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "sim/core/error.hpp"
+#include "sim/workload/sharding.hpp"
 
 namespace strait::sim::workload {
 namespace {
@@ -102,8 +103,7 @@ GroupDimension make_dimension(const Cluster& cluster, int world, const GroupSpec
 void add_sparse_host_blocks(const Cluster& cluster, const ParallelPlan& plan, Layout& L) {
   bool blocks_needed = false;
   for (const auto& s : plan.sharding) {
-    blocks_needed =
-        blocks_needed || s.type == ShardingType::kTableRowWise || s.type == ShardingType::kGrid;
+    blocks_needed = blocks_needed || spans_host_block(s.type);
   }
   const int M = L.sparse.size;
   int hs = cluster.hosts().empty() ? 1 : static_cast<int>(cluster.hosts().front().gpus.size());

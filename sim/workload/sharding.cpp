@@ -36,7 +36,7 @@ int named_member(const ModelConfig& model, const ParallelPlan& plan, int t, int 
   const auto& s = plan.sharding[static_cast<std::size_t>(t)];
   if (s.ranks.empty()) return -1;
   const int m = s.ranks[static_cast<std::size_t>(c)];
-  const bool block = s.type == ShardingType::kTableRowWise || s.type == ShardingType::kGrid;
+  const bool block = spans_host_block(s.type);
   if (m >= group_size || (block && m % host_size != 0)) {
     throw ConfigError(
         plan.file,
@@ -69,7 +69,7 @@ void add_slices(const ModelConfig& model, const ParallelPlan& plan, int t, int g
     case ShardingType::kColumnWise:
     case ShardingType::kGrid:
       for (int c = 0; c < s.column_shards; ++c) {
-        slices.push_back({t, 1.0 / s.column_shards, s.type == ShardingType::kGrid, member(c)});
+        slices.push_back({t, slice_column_fraction(s), spans_host_block(s.type), member(c)});
       }
       break;
     default:
@@ -204,7 +204,7 @@ bool ShardMap::has_sharded() const { return data_parallel_tables.size() < type.s
 
 bool ShardMap::host_reduced(const ModelConfig& model, int t) const {
   const ShardingType ty = type[static_cast<std::size_t>(t)];
-  return host_size > 1 && (ty == ShardingType::kTableRowWise || ty == ShardingType::kGrid) &&
+  return host_size > 1 && spans_host_block(ty) &&
          model.tables[static_cast<std::size_t>(t)].pooling != Pooling::kSequence;
 }
 

@@ -108,6 +108,21 @@ TEST(PlanReport, TableStatsByHand) {
   EXPECT_EQ(tiny.input_bytes + tiny.output_bytes + tiny.grad_bytes, 0.0);
 }
 
+// A group of 4 on an 8-GPU host: the shard map's host block is the whole group
+// (host_block_size(8, 4) = 4), so wide's rows lie on members 0-3, a quarter each
+// (2,000,000 / 4 x 64 x 4 = 128,000,000 B).
+TEST(PlanReport, HostBlockOfAGroupSmallerThanItsHostIsTheGroup) {
+  const auto req = request_of("hgx-h100-8.json", kSmallDlrm, kSmallDlrmData);
+  const TableCosts costs(req.base, bundled_cost());
+  const auto plan = plan_of(req, R"({"sparse": {"group_size": 4, "placement": "host",
+      "tables": {"wide": {"type": "table_row_wise", "ranks": [0]}}}})");
+  const auto stats =
+      table_stats(plan, sim::workload::Layout::build(req.base.cluster, plan), costs, 8);
+  EXPECT_EQ(stats[1].sharding, "table_row_wise");
+  EXPECT_EQ(stats[1].members, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(stats[1].bytes_per_member, 128000000.0);
+}
+
 // Row-wise over the 8 members: 8 shards of an eighth of the rows each, on every member.
 TEST(PlanReport, RowWiseTablesAreOnEveryMember) {
   const auto req = request_of("hgx-h100-8.json", kSmallDlrm, kSmallDlrmData);
