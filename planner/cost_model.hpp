@@ -17,6 +17,7 @@
 
 #include "sim/cost/cost_model.hpp"
 #include "sim/run/training_run.hpp"
+#include "sim/workload/batch_cache.hpp"
 #include "sim/workload/memory_model.hpp"
 #include "sim/workload/scenario.hpp"
 
@@ -43,11 +44,15 @@ class CostModel {
   virtual Estimate estimate(const sim::workload::TrainingScenario& scenario) const = 0;
 };
 
-/// The closed-form per-rank estimate.
-std::unique_ptr<CostModel> make_closed_form_cost(const sim::cost::CostModel& kernels);
-/// A simulation of the scenario in `mode` (analytical or flow).
-std::unique_ptr<CostModel> make_simulation_cost(const sim::cost::CostModel& kernels,
-                                                sim::network::NetworkMode mode);
+/// The closed-form per-rank estimate. With `batches`, every scenario it prices draws its
+/// batches from that cache: they must all share one base (sim/workload/batch_cache.hpp).
+std::unique_ptr<CostModel> make_closed_form_cost(
+    const sim::cost::CostModel& kernels,
+    std::shared_ptr<sim::workload::BatchCache> batches = nullptr);
+/// A simulation of the scenario in `mode` (analytical or flow); `batches` as above.
+std::unique_ptr<CostModel> make_simulation_cost(
+    const sim::cost::CostModel& kernels, sim::network::NetworkMode mode,
+    std::shared_ptr<sim::workload::BatchCache> batches = nullptr);
 
 /// Steps a candidate is simulated for: the scenario's, or more where they would not give
 /// two steady steps past the plan's warm-up and drain (plans are compared on steady

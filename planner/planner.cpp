@@ -65,9 +65,11 @@ class Search {
         space_(request.base.cluster, world_, request.base.model, request.constraints,
                start_document(request, costs_, world_, host_)),
         pool_(request, costs_, space_, host_),
-        closed_form_(make_closed_form_cost(kernels)),
-        analytical_(make_simulation_cost(kernels, sim::network::NetworkMode::kAnalytical)),
-        final_(make_simulation_cost(kernels, options.final_mode)),
+        batches_(std::make_shared<sim::workload::BatchCache>()),
+        closed_form_(make_closed_form_cost(kernels, batches_)),
+        analytical_(
+            make_simulation_cost(kernels, sim::network::NetworkMode::kAnalytical, batches_)),
+        final_(make_simulation_cost(kernels, options.final_mode, batches_)),
         scenarios_([&] { return request.base; }),
         arena_(std::max(1, options.threads)),
         start_(Clock::now()),
@@ -104,6 +106,8 @@ class Search {
   TableCosts costs_;
   SearchSpace space_;
   detail::CandidatePool pool_;
+  // One sampling per sampling key for every stage's candidates (all share the base).
+  std::shared_ptr<sim::workload::BatchCache> batches_;
   std::unique_ptr<CostModel> closed_form_, analytical_, final_;
   tbb::enumerable_thread_specific<TrainingScenario> scenarios_;
   tbb::task_arena arena_;

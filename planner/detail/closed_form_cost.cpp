@@ -51,9 +51,14 @@ void price_instances(const sim::topology::Cluster& cluster, std::vector<Instance
   // The same collective on the same group (DDP buckets of one size, repeated layers)
   // costs the same: priced once.
   std::map<std::tuple<int, int, int, Bytes>, const Instance*> priced;
+  // One matrix buffer for every all_to_allv instance: at 16,384 members a matrix is 2 GiB,
+  // and a fresh one each time costs more in page faults than the pricing.
+  std::vector<Bytes> matrix;
   for (auto& inst : instances) {
     const auto n = inst.spec.gpus.size();
     if (inst.spec.op == CollectiveOp::kAllToAllV) {
+      matrix.clear();
+      inst.spec.send_matrix.swap(matrix);
       inst.spec.send_matrix.reserve(n * n);
       for (const auto& row : inst.rows) {
         if (row.size() != n)
@@ -84,8 +89,8 @@ void price_instances(const sim::topology::Cluster& cluster, std::vector<Instance
     inst.seconds = (done - start).to_s();
     inst.cross_dc_bytes = network->traffic().bytes(sim::topology::LinkClass::kCrossDc) - xdc_before;
     if (plain) priced.emplace(key, &inst);
-    // Priced: its matrix and rows go (at 16,384 members a matrix is 2 GiB).
-    std::vector<Bytes>().swap(inst.spec.send_matrix);
+    // Priced: its matrix goes back to the buffer, its rows go.
+    if (inst.spec.op == CollectiveOp::kAllToAllV) inst.spec.send_matrix.swap(matrix);
     std::vector<sim::workload::SendRow>().swap(inst.rows);
   }
 }
@@ -162,16 +167,19 @@ double cross_dc_bytes(const OpGraph& graph, const std::vector<Instance>& instanc
 Estimate ClosedFormCost::estimate(const sim::workload::TrainingScenario& sc) const {
   Estimate e;
   e.memory_capacity = memory_capacity(sc, kernels_);
-  // The batches are sampled once: the memory model reads every step's, the one-step op
-  // graph the first's (sample_steps draws each step from its own stream).
-  const auto batches = sim::workload::sample_steps(sc, sc.steps);
+  // The batches are sampled once (or taken from the cache): the memory model reads every
+  // step's, the one-step op graph the first's (sample_steps draws each step from its own
+  // stream).
+  const auto batches = batches_ ? batches_->get(sc, sc.steps)
+                                : std::make_shared<const sim::workload::StepBatches>(
+                                      sim::workload::sample_steps(sc, sc.steps));
   e.memory =
-      sim::workload::memory_per_rank(sc, batches, kRepresentativeRanks).fits(e.memory_capacity);
+      sim::workload::memory_per_rank(sc, *batches, kRepresentativeRanks).fits(e.memory_capacity);
   e.fits = e.memory.fits;
   if (!e.fits) return e;
 
   const OpGraph graph = sim::workload::build_op_graph(
-      sc, {.steps = 1, .representative_ranks = kRepresentativeRanks, .batches = &batches});
+      sc, {.steps = 1, .representative_ranks = kRepresentativeRanks, .batches = batches.get()});
   const auto xdc_stream = std::find(graph.streams.begin(), graph.streams.end(), "xdc_comm");
   const auto xdc = static_cast<std::int32_t>(xdc_stream - graph.streams.begin());
 

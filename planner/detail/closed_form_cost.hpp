@@ -24,18 +24,24 @@
 // Known limits: no contention between collectives, no cross-step overlap
 // beyond the rules above; it ranks candidates, the simulation stages price them.
 
+#include <memory>
+#include <utility>
+
 #include "planner/cost_model.hpp"
 
 namespace strait::planner::detail {
 
 class ClosedFormCost final : public CostModel {
  public:
-  explicit ClosedFormCost(const sim::cost::CostModel& kernels) : kernels_(kernels) {}
+  explicit ClosedFormCost(const sim::cost::CostModel& kernels,
+                          std::shared_ptr<sim::workload::BatchCache> batches = nullptr)
+      : kernels_(kernels), batches_(std::move(batches)) {}
   const char* name() const override { return "closed_form"; }
   Estimate estimate(const sim::workload::TrainingScenario& scenario) const override;
 
  private:
   const sim::cost::CostModel& kernels_;
+  std::shared_ptr<sim::workload::BatchCache> batches_;  // null: sampled per estimate
 };
 
 }  // namespace strait::planner::detail

@@ -18,15 +18,17 @@ double memory_capacity(const sim::workload::TrainingScenario& scenario,
   return capacity;
 }
 
-std::unique_ptr<CostModel> make_closed_form_cost(const sim::cost::CostModel& kernels) {
-  return std::make_unique<detail::ClosedFormCost>(kernels);
+std::unique_ptr<CostModel> make_closed_form_cost(
+    const sim::cost::CostModel& kernels, std::shared_ptr<sim::workload::BatchCache> batches) {
+  return std::make_unique<detail::ClosedFormCost>(kernels, std::move(batches));
 }
 
-std::unique_ptr<CostModel> make_simulation_cost(const sim::cost::CostModel& kernels,
-                                                sim::network::NetworkMode mode) {
+std::unique_ptr<CostModel> make_simulation_cost(
+    const sim::cost::CostModel& kernels, sim::network::NetworkMode mode,
+    std::shared_ptr<sim::workload::BatchCache> batches) {
   if (mode == sim::network::NetworkMode::kFlow)
-    return std::make_unique<detail::FlowSimulationCost>(kernels);
-  return std::make_unique<detail::AnalyticalSimulationCost>(kernels);
+    return std::make_unique<detail::FlowSimulationCost>(kernels, std::move(batches));
+  return std::make_unique<detail::AnalyticalSimulationCost>(kernels, std::move(batches));
 }
 
 int compared_steps(int scenario_steps, const sim::workload::ParallelPlan& plan) {
@@ -48,6 +50,7 @@ Estimate SimulationCost::estimate(const sim::workload::TrainingScenario& scenari
   const auto& run = longer ? *longer : scenario;
   sim::run::TrainingRunOptions options;
   options.mode = mode_;
+  options.batches = batches_.get();
   const auto expansion = sim::run::expand_training(run, kernels_, options);
   Estimate e;
   e.memory_capacity = memory_capacity(scenario, kernels_);

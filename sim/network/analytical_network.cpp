@@ -74,7 +74,8 @@ AnalyticalNetwork::Timed AnalyticalNetwork::time_collective(const CollectiveSpec
     const Time step =
         protocol_step_latency(cluster_, choice.protocol, Algorithm::kDirect, spec.op,
                               spans_hosts(cluster_, spec), direct_peer_messages(spec));
-    const Time t = levels_.all_to_all(scale == 1.0 ? spec : scaled_spec(spec, scale), step, &delta);
+    if (scale != 1.0) scale_spec(spec, scale, scaled_);
+    const Time t = levels_.all_to_all(scale == 1.0 ? spec : scaled_, step, &delta);
     for (double& b : delta.link_bytes) b *= scale;
     const Time base = protocol_base_latency(cluster_, choice.protocol, Algorithm::kDirect);
     add_traffic(delta, spec.traffic_tag);

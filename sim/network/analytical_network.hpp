@@ -58,8 +58,9 @@ class AnalyticalNetwork final : public Network {
   };
   // `schedule`'s time on an idle network, its payload counted as traffic now.
   Time timed_schedule(const Schedule& schedule);
-  std::vector<topology::LinkIndex> path_;               // scratch
-  std::vector<int> placed_;                             // scratch: a call's placement
+  std::vector<topology::LinkIndex> path_;  // scratch
+  std::vector<int> placed_;                // scratch: a call's placement
+  CollectiveSpec scaled_;  // scratch: a closed-form all-to-all at its calibrated sizes
   std::unordered_map<std::uint64_t, TimedCall> timed_;  // by hash of the key
 };
 

@@ -223,15 +223,31 @@ double calibration_bytes(const CollectiveSpec& spec) {
   return total / static_cast<double>(spec.gpus.size());
 }
 
-CollectiveSpec scaled_spec(const CollectiveSpec& spec, double scale) {
-  CollectiveSpec out = spec;
+void scale_spec(const CollectiveSpec& spec, double scale, CollectiveSpec& out) {
   const auto scaled = [scale](Bytes b) {
     return static_cast<Bytes>(std::llround(static_cast<double>(b) / scale));
   };
-  out.bytes = scaled(spec.bytes);
-  for (Bytes& b : out.send_bytes) b = scaled(b);
-  for (Bytes& b : out.send_matrix) b = scaled(b);
-  return out;
+  // Every field but the sizes as they are; the size vectors refilled in place.
+  std::vector<Bytes> send_bytes = std::move(out.send_bytes);
+  std::vector<Bytes> send_matrix = std::move(out.send_matrix);
+  std::vector<int> gpus = std::move(out.gpus);
+  gpus.assign(spec.gpus.begin(), spec.gpus.end());
+  send_bytes.resize(spec.send_bytes.size());
+  std::transform(spec.send_bytes.begin(), spec.send_bytes.end(), send_bytes.begin(), scaled);
+  send_matrix.resize(spec.send_matrix.size());
+  std::transform(spec.send_matrix.begin(), spec.send_matrix.end(), send_matrix.begin(), scaled);
+  out = CollectiveSpec{.op = spec.op,
+                       .algorithm = spec.algorithm,
+                       .protocol = spec.protocol,
+                       .bytes = scaled(spec.bytes),
+                       .gpus = std::move(gpus),
+                       .root = spec.root,
+                       .peer = spec.peer,
+                       .send_matrix = std::move(send_matrix),
+                       .send_bytes = std::move(send_bytes),
+                       .priority = spec.priority,
+                       .traffic_tag = spec.traffic_tag,
+                       .weight = spec.weight};
 }
 
 double calibration_scale(const OpCalibration& c, const CollectiveSpec& spec) {

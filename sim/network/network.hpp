@@ -67,8 +67,10 @@ void apply_calibration(Schedule& schedule, double scale);
 /// The size a collective's calibration is keyed on: `bytes`, or for all-to-all-v the mean
 /// bytes a rank sends.
 double calibration_bytes(const CollectiveSpec& spec);
-/// `spec` with every size divided by `scale` (what a calibrated collective takes time for).
-CollectiveSpec scaled_spec(const CollectiveSpec& spec, double scale);
+/// `spec` with every size divided by `scale` (what a calibrated collective takes time for),
+/// written into `out`, whose buffers are reused (an all-to-all-v matrix of 16,384 members
+/// is 2 GiB: a fresh one per call costs more in page faults than the estimate itself).
+void scale_spec(const CollectiveSpec& spec, double scale, CollectiveSpec& out);
 
 class Network {
  public:

@@ -132,17 +132,20 @@ ReplayOptions replay_options(network::NetworkMode mode, const TrainingRunOptions
 }
 
 TrainingExpansion expand(const workload::TrainingScenario& scenario, const cost::CostModel& cost,
-                         const ReplayOptions& replay_options) {
+                         const ReplayOptions& replay_options, workload::BatchCache* cache) {
   const auto build_start = std::chrono::steady_clock::now();
   // Each rank's ops go into the compact replay graph as soon as they are built: the whole
   // OpGraph of 131,072 ranks would take 7 GiB (replay_graph.hpp). The dataflow replay
   // (analytical, untraced) takes runs of kernels merged.
   TrainingExpansion x(replay_options.mode, runs_in_dataflow_order(replay_options));
   x.traced = replay_options.timeline != nullptr;
-  // The batches are sampled once; the builder fills the memory report as it goes.
-  auto batches = workload::sample_steps(scenario, scenario.steps);
+  // The batches are sampled once (or taken from the cache); the builder fills the memory
+  // report as it goes.
+  const auto batches = cache ? cache->get(scenario, scenario.steps)
+                             : std::make_shared<const workload::StepBatches>(
+                                   workload::sample_steps(scenario, scenario.steps));
   workload::OpGraphOptions graph_options;
-  graph_options.batches = &batches;
+  graph_options.batches = batches.get();
   graph_options.memory = &x.memory;
   x.graph = workload::build_op_graph(scenario, graph_options, [&](const workload::RankOps& rank) {
     const bool first = x.replay_graph.ranks().empty();
@@ -280,7 +283,7 @@ TrainingReport run_training(const workload::TrainingScenario& scenario,
     const auto& cost = plan_cost(profiles, scenario, chosen);
     const auto replay_opts =
         replay_options(options.mode.value_or(scenario.mode), options, scenario, cost);
-    const auto expansion = expand(scenario, cost, replay_opts);
+    const auto expansion = expand(scenario, cost, replay_opts, options.batches);
     return replay_expansion(expansion, scenario, cost, replay_opts);
   });
 }
@@ -292,7 +295,8 @@ TrainingExpansion expand_training(const workload::TrainingScenario& scenario,
     std::optional<cost::CostModel> chosen;
     const auto& cost = plan_cost(profiles, scenario, chosen);
     return expand(scenario, cost,
-                  replay_options(options.mode.value_or(scenario.mode), options, scenario, cost));
+                  replay_options(options.mode.value_or(scenario.mode), options, scenario, cost),
+                  options.batches);
   });
 }
 

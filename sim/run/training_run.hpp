@@ -27,6 +27,7 @@
 #include "sim/cost/cost_model.hpp"
 #include "sim/run/op_replay.hpp"
 #include "sim/run/training_expansion.hpp"
+#include "sim/workload/batch_cache.hpp"
 #include "sim/workload/memory_model.hpp"
 #include "sim/workload/scenario.hpp"
 #include "sim/workload/work_estimate.hpp"
@@ -98,6 +99,9 @@ struct TrainingRunOptions {
   TraceSink* timeline = nullptr;
   std::vector<int> trace_ranks;
   std::function<void(Time, std::uint64_t)> progress;
+  /// Sampled batches shared with other runs of the same base scenario (the planner's
+  /// candidates); null: sampled for this run.
+  workload::BatchCache* batches = nullptr;
 };
 
 /// The profiles a scenario uses: its "profiles" directory, else `default_dir`.

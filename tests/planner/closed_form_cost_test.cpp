@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "planner_test_support.hpp"
 #include "sim/engine/simulator.hpp"
 #include "sim/network/network.hpp"
+#include "sim/workload/batch_cache.hpp"
 #include "sim/workload/memory_model.hpp"
 #include "sim/workload/op_graph_builder.hpp"
 
@@ -193,6 +195,33 @@ TEST(ClosedFormCost, PipeliningHidesAtMostTheForward) {
   const double saved = closed_form(flat).step_ms - closed_form(piped).step_ms;
   EXPECT_GT(saved, 0);
   EXPECT_LE(saved, fwd * 1e3 * (1 + 1e-12));
+}
+
+// Candidates of one base that sample alike share a sampling (sim/workload/batch_cache.hpp):
+// with one cache every estimate is the same as without, to the last bit, and the cache
+// drew once per sampling key (no balancing, greedy: two; group size and depth change
+// nothing).
+TEST(ClosedFormCost, ASharedSamplingGivesTheSameEstimates) {
+  const auto req = scenario_request("hstu-recsys-bench.json");
+  const std::vector<std::string> plans = {
+      R"({"sparse": {"group_size": 16, "default": "row_wise"}})",
+      R"({"sparse": {"group_size": 8, "placement": "host", "default": "row_wise"}})",
+      R"({"sparse": {"group_size": 16, "default": "row_wise"},
+          "schedule": {"load_balance": "greedy"}})",
+      R"({"sparse": {"group_size": 8, "placement": "host", "default": "row_wise"},
+          "schedule": {"load_balance": "greedy", "pipeline_depth": 2}})"};
+  auto cache = std::make_shared<sim::workload::BatchCache>();
+  const detail::ClosedFormCost shared(bundled_cost(), cache);
+  for (const auto& doc : plans) {
+    const auto sc = scenario(req, doc);
+    const auto alone = closed_form(sc);
+    const auto e = shared.estimate(sc);
+    ASSERT_TRUE(alone.fits) << doc;
+    EXPECT_EQ(e.step_ms, alone.step_ms) << doc;
+    EXPECT_EQ(e.cross_dc_bytes, alone.cross_dc_bytes) << doc;
+    EXPECT_EQ(e.memory.total, alone.memory.total) << doc;
+  }
+  EXPECT_EQ(cache->draws(), 2);
 }
 
 }  // namespace

@@ -1,0 +1,58 @@
+#include "sim/workload/batch_cache.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "sim/workload/work_estimate.hpp"
+
+namespace strait::sim::workload {
+
+SamplingKey sampling_key(const TrainingScenario& scenario, int steps) {
+  const Schedule& sched = scenario.plan.schedule;
+  return {.steps = steps,
+          .world = scenario.layout.world,
+          .replicas = scenario.layout.replicas,
+          .context_parallel = scenario.layout.cp.size,
+          .balance = sched.balance,
+          .balance_scope = sched.balance_scope};
+}
+
+std::shared_ptr<const StepBatches> BatchCache::get(const TrainingScenario& scenario, int steps) {
+  check_work(scenario, steps);
+  const SamplingKey key = sampling_key(scenario, steps);
+  {
+    const std::lock_guard lock(mutex_);
+    if (!has_base_) {
+      base_name_ = scenario.name;
+      base_seed_ = scenario.seed;
+      has_base_ = true;
+    } else if (scenario.name != base_name_ || scenario.seed != base_seed_) {
+      throw std::logic_error(
+          fmt::format("BatchCache: scenario '{}' (seed {}) in a cache of '{}' (seed {}): one cache "
+                      "serves one base scenario",
+                      scenario.name, scenario.seed, base_name_, base_seed_));
+    }
+    if (const auto it = kept_.find(key); it != kept_.end()) return it->second;
+  }
+  auto drawn = std::make_shared<const StepBatches>(sample_steps(scenario, steps));
+  const std::lock_guard lock(mutex_);
+  ++draws_;
+  const auto [it, added] = kept_.try_emplace(key, std::move(drawn));
+  if (added) {
+    order_.push_back(key);
+    if (order_.size() > std::max<std::size_t>(1, capacity_)) {
+      kept_.erase(order_.front());
+      order_.erase(order_.begin());
+    }
+  }
+  return it->second;
+}
+
+int BatchCache::draws() const {
+  const std::lock_guard lock(mutex_);
+  return draws_;
+}
+
+}  // namespace strait::sim::workload

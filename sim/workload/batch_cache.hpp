@@ -1,0 +1,64 @@
+#pragma once
+// BatchCache: sampled batches kept for every scenario that draws the same ones.
+//
+// Sampling (batch.hpp) reads a scenario's cluster, model, data and seed, and of its plan and
+// layout only the world, the replicas, the context-parallel size, the load balancing and
+// its scope (SamplingKey). Scenarios that differ elsewhere (sharding, dense parallelism,
+// pipeline depth, priorities) draw identical batches, so the planner samples once for all
+// of its candidates that share a key (at 16,384 GPUs a sampling with balancing takes about
+// a tenth of a closed-form estimate).
+//
+// One cache serves the scenarios of one base: the same cluster, model, data and seed (the
+// planner's candidates differ in plan and layout only). It keeps the first scenario's name
+// and seed and refuses another's (std::logic_error). Thread-safe: a key sampled by two
+// threads at once is drawn twice, identically, and kept once. At most `capacity`
+// samplings are kept, the oldest dropped first; a dropped one is drawn again, the same.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "sim/workload/batch.hpp"
+
+namespace strait::sim::workload {
+
+/// The steps' batches: [step][replica], as sample_steps gives them.
+using StepBatches = std::vector<std::vector<ReplicaBatch>>;
+
+/// What sample_steps reads of a scenario beside its cluster, model, data and seed.
+struct SamplingKey {
+  int steps = 0;
+  int world = 0;
+  int replicas = 0;
+  int context_parallel = 0;
+  LoadBalance balance = LoadBalance::kNone;
+  PlacementLevel balance_scope = PlacementLevel::kCluster;
+  auto operator<=>(const SamplingKey&) const = default;
+};
+SamplingKey sampling_key(const TrainingScenario& scenario, int steps);
+
+class BatchCache {
+ public:
+  explicit BatchCache(std::size_t capacity = 8) : capacity_(capacity) {}
+  /// sample_steps(scenario, steps), drawn on the first request of its key. Checks the
+  /// scenario's work limit on every request, as sample_steps does (WorkLimitError).
+  std::shared_ptr<const StepBatches> get(const TrainingScenario& scenario, int steps);
+  /// Samplings drawn so far (requests that found none kept).
+  int draws() const;
+
+ private:
+  std::size_t capacity_;
+  mutable std::mutex mutex_;
+  std::string base_name_;
+  std::uint64_t base_seed_ = 0;
+  bool has_base_ = false;
+  std::map<SamplingKey, std::shared_ptr<const StepBatches>> kept_;
+  std::vector<SamplingKey> order_;  // kept_'s keys, oldest first
+  int draws_ = 0;
+};
+
+}  // namespace strait::sim::workload
