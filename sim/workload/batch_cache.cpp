@@ -34,7 +34,12 @@ std::shared_ptr<const StepBatches> BatchCache::get(const TrainingScenario& scena
                       "serves one base scenario",
                       scenario.name, scenario.seed, base_name_, base_seed_));
     }
-    if (const auto it = kept_.find(key); it != kept_.end()) return it->second;
+    if (const auto it = kept_.find(key); it != kept_.end()) {
+      // Used last: dropped last.
+      order_.erase(std::find(order_.begin(), order_.end(), key));
+      order_.push_back(key);
+      return it->second;
+    }
   }
   auto drawn = std::make_shared<const StepBatches>(sample_steps(scenario, steps));
   const std::lock_guard lock(mutex_);

@@ -2,7 +2,8 @@
 // every scenario of its key, whatever else the plan changes; another key draws again.
 //   - group size 4 against 8, pipeline depth 2: the key is the same, one draw;
 //   - greedy against no balancing: two keys, two draws, each equal to sample_steps;
-//   - capacity 1: a dropped key is drawn again, identical to the first draw;
+//   - capacity 1: a dropped key is drawn again, identical to the first draw; capacity 2:
+//     the least recently used is the one dropped;
 //   - another base scenario is refused; the work limit is checked on a hit too.
 #include <gtest/gtest.h>
 
@@ -78,6 +79,20 @@ TEST(BatchCache, ADroppedSamplingIsDrawnAgainTheSame) {
   EXPECT_EQ(cache.draws(), 3);
   EXPECT_NE(again, first);
   expect_same(*again, *first);
+}
+
+TEST(BatchCache, TheLeastRecentlyUsedSamplingIsDropped) {
+  BatchCache cache(2);
+  const auto greedy = hstu8(R"({"schedule": {"load_balance": "greedy"}})");
+  const auto none = hstu8(R"({"schedule": {"load_balance": "none"}})");
+  const auto kept = cache.get(greedy, 2);
+  cache.get(none, 2);
+  EXPECT_EQ(cache.get(greedy, 2), kept);  // used last now
+  cache.get(none, 3);                     // drops none's 2 steps, not greedy's
+  EXPECT_EQ(cache.get(greedy, 2), kept);
+  EXPECT_EQ(cache.draws(), 3);
+  cache.get(none, 2);
+  EXPECT_EQ(cache.draws(), 4);
 }
 
 TEST(BatchCache, RefusesAnotherBaseAndChecksTheWorkLimitOnAHit) {
