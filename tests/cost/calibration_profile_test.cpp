@@ -2,10 +2,12 @@
 
 #include <cmath>
 #include <functional>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
 #include "sim/core/error.hpp"
+#include "sim/cost/cost_model.hpp"
 #include "sim/cost/profile_set.hpp"
 
 namespace strait::sim::cost {
@@ -254,11 +256,39 @@ TEST(CalibrationProfile, BothBundledProfilesLoad) {
   EXPECT_FALSE(a100.provenance.sources.empty());
 }
 
+// The estimated Blackwell profiles (scripts/estimated_profiles.py): datasheet peaks, and
+// the H100's kernel tables unchanged, so a compute-bound 8192^3 bf16 GEMM (cube-root key
+// 8192, the same efficiency e on both) takes 2 x 8192^3 / (peak x e): on the B200
+// 989.4 / 2,250 of the H100's compute time, on the GB200 989.4 / 2,500.
+TEST(CalibrationProfile, BlackwellProfilesAreTheH100TablesAtDatasheetPeaks) {
+  const CostModel costs(load_profile_dir(kProfileDir));
+  KernelWork w;
+  w.kind = KernelKind::kGemm;
+  w.precision = Precision::kBf16;
+  w.m = w.n = w.k = 8192;
+  w.flops = 2.0 * 8192.0 * 8192.0 * 8192.0;
+  w.hbm_bytes = 3.0 * 8192.0 * 8192.0 * 2;
+  const double h100 = costs.cost(w, "H100-SXM").compute_seconds;
+  for (const auto& [type, peak, hbm] :
+       {std::tuple{"B200", 2250e12, 7700e9}, std::tuple{"GB200", 2500e12, 8000e9}}) {
+    const CalibrationProfile& p = costs.profile(type);
+    EXPECT_EQ(p.provenance.status, "estimated") << type;
+    EXPECT_DOUBLE_EQ(*p.device.peak(Precision::kBf16), peak) << type;
+    EXPECT_DOUBLE_EQ(*p.device.peak(Precision::kFp8), 2 * peak) << type;
+    EXPECT_DOUBLE_EQ(p.device.hbm_bandwidth, hbm) << type;
+    EXPECT_EQ(p.device.sm_count, 148) << type;
+    EXPECT_NEAR(costs.cost(w, type).compute_seconds, h100 * 989.4e12 / peak, h100 * 1e-12) << type;
+  }
+  EXPECT_EQ(costs.profile("B200").device.hbm_capacity, Bytes{180'000'000'000});
+  EXPECT_EQ(costs.profile("GB200").device.hbm_capacity, Bytes{186'000'000'000});
+}
+
 TEST(ProfileSet, LoadsEveryProfileOfADirectory) {
   const ProfileSet set = load_profile_dir(kProfileDir);
-  EXPECT_EQ(set.gpu_types(), (std::vector<std::string>{"A100-SXM", "CPU", "H100-SXM", "H200-SXM"}));
+  EXPECT_EQ(set.gpu_types(),
+            (std::vector<std::string>{"A100-SXM", "B200", "CPU", "GB200", "H100-SXM", "H200-SXM"}));
   ASSERT_NE(set.find("H100-SXM"), nullptr);
-  EXPECT_EQ(set.find("B200"), nullptr);
+  EXPECT_EQ(set.find("B300"), nullptr);
 }
 
 TEST(ProfileSet, RejectsTwoProfilesOfOneGpuType) {
