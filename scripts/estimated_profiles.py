@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the estimated Blackwell profiles (B200, GB200) from the H100 profile (issue 38).
 
-    python3 scripts/estimated_profiles.py        # rewrites configs/profiles/{b200,gb200}.json
+    python3 scripts/estimated_profiles.py          # rewrites configs/profiles/{b200,gb200}.json
+    python3 scripts/estimated_profiles.py --check  # fails when they differ from what it writes
 
 No Blackwell GPU has been calibrated here. Each profile takes its device figures (peaks,
 HBM) from NVIDIA's published specifications, and its kernel tables from configs/profiles/h100-sxm.json
@@ -10,11 +11,13 @@ same shape (the same libraries and kernels, built for sm_100, scale with the GPU
 holds roughly for cuBLAS GEMMs and bandwidth-bound kernels; it is optimistic for the CUTLASS
 HSTU attention kernels, which are written for Hopper (corelib/hstu/hopper) and would run an
 older path on Blackwell until ported. `strait calibrate` on the GPU replaces every table.
-Running it again gives the same files (sorted keys, fixed formatting).
+Running it again gives the same files; ctest's estimated_profiles runs --check, so a change
+to the H100 profile that is not carried over fails the suite.
 """
 import copy
 import json
 import os
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROFILES = os.path.join(ROOT, "configs", "profiles")
@@ -76,8 +79,12 @@ def mark_kernels(kernels):
 
 
 def main():
+    check = sys.argv[1:] == ["--check"]
+    if sys.argv[1:] and not check:
+        sys.exit("usage: estimated_profiles.py [--check]")
     with open(os.path.join(PROFILES, "h100-sxm.json")) as f:
         h100 = json.load(f)
+    stale = []
     for name, target in TARGETS.items():
         device = dict(h100["device"])
         device.update(target["device"])
@@ -89,10 +96,18 @@ def main():
             "kernels": mark_kernels(h100["kernels"]),
         }
         path = os.path.join(PROFILES, name)
+        text = json.dumps(profile, indent=1) + "\n"
+        if check:
+            with open(path) as f:
+                if f.read() != text:
+                    stale.append(os.path.relpath(path, ROOT))
+            continue
         with open(path, "w") as f:
-            json.dump(profile, f, indent=1)
-            f.write("\n")
+            f.write(text)
         print(f"wrote {os.path.relpath(path, ROOT)}")
+    if stale:
+        sys.exit(f"estimated_profiles: {', '.join(stale)} differ from what "
+                 "scripts/estimated_profiles.py writes (from the H100 profile): run it")
 
 
 if __name__ == "__main__":
