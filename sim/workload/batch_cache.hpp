@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/workload/batch.hpp"
@@ -38,7 +39,11 @@ struct SamplingKey {
   int context_parallel = 0;
   LoadBalance balance = LoadBalance::kNone;
   PlacementLevel balance_scope = PlacementLevel::kCluster;
-  auto operator<=>(const SamplingKey&) const = default;
+  bool operator<(const SamplingKey& o) const {
+    return std::tie(steps, world, replicas, context_parallel, balance, balance_scope) <
+           std::tie(o.steps, o.world, o.replicas, o.context_parallel, o.balance, o.balance_scope);
+  }
+  bool operator==(const SamplingKey&) const = default;
 };
 SamplingKey sampling_key(const TrainingScenario& scenario, int steps);
 

@@ -435,7 +435,9 @@ TEST(TrainingRun, APlanChoosesKernelImplementations) {
   // The attention kernels' durations under each choice, straight from the profiles.
   auto attention_ms = [&](const cost::CostModel& c) {
     double ms = 0;
-    for (const auto& op : workload::build_op_graph(plain).ranks[0].ops) {
+    // The graph is named: a range-for over a temporary's member ends its life first.
+    const auto graph = workload::build_op_graph(plain);
+    for (const auto& op : graph.ranks[0].ops) {
       if (op.kind == workload::OpKind::kKernel && op.step == 0 &&
           cost::is_attention(op.kernel.kind))
         ms += c.cost(op.kernel, "H100-SXM").duration().to_ms();
