@@ -27,6 +27,8 @@ ASSUMPTION = ("Kernel tables: configs/profiles/h100-sxm.json's, unchanged (assum
               "Hopper-only CUTLASS HSTU attention kernels). Written by "
               "scripts/estimated_profiles.py.")
 
+KEPT_FROM_H100 = "launch_overhead, nccl_sms and memory_reserved: the H100 profile's assumptions"
+
 # Dense tensor-core peaks (no sparsity), TFLOP/s; fp32 is the CUDA-core rate.
 TARGETS = {
     "b200.json": {
@@ -39,7 +41,7 @@ TARGETS = {
             "bf16/fp16 2,250, tf32 1,100 TFLOP/s; FP32 75 TFLOP/s; 180 GB HBM3e at 7.7 TB/s; "
             "fifth-generation NVLink at 1.8 TB/s per GPU (900 GB/s each way)",
             "sm_count 148 (the Blackwell GPU's SMs as CUDA reports them; assumed)",
-            "launch_overhead, nccl_sms and memory_reserved: the H100 profile's assumptions",
+            KEPT_FROM_H100,
         ],
         "device": {"peak_tflops": {"fp32": 75, "tf32": 1100, "bf16": 2250, "fp16": 2250,
                                    "fp8": 4500},
@@ -57,7 +59,7 @@ TARGETS = {
             "dense: fp8 5,000, bf16/fp16 2,500, tf32 1,250 TFLOP/s; FP32 80 TFLOP/s; 186 GB "
             "HBM3e at 8 TB/s; NVLink 130 TB/s in all (1.8 TB/s per GPU, 900 GB/s each way)",
             "sm_count 148, as the B200 (assumed)",
-            "launch_overhead, nccl_sms and memory_reserved: the H100 profile's assumptions",
+            KEPT_FROM_H100,
         ],
         "device": {"peak_tflops": {"fp32": 80, "tf32": 1250, "bf16": 2500, "fp16": 2500,
                                    "fp8": 5000},

@@ -170,9 +170,7 @@ Estimate ClosedFormCost::estimate(const sim::workload::TrainingScenario& sc) con
   // The batches are sampled once (or taken from the cache): the memory model reads every
   // step's, the one-step op graph the first's (sample_steps draws each step from its own
   // stream).
-  const auto batches = batches_ ? batches_->get(sc, sc.steps)
-                                : std::make_shared<const sim::workload::StepBatches>(
-                                      sim::workload::sample_steps(sc, sc.steps));
+  const auto batches = sim::workload::batches_for(sc, sc.steps, batches_.get());
   e.memory =
       sim::workload::memory_per_rank(sc, *batches, kRepresentativeRanks).fits(e.memory_capacity);
   e.fits = e.memory.fits;

@@ -141,9 +141,7 @@ TrainingExpansion expand(const workload::TrainingScenario& scenario, const cost:
   x.traced = replay_options.timeline != nullptr;
   // The batches are sampled once (or taken from the cache); the builder fills the memory
   // report as it goes.
-  const auto batches = cache ? cache->get(scenario, scenario.steps)
-                             : std::make_shared<const workload::StepBatches>(
-                                   workload::sample_steps(scenario, scenario.steps));
+  const auto batches = workload::batches_for(scenario, scenario.steps, cache);
   workload::OpGraphOptions graph_options;
   graph_options.batches = batches.get();
   graph_options.memory = &x.memory;

@@ -55,6 +55,12 @@ std::shared_ptr<const StepBatches> BatchCache::get(const TrainingScenario& scena
   return it->second;
 }
 
+std::shared_ptr<const StepBatches> batches_for(const TrainingScenario& scenario, int steps,
+                                               BatchCache* cache) {
+  return cache ? cache->get(scenario, steps)
+               : std::make_shared<const StepBatches>(sample_steps(scenario, steps));
+}
+
 int BatchCache::draws() const {
   const std::lock_guard lock(mutex_);
   return draws_;

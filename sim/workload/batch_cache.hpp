@@ -67,4 +67,8 @@ class BatchCache {
   int draws_ = 0;
 };
 
+/// The steps' batches of `scenario`: from `cache` when given, else sampled here.
+std::shared_ptr<const StepBatches> batches_for(const TrainingScenario& scenario, int steps,
+                                               BatchCache* cache);
+
 }  // namespace strait::sim::workload
