@@ -37,6 +37,18 @@ void row(std::ostream& out, const std::string& name, const RankedPlan& p) {
                      e.memory.total / kGiB, e.memory.dominant, e.cross_dc_bytes / kGiB, exposed(e));
 }
 
+// How well the closed form ordered the candidates it shares with an analytical simulation
+// (the final one when the final mode is analytical).
+std::string rank_agreement(const planner::SearchStats& s) {
+  if (!s.closed_form_rank_correlation) {
+    return fmt::format(
+        "  closed form vs analytical: no rank correlation ({} candidates priced both ways)",
+        s.rank_pairs);
+  }
+  return fmt::format("  closed form vs analytical: Spearman {:.2f} over {} candidates",
+                     *s.closed_form_rank_correlation, s.rank_pairs);
+}
+
 // The header: scenario, objective, what the search did and why it stopped, exclusions.
 void print_search(std::ostream& out, const planner::PlanOutcome& o,
                   const planner::PlanRequest& request) {
@@ -54,6 +66,7 @@ void print_search(std::ostream& out, const planner::PlanOutcome& o,
       "({} in {} mode); stopped with {}\n",
       s.dimensions, s.space_size, s.exact ? "exhaustive" : "coordinate-descent", s.scored,
       s.simulated, s.evaluations, sim::network::to_string(o.final_mode), stop);
+  out << rank_agreement(s) << "\n";
   for (const auto& x : o.excluded)
     out << fmt::format("  excluded by the constraints: {} ({})\n", x.label, x.reason);
 }

@@ -35,6 +35,12 @@ bool spans(const Layout& L, const sim::workload::GroupDimension& dim) {
   return spans(L, dim.block);
 }
 
+// Spearman's rho of the closed form against simulation; null without a figure.
+Json rank_correlation_json(const SearchStats& stats) {
+  return stats.closed_form_rank_correlation ? Json(*stats.closed_form_rank_correlation)
+                                            : Json(nullptr);
+}
+
 }  // namespace
 
 int host_size(const sim::workload::TrainingScenario& scenario) {
@@ -184,7 +190,9 @@ Json outcome_json(const PlanOutcome& o, const PlanRequest& request, const TableC
               {"simulated", o.stats.simulated},
               {"evaluations", o.stats.evaluations},
               {"stopped_by", to_string(o.stats.stopped_by)},
-              {"budget_reached", o.stats.budget_reached}}}};
+              {"budget_reached", o.stats.budget_reached},
+              {"closed_form_rank_correlation", rank_correlation_json(o.stats)},
+              {"rank_pairs", o.stats.rank_pairs}}}};
   Json excluded = Json::array();
   for (const auto& x : o.excluded) excluded.push_back({{"plan", x.label}, {"reason", x.reason}});
   j["excluded_references"] = excluded;

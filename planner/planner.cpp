@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 #include <tbb/enumerable_thread_specific.h>
@@ -17,6 +19,7 @@
 #include "planner/search_space.hpp"
 #include "planner/table_placement.hpp"
 #include "planner/torchrec_style.hpp"
+#include "sim/core/statistics.hpp"
 #include "sim/run/training_run.hpp"
 #include "sim/workload/work_estimate.hpp"
 
@@ -31,6 +34,37 @@ using sim::workload::TrainingScenario;
 /// Candidates priced together in the best-first stage. A constant, not the thread count,
 /// so that the order of the search, and with it the plan, never depends on the machine.
 constexpr std::size_t kBatch = 4;
+
+/// The search trusts the closed form's order only as far as it ranks like simulation: with
+/// at least kRankPairsToJudge candidates priced both ways, a Spearman correlation below
+/// kTrustedRankCorrelation puts every candidate with an analytical time before those with
+/// a closed form only. Fewer pairs say too little (with 5, one swap of neighbours moves
+/// rho by 0.1). At 0.5 the closed form orders about two pairs of candidates in three as
+/// the simulation does (for normally spread scores, Kendall's tau is about 0.35 there),
+/// against one in two for a coin: below it an analytical time is the better guide.
+constexpr std::size_t kRankPairsToJudge = 5;
+constexpr double kTrustedRankCorrelation = 0.5;
+
+/// Whether the closed form's order may rank candidates beside simulated ones, judged on
+/// `pairs` (closed form, simulated). No figure (a constant side) is no evidence against it.
+bool closed_form_trusted(const std::vector<std::pair<double, double>>& pairs) {
+  if (pairs.size() < kRankPairsToJudge) return true;
+  const auto rho = spearman_rank_correlation(pairs);
+  return !rho || *rho >= kTrustedRankCorrelation;
+}
+
+/// The median ratio of simulated to closed-form values over `pairs` (closed form,
+/// simulated): the factor that puts closed forms on the simulation's scale (1 without).
+double median_ratio(const std::vector<std::pair<double, double>>& pairs) {
+  std::vector<double> ratios;
+  for (const auto& [closed, simulated] : pairs) {
+    if (closed != 0 && simulated / closed > 0) ratios.push_back(simulated / closed);
+  }
+  if (ratios.empty()) return 1;
+  std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2),
+                   ratios.end());
+  return ratios[ratios.size() / 2];
+}
 
 /// The start point: the baseline plan, or without one TorchRec-style sharding over all
 /// ranks (a far better start than the default all-row-wise plan).
@@ -95,6 +129,8 @@ class Search {
   void add_references();
   void best_first();
   std::vector<std::size_t> next_batch() const;
+  std::vector<std::pair<double, double>> closed_form_pairs() const;
+  void record_rank_correlation();
   void expand(std::size_t best);
   std::vector<std::pair<std::size_t, std::size_t>> neighbours(std::size_t id);
   std::optional<RankedPlan> reference(std::optional<std::size_t> id, std::string label) const;
@@ -424,7 +460,8 @@ void Search::expand(std::size_t best) {
 
 /// The next candidates to simulate: the usable, feasible ones not yet simulated in the
 /// final mode, best first by their most faithful estimate (analytical, else the closed
-/// form on the analytical scale), at most kBatch.
+/// form on the analytical scale; after those with an analytical time while the closed
+/// form ranks unlike the simulations: closed_form_trusted), at most kBatch.
 std::vector<std::size_t> Search::next_batch() const {
   // Promoted neighbours of the best plan without an analytical time come first.
   if (flow_final() && analytical_runs_ < analytical_allowance_) {
@@ -438,37 +475,46 @@ std::vector<std::size_t> Search::next_batch() const {
     }
     if (!out.empty()) return out;
   }
-  // The median ratio of analytical (or final, in analytical final mode) to closed form.
-  std::vector<double> ratios;
-  for (std::size_t i = 0; i < pool_.size(); ++i) {
-    const auto& r = pool_[i].ranked;
-    const auto& sim = flow_final() ? r.analytical : r.final_estimate;
-    if (!sim || !r.closed_form || score(*sim).tier != 0 || score(*r.closed_form).tier != 0)
-      continue;
-    const double a = score(*sim).value, c = score(*r.closed_form).value;
-    if (c != 0 && a / c > 0) ratios.push_back(a / c);
-  }
-  double ratio = 1;
-  if (!ratios.empty()) {
-    std::nth_element(ratios.begin(),
-                     ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2), ratios.end());
-    ratio = ratios[ratios.size() / 2];
-  }
-  std::vector<std::pair<double, std::size_t>> ranked;
+  const auto pairs = closed_form_pairs();
+  const double ratio = median_ratio(pairs);
+  const bool trusted = closed_form_trusted(pairs);
+  // (0: an analytical time or a trusted closed form, 1: an untrusted one; value; index)
+  std::vector<std::tuple<int, double, std::size_t>> ranked;
   for (std::size_t i = 0; i < pool_.size(); ++i) {
     const auto& r = pool_[i].ranked;
     if (!pool_[i].usable() || !r.closed_form || r.final_estimate) continue;
     if (r.analytical) {
-      if (score(*r.analytical).tier == 0) ranked.emplace_back(score(*r.analytical).value, i);
+      if (score(*r.analytical).tier == 0) ranked.emplace_back(0, score(*r.analytical).value, i);
     } else if (score(*r.closed_form).tier == 0) {
-      ranked.emplace_back(score(*r.closed_form).value * ratio, i);
+      ranked.emplace_back(trusted ? 0 : 1, score(*r.closed_form).value * ratio, i);
     }
   }
   const std::size_t n = std::min(kBatch, ranked.size());
   std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(n), ranked.end());
   std::vector<std::size_t> out;
-  for (std::size_t k = 0; k < n; ++k) out.push_back(ranked[k].second);
+  for (std::size_t k = 0; k < n; ++k) out.push_back(std::get<2>(ranked[k]));
   return out;
+}
+
+/// The objective values (closed form, simulated) of every usable candidate priced both
+/// ways, both feasible; the simulation is the analytical one when the final mode is flow,
+/// else the final one. In pool order, so nothing here depends on threads.
+std::vector<std::pair<double, double>> Search::closed_form_pairs() const {
+  std::vector<std::pair<double, double>> pairs;
+  for (std::size_t i = 0; i < pool_.size(); ++i) {
+    const auto& r = pool_[i].ranked;
+    const auto& sim = flow_final() ? r.analytical : r.final_estimate;
+    if (!pool_[i].usable() || !r.closed_form || !sim) continue;
+    const Score closed = score(*r.closed_form), simulated = score(*sim);
+    if (closed.tier == 0 && simulated.tier == 0) pairs.emplace_back(closed.value, simulated.value);
+  }
+  return pairs;
+}
+
+void Search::record_rank_correlation() {
+  const auto pairs = closed_form_pairs();
+  stats_.rank_pairs = static_cast<int>(pairs.size());
+  stats_.closed_form_rank_correlation = spearman_rank_correlation(pairs);
 }
 
 void Search::best_first() {
@@ -553,6 +599,7 @@ PlanOutcome Search::run() {
           req_.constraints.file, req_.constraints.max_cross_dc_bytes / (1 << 30),
           pool_[order.front()].ranked.closed_form->cross_dc_bytes / (1 << 30));
     }
+    record_rank_correlation();
     stats_.wall_s = elapsed();
     out.stats = stats_;
     return out;
@@ -578,6 +625,7 @@ PlanOutcome Search::run() {
   for (auto i : finals) out.top.push_back(pool_[i].ranked);
   out.baseline = reference(baseline_id_, "scenario plan");
   out.torchrec = reference(torchrec_id_, "TorchRec-style sharding");
+  record_rank_correlation();
   stats_.wall_s = elapsed();
   out.stats = stats_;
   return out;

@@ -1,9 +1,12 @@
 // planner_bench: `strait plan` on one core for every bundled training scenario and for
-// 256 GPUs x 100 tables, with the default deterministic effort (32 final-mode
+// 256 GPUs x 100 tables, with the default deterministic effort (48 final-mode
 // evaluations) under a wall-clock bound, printing the wall time, the search effort, what
 // stopped it and how the found plan compares (steady step, final-stage mode) with the
-// scenario's hand-written plan and the TorchRec-style baseline.
-// Usage: planner_bench [NAME ...] (default: all).
+// scenario's hand-written plan and the TorchRec-style baseline, and how well the closed
+// form ranked the candidates it shares with an analytical simulation (Spearman's rho over
+// that many pairs).
+// Usage: planner_bench [--evaluations N] [NAME ...] (default: all, the planner's default
+// effort).
 
 #include <chrono>
 #include <cstdio>
@@ -24,6 +27,32 @@ struct Case {
   std::string cluster, model, data;  // parts
   double budget_s;
 };
+
+/// The command line: `--evaluations N` (0: the planner's default) and the cases wanted.
+struct BenchArgs {
+  int evaluations = 0;
+  std::vector<std::string> names;  // empty: all
+};
+
+BenchArgs parse_args(int argc, char** argv) {
+  BenchArgs a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--evaluations" && i + 1 < argc)
+      a.evaluations = std::stoi(argv[++i]);
+    else
+      a.names.push_back(arg);
+  }
+  return a;
+}
+
+/// Spearman's rho to two decimals, "-" without a figure.
+std::string rank_correlation(const strait::planner::SearchStats& s) {
+  if (!s.closed_form_rank_correlation) return "-";
+  char text[16];
+  std::snprintf(text, sizeof text, "%.2f", *s.closed_form_rank_correlation);
+  return text;
+}
 
 std::string src(const std::string& p) { return std::string(STRAIT_SOURCE_DIR) + "/" + p; }
 
@@ -68,11 +97,12 @@ int main(int argc, char** argv) {
   std::printf(
       "| case | GPUs | tables | final mode | evaluations | bound | wall | stopped by | scored | "
       "simulated | found ms | scenario plan ms | TorchRec-style ms | vs scenario | vs "
-      "TorchRec |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "TorchRec | rank pairs | Spearman |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  const BenchArgs args = parse_args(argc, argv);
   for (const auto& c : cases) {
-    bool wanted = argc <= 1;
-    for (int i = 1; i < argc; ++i) wanted = wanted || c.name == argv[i];
+    bool wanted = args.names.empty();
+    for (const auto& name : args.names) wanted = wanted || c.name == name;
     if (!wanted) continue;
     const auto t0 = std::chrono::steady_clock::now();
     const auto req = request_of(c);
@@ -81,6 +111,7 @@ int main(int argc, char** argv) {
     o.budget_s = c.budget_s;
     o.threads = 1;
     o.final_mode = req.base.mode;
+    if (args.evaluations > 0) o.evaluations = args.evaluations;
     const auto out = planner::find_plan(req, kernels, o);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -99,12 +130,14 @@ int main(int argc, char** argv) {
       return x > 0 ? std::to_string(x).substr(0, 5) + "x" : std::string("does not fit");
     };
     std::printf(
-        "| %s | %d | %zu | %s | %d | %.0f s | %.1f s | %s | %d | %d | %.3f | %s | %s | %s | %s |\n",
+        "| %s | %d | %zu | %s | %d | %.0f s | %.1f s | %s | %d | %d | %.3f | %s | %s | %s | %s "
+        "| %d | %s |\n",
         c.name.c_str(), req.base.layout.world, req.base.model.tables.size(),
         sim::network::to_string(out.final_mode), out.stats.evaluations, c.budget_s, wall,
         planner::to_string(out.stats.stopped_by), out.stats.scored, out.stats.simulated,
         best.step_ms, ms(out.baseline).c_str(), ms(out.torchrec).c_str(),
-        ratio(out.baseline).c_str(), ratio(out.torchrec).c_str());
+        ratio(out.baseline).c_str(), ratio(out.torchrec).c_str(), out.stats.rank_pairs,
+        rank_correlation(out.stats).c_str());
     std::fflush(stdout);
   }
   return 0;

@@ -1,8 +1,10 @@
 // strait plan --entrypoint: what the launch plan's lines run. On the tiny CPU scenario
 // (configs/scenarios/dlrm-tiny-cpu.json, 2 ranks on one host), 2 final-mode evaluations a
 // run: every launcher line (torchrun, srun, mpirun) ends with the entrypoint in its form
-// (planner/launch_lines.hpp), and the report says when the lines run the placeholder.
+// (planner/launch_lines.hpp), and the report says when the lines run the placeholder; the
+// report's search summary carries the closed form's rank correlation.
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -124,6 +126,24 @@ TEST(CliPlanEntrypoint, BothNamesOrABlankOneAreUsageErrors) {
   run = run_strait({"plan", kTinyCpu, "--entrypoint", " "});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_TRUE(contains(run.err, "plan: --entrypoint: expected a command such as")) << run.err;
+}
+
+// The search summary says how well the closed form ranked the candidates it shares with
+// an analytical simulation, with the JSON report's figures: Spearman's rho to two decimals
+// over that many candidates (2 evaluations allow 16 analytical runs, so there are pairs).
+TEST(CliPlanReport, SaysTheClosedFormsRankCorrelationAsTheJsonDoes) {
+  const auto path = temp_path("outcome.json");
+  const auto run = run_strait({"plan", kTinyCpu, "--evaluations", "2", "--json", path});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const json search = read_json(path)["search"];
+  ASSERT_TRUE(search["closed_form_rank_correlation"].is_number()) << search.dump();
+  const double rho = search["closed_form_rank_correlation"];
+  const int pairs = search["rank_pairs"];
+  EXPECT_GE(pairs, 3);
+  char line[128];
+  std::snprintf(line, sizeof line,
+                "  closed form vs analytical: Spearman %.2f over %d candidates\n", rho, pairs);
+  EXPECT_TRUE(contains(run.out, line));
 }
 
 }  // namespace

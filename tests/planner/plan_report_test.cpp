@@ -248,6 +248,8 @@ TEST(PlanReport, OutcomeJsonOfAFoundPlan) {
   o.stats.simulated = 10;
   o.stats.evaluations = 8;
   o.stats.stopped_by = StopReason::kEvaluations;
+  o.stats.closed_form_rank_correlation = 0.75;
+  o.stats.rank_pairs = 14;
   const Json j = outcome_json(o, req, costs);
   EXPECT_EQ(j["status"], "found");
   EXPECT_EQ(j["objective"], "step_time");
@@ -257,7 +259,7 @@ TEST(PlanReport, OutcomeJsonOfAFoundPlan) {
   EXPECT_EQ(j["gpus"], 8);
   EXPECT_EQ(j["search"], Json::parse(R"({"dimensions": 9, "space_size": 69984, "exact": false,
       "scored_closed_form": 100, "simulated": 10, "evaluations": 8, "stopped_by": "evaluations",
-      "budget_reached": false})"));
+      "budget_reached": false, "closed_form_rank_correlation": 0.75, "rank_pairs": 14})"));
   EXPECT_EQ(j["excluded_references"],
             Json::parse(R"([{"plan": "start point", "reason": "constraints.json: /fix: why"}])"));
   ASSERT_EQ(j["top"].size(), 1u);
@@ -299,6 +301,9 @@ TEST(PlanReport, OutcomeJsonWhenNothingFitsNamesTheClosestPlan) {
   EXPECT_EQ(j["objective"], "samples_per_sec_per_gpu");
   EXPECT_EQ(j["top"], Json::array());
   EXPECT_FALSE(j.contains("tables"));
+  // Nothing simulated: no pairs, and the correlation is null rather than a number.
+  EXPECT_EQ(j["search"]["rank_pairs"], 0);
+  EXPECT_TRUE(j["search"]["closed_form_rank_correlation"].is_null());
   EXPECT_EQ(j["closest"]["label"], "closest");
   EXPECT_EQ(j["closest_memory"], Json::parse(R"({"rank": 5, "shortfall_gib": 2,
       "binding_term": "embedding_weights", "binding_term_gib": 60})"));

@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "planner/plan_document.hpp"
 #include "planner/plan_report.hpp"
 #include "planner/search_space.hpp"
 #include "planner/table_placement.hpp"
 #include "planner_test_support.hpp"
+#include "sim/core/statistics.hpp"
 #include "sim/workload/layout.hpp"
 #include "sim/workload/memory_model.hpp"
 
@@ -161,6 +165,68 @@ TEST(Planner, FindsSmFreeCommunicationWhenCommunicationStealsSms) {
   const auto outcome = find_plan(req, bundled_cost(), options);
   ASSERT_EQ(outcome.status, PlanStatus::kFound);
   EXPECT_TRUE(outcome.top.front().plan.schedule.sm_free);
+}
+
+/// The (closed form, `stage`) objective values of the plans among `plans` priced both ways,
+/// both feasible (no cross-DC limit here, so feasible is fits).
+std::vector<std::pair<double, double>> rank_pairs(const std::vector<RankedPlan>& plans,
+                                                  Objective objective,
+                                                  std::optional<Estimate> RankedPlan::*stage) {
+  std::vector<std::pair<double, double>> pairs;
+  for (const auto& p : plans) {
+    const auto& sim = p.*stage;
+    if (p.closed_form && sim && p.closed_form->fits && sim->fits)
+      pairs.emplace_back(objective_value(objective, *p.closed_form),
+                         objective_value(objective, *sim));
+  }
+  return pairs;
+}
+
+// dlrm-8gpu (26 tables, 8 GPUs) in analytical final mode, 8 evaluations, every final plan
+// in the outcome (top 1,000): the pairs are exactly the top plans with a feasible closed
+// form and final estimate, so the reported rho is recomputed from the outcome alone.
+TEST(Planner, ReportsTheClosedFormsRankCorrelationAgainstTheFinalAnalyticalEstimates) {
+  const auto req = scenario_request("dlrm-8gpu.json");
+  auto options = test_options();
+  options.references = true;
+  options.top = 1000;
+  const auto outcome = find_plan(req, bundled_cost(), options);
+  ASSERT_EQ(outcome.status, PlanStatus::kFound);
+  const auto pairs = rank_pairs(outcome.top, outcome.objective, &RankedPlan::final_estimate);
+  ASSERT_GE(pairs.size(), 3u);
+  EXPECT_EQ(outcome.stats.rank_pairs, static_cast<int>(pairs.size()));
+  ASSERT_TRUE(outcome.stats.closed_form_rank_correlation.has_value());
+  const double rho = *outcome.stats.closed_form_rank_correlation;
+  EXPECT_GE(rho, -1);
+  EXPECT_LE(rho, 1);
+  // Sums in another order: equal up to rounding.
+  EXPECT_NEAR(rho, spearman_rank_correlation(pairs).value(), 1e-12);
+}
+
+// In flow final mode the pairs are closed form against analytical; not every candidate run
+// analytically is in the outcome, so the top plans and references give a lower bound, and
+// the analytical runs (simulations less evaluations) an upper one.
+TEST(Planner, ReportsTheClosedFormsRankCorrelationAgainstAnalyticalRunsInFlowMode) {
+  const auto req = scenario_request("dlrm-8gpu.json");
+  auto options = test_options();
+  options.references = true;
+  options.evaluations = 4;
+  options.top = 1000;
+  options.final_mode = sim::network::NetworkMode::kFlow;
+  const auto outcome = find_plan(req, bundled_cost(), options);
+  ASSERT_EQ(outcome.status, PlanStatus::kFound);
+  auto seen = outcome.top;
+  for (const auto& ref : {outcome.baseline, outcome.torchrec}) {
+    if (ref && std::none_of(seen.begin(), seen.end(),
+                            [&](const RankedPlan& p) { return p.document == ref->document; }))
+      seen.push_back(*ref);
+  }
+  const auto known = rank_pairs(seen, outcome.objective, &RankedPlan::analytical);
+  EXPECT_GE(outcome.stats.rank_pairs, std::max<int>(3, static_cast<int>(known.size())));
+  EXPECT_LE(outcome.stats.rank_pairs, outcome.stats.simulated - outcome.stats.evaluations);
+  ASSERT_TRUE(outcome.stats.closed_form_rank_correlation.has_value());
+  EXPECT_GE(*outcome.stats.closed_form_rank_correlation, -1);
+  EXPECT_LE(*outcome.stats.closed_form_rank_correlation, 1);
 }
 
 }  // namespace
