@@ -44,8 +44,23 @@ void CandidatePool::build(Candidate& c, Json document, bool place) const {
   }
 }
 
+/// Documents that run the same job are one candidate: the key is what the plan decides
+/// (plan_summary: defaults written out, sizes resolved), with what the summary leaves out
+/// and a simulation reads, each slice's owner and the kernel implementations. Names,
+/// descriptions and a default sharding against each table named make no difference.
+std::string CandidatePool::key(const Candidate& c) const {
+  if (!c.valid) return c.ranked.document.dump();
+  Json key = plan_summary(c.ranked.plan, c.layout, req_.base.model);
+  Json owners = Json::array();
+  for (const auto& s : c.ranked.plan.sharding) owners.push_back(s.ranks);
+  key["slice_owners"] = std::move(owners);
+  if (const auto it = c.ranked.document.find("kernels"); it != c.ranked.document.end())
+    key["kernels"] = *it;
+  return key.dump();
+}
+
 std::size_t CandidatePool::insert(Candidate c) {
-  const std::string key = c.ranked.document.dump();
+  const std::string key = this->key(c);
   if (auto it = by_document_.find(key); it != by_document_.end()) return it->second;
   all_.push_back(std::move(c));
   by_document_[key] = all_.size() - 1;

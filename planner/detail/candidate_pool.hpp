@@ -2,8 +2,9 @@
 // CandidatePool: every plan the search has built, each once. A candidate is a plan
 // document (a search-space point composed, a reference, a neighbour), parsed and laid out
 // on the cluster, checked against the constraints, and priced at up to three fidelities
-// (RankedPlan). Two routes to the same document give the same candidate, so nothing is
-// priced twice; ids are insertion order, which is what ties break by.
+// (RankedPlan). Two routes to the same plan give the same candidate (the first route's
+// label and document), so nothing is priced twice: the scenario's plan is usually the
+// start point too. Ids are insertion order, which is what ties break by.
 
 #include <map>
 #include <string>
@@ -43,6 +44,7 @@ class CandidatePool {
  private:
   void build(Candidate& c, Json document, bool place) const;
   std::size_t insert(Candidate c);
+  std::string key(const Candidate& c) const;
 
   const PlanRequest& req_;
   const TableCosts& costs_;

@@ -1,6 +1,8 @@
 #include "planner/detail/closed_form_cost.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <map>
 #include <string>
 #include <tuple>
@@ -21,8 +23,6 @@ using sim::workload::OpKind;
 using sim::workload::StepPhase;
 
 constexpr auto kClasses = static_cast<std::size_t>(sim::workload::kCommClassCount);
-// Above this many ranks the estimate reads representative model-parallel blocks only.
-constexpr int kRepresentativeRanks = 1024;
 
 /// The k-th collective issued on a group (sim/workload/collective_calls.hpp): every
 /// member's part, merged into one spec.
@@ -30,6 +30,7 @@ struct Instance {
   CollectiveSpec spec;
   std::vector<sim::workload::SendRow> rows;  // all_to_allv send rows by member (shared)
   std::vector<Bytes> send_bytes;             // all_to_all per-member buffers
+  std::vector<char> built;                   // per member: its rank was built
   int group = 0;
   double seconds = 0;
   double cross_dc_bytes = 0;
@@ -40,6 +41,65 @@ struct RankSums {
   std::array<double, kClasses> comm{};
   int dense_calls = 0;
 };
+
+/// An all-to-all(v) of a group whose members were not all built (representative members
+/// of a block above 1,024 ranks, or the cross-block groups of representative blocks) runs
+/// among the built members only. Each built sender keeps what it sends the others, apart
+/// for receivers on its own host (NVLink) and on others (its NIC): each part spread over
+/// the built receivers of its kind as its row spreads it (evenly when its row sends them
+/// nothing; dropped when no built member is of that kind). So each built member's NIC and
+/// NVLink carry its own volumes, and evenly spaced members keep the share that crosses
+/// each level. Returns how many times the group's traffic exceeds the sub-group's (members
+/// / built members); 1 when nothing changes.
+double keep_built_members(const sim::topology::Cluster& cluster, Instance& inst) {
+  const bool all_to_all =
+      inst.spec.op == CollectiveOp::kAllToAll || inst.spec.op == CollectiveOp::kAllToAllV;
+  const auto n = inst.built.size();
+  std::vector<std::size_t> kept;
+  for (std::size_t m = 0; m < n; ++m) {
+    if (inst.built[m]) kept.push_back(m);
+  }
+  if (!all_to_all || kept.size() == n || kept.size() < 2) return 1.0;
+  std::vector<int> gpus(kept.size());
+  for (std::size_t q = 0; q < kept.size(); ++q) gpus[q] = inst.spec.gpus[kept[q]];
+  if (inst.spec.op == CollectiveOp::kAllToAll) {
+    std::vector<Bytes> send(kept.size());
+    for (std::size_t q = 0; q < kept.size(); ++q) send[q] = inst.send_bytes[kept[q]];
+    inst.send_bytes = std::move(send);
+  } else {
+    std::vector<int> host(n);
+    for (std::size_t m = 0; m < n; ++m) host[m] = cluster.gpu(inst.spec.gpus[m]).host;
+    std::vector<sim::workload::SendRow> rows;
+    for (auto a : kept) {
+      const auto& row = inst.rows[a].bytes();
+      std::vector<Bytes> out(kept.size(), 0);
+      if (row.size() == n) {
+        // [0]: receivers on a's host, [1]: on others; the row's total, the built
+        // receivers' part of it, and how many built receivers.
+        std::array<double, 2> total{}, seen{}, count{};
+        const auto kind = [&](std::size_t j) { return host[j] == host[a] ? 0 : 1; };
+        for (std::size_t j = 0; j < n; ++j) {
+          if (j != a) total[kind(j)] += static_cast<double>(row[j]);
+        }
+        for (auto b : kept) {
+          if (b != a) seen[kind(b)] += static_cast<double>(row[b]), ++count[kind(b)];
+        }
+        for (std::size_t q = 0; q < kept.size(); ++q) {
+          const auto b = kept[q];
+          const int k = kind(b);
+          const double bytes = b == a        ? static_cast<double>(row[b])
+                               : seen[k] > 0 ? static_cast<double>(row[b]) * total[k] / seen[k]
+                                             : total[k] / count[k];
+          out[q] = static_cast<Bytes>(std::llround(bytes));
+        }
+      }
+      rows.emplace_back(std::move(out));
+    }
+    inst.rows = std::move(rows);
+  }
+  inst.spec.gpus = std::move(gpus);
+  return static_cast<double>(n) / static_cast<double>(kept.size());
+}
 
 /// Prices every collective instance alone on an analytical network, with the
 /// cross-datacenter bytes each moves.
@@ -55,6 +115,7 @@ void price_instances(const sim::topology::Cluster& cluster, std::vector<Instance
   // and a fresh one each time costs more in page faults than the pricing.
   std::vector<Bytes> matrix;
   for (auto& inst : instances) {
+    const double scale = keep_built_members(cluster, inst);
     const auto n = inst.spec.gpus.size();
     if (inst.spec.op == CollectiveOp::kAllToAllV) {
       matrix.clear();
@@ -77,7 +138,7 @@ void price_instances(const sim::topology::Cluster& cluster, std::vector<Instance
     if (plain) {
       if (const auto it = priced.find(key); it != priced.end()) {
         inst.seconds = it->second->seconds;
-        inst.cross_dc_bytes = it->second->cross_dc_bytes;
+        inst.cross_dc_bytes = it->second->cross_dc_bytes;  // scaled as the first
         continue;
       }
     }
@@ -87,7 +148,8 @@ void price_instances(const sim::topology::Cluster& cluster, std::vector<Instance
     network->start_collective(inst.spec, [&] { done = sim.now(); });
     sim.run();
     inst.seconds = (done - start).to_s();
-    inst.cross_dc_bytes = network->traffic().bytes(sim::topology::LinkClass::kCrossDc) - xdc_before;
+    inst.cross_dc_bytes =
+        scale * (network->traffic().bytes(sim::topology::LinkClass::kCrossDc) - xdc_before);
     if (plain) priced.emplace(key, &inst);
     // Priced: its matrix goes back to the buffer, its rows go.
     if (inst.spec.op == CollectiveOp::kAllToAllV) inst.spec.send_matrix.swap(matrix);
@@ -121,12 +183,14 @@ std::vector<Instance> collect_instances(const OpGraph& graph,
           inst.spec.gpus.push_back(graph.ranks[static_cast<std::size_t>(m)].gpu);
         inst.rows.resize(group.ranks.size());
         inst.send_bytes.assign(group.ranks.size(), call.bytes);
+        inst.built.assign(group.ranks.size(), 0);
         instances.push_back(std::move(inst));
       }
       auto& inst = instances[it->second];
       const auto pos = static_cast<std::size_t>(
           std::find(group.ranks.begin(), group.ranks.end(), rank) - group.ranks.begin());
       if (pos < inst.rows.size()) {
+        inst.built[pos] = 1;
         if (call.op == CollectiveOp::kAllToAllV) inst.rows[pos] = call.send_row;
         if (call.op == CollectiveOp::kAllToAll) inst.send_bytes[pos] = call.bytes;
       }
@@ -172,12 +236,12 @@ Estimate ClosedFormCost::estimate(const sim::workload::TrainingScenario& sc) con
   // stream).
   const auto batches = sim::workload::batches_for(sc, sc.steps, batches_.get());
   e.memory =
-      sim::workload::memory_per_rank(sc, *batches, kRepresentativeRanks).fits(e.memory_capacity);
+      sim::workload::memory_per_rank(sc, *batches, representative_ranks_).fits(e.memory_capacity);
   e.fits = e.memory.fits;
   if (!e.fits) return e;
 
   const OpGraph graph = sim::workload::build_op_graph(
-      sc, {.steps = 1, .representative_ranks = kRepresentativeRanks, .batches = batches.get()});
+      sc, {.steps = 1, .representative_ranks = representative_ranks_, .batches = batches.get()});
   const auto xdc_stream = std::find(graph.streams.begin(), graph.streams.end(), "xdc_comm");
   const auto xdc = static_cast<std::int32_t>(xdc_stream - graph.streams.begin());
 

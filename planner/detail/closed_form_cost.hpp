@@ -17,10 +17,14 @@
 // SM stealing: unless the schedule uses SM-free communication, every hidden collective
 // second takes s x 1 s of compute, s = the GPU's comm_sm_fraction.
 // Step time = max_r (F_r + B_r + O_r + stolen_r + exposed_r): a synchronous step waits for
-// its slowest rank. Above 1,024 ranks only representative model-parallel blocks are built
-// (about 1,024 ranks evenly spread, plus the costliest replica's and slow ranks' blocks;
-// representative_blocks in batch.hpp), cross-datacenter bytes scaled from the groups priced
-// to all groups of each kind; a collective repeated on one group is priced once.
+// its slowest rank. Above 1,024 ranks only representative ranks are built
+// (sim/workload/representative.hpp: about 1,024 ranks of evenly spread model-parallel
+// blocks, plus the costliest replica's and slow ranks' blocks; inside a block of more than
+// 1,024 members, about 1,024 of its members plus those whose shards or batches differ).
+// An all-to-all of a group whose members were not all built is priced among the built
+// members, each sending what it sends the whole group (keep_built_members); cross-datacenter
+// bytes are scaled from the groups priced to all groups of each kind, and from the members
+// built to all; a collective repeated on one group is priced once.
 // Known limits: no contention between collectives, no cross-step overlap
 // beyond the rules above; it ranks candidates, the simulation stages price them.
 
@@ -33,15 +37,21 @@ namespace strait::planner::detail {
 
 class ClosedFormCost final : public CostModel {
  public:
+  /// Above `representative_ranks` ranks only representative ones are built (tests set
+  /// fewer to check that they stand for all).
   explicit ClosedFormCost(const sim::cost::CostModel& kernels,
-                          std::shared_ptr<sim::workload::BatchCache> batches = nullptr)
-      : kernels_(kernels), batches_(std::move(batches)) {}
+                          std::shared_ptr<sim::workload::BatchCache> batches = nullptr,
+                          int representative_ranks = 1024)
+      : kernels_(kernels),
+        batches_(std::move(batches)),
+        representative_ranks_(representative_ranks) {}
   const char* name() const override { return "closed_form"; }
   Estimate estimate(const sim::workload::TrainingScenario& scenario) const override;
 
  private:
   const sim::cost::CostModel& kernels_;
   std::shared_ptr<sim::workload::BatchCache> batches_;  // null: sampled per estimate
+  int representative_ranks_;
 };
 
 }  // namespace strait::planner::detail

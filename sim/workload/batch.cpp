@@ -147,30 +147,4 @@ std::vector<ReplicaBatch> sample_step(const TrainingScenario& scenario, int step
   return out;
 }
 
-std::vector<int> representative_blocks(const TrainingScenario& scenario,
-                                       const std::vector<ReplicaBatch>& batches, int min_ranks) {
-  const Layout& layout = scenario.layout;
-  const int size = std::max(1, layout.sparse.size);
-  const int blocks = layout.world / size;
-  std::vector<int> out;
-  if (min_ranks <= 0 || layout.world <= min_ranks) {
-    for (int b = 0; b < blocks; ++b) out.push_back(b);
-    return out;
-  }
-  const int want = std::min(blocks, std::max(1, (min_ranks + size - 1) / size));
-  for (int k = 0; k < want; ++k) out.push_back(static_cast<int>(std::int64_t{k} * blocks / want));
-  if (!batches.empty()) {
-    const auto heaviest = std::max_element(
-        batches.begin(), batches.end(),
-        [](const ReplicaBatch& a, const ReplicaBatch& b) { return a.cost < b.cost; });
-    out.push_back(static_cast<int>(heaviest - batches.begin()) * layout.cp.size / size);
-  }
-  for (const auto& s : scenario.hardware.slow_ranks) {
-    if (s.rank >= 0 && s.rank < layout.world) out.push_back(s.rank / size);
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
 }  // namespace strait::sim::workload

@@ -49,11 +49,4 @@ std::vector<ReplicaBatch> sample_step(const TrainingScenario& scenario, int step
 /// sample_step for steps 0 .. steps - 1: [step][replica].
 std::vector<std::vector<ReplicaBatch>> sample_steps(const TrainingScenario& scenario, int steps);
 
-/// Model-parallel blocks (contiguous runs of sparse-group size) that stand for all of them
-/// in an estimate: about `min_ranks` ranks of evenly spaced blocks, plus the blocks holding
-/// the costliest replica of `batches` and any slow rank. All blocks when `min_ranks` <= 0 or
-/// the world is no larger. Sorted, deterministic.
-std::vector<int> representative_blocks(const TrainingScenario& scenario,
-                                       const std::vector<ReplicaBatch>& batches, int min_ranks);
-
 }  // namespace strait::sim::workload

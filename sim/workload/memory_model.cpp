@@ -8,6 +8,7 @@
 
 #include "sim/workload/batch.hpp"
 #include "sim/workload/detail/rank_memory.hpp"
+#include "sim/workload/representative.hpp"
 #include "sim/workload/sharding.hpp"
 
 namespace strait::sim::workload {
@@ -68,13 +69,14 @@ MemoryReport memory_per_rank(const TrainingScenario& sc,
   report.ranks.resize(static_cast<std::size_t>(L.world));
   const int M = L.sparse.size;
   for (int r = 0; r < L.world; ++r) report.ranks[static_cast<std::size_t>(r)].rank = r;
-  for (int block : representative_blocks(sc, batches.front(), representative_ranks)) {
+  for (const auto& [block, members] :
+       workload::representative_ranks(sc, batches.front(), map, representative_ranks)) {
     const auto owned = detail::group_traffic(sc, map, batches, sc.steps, block);
     std::vector<const detail::SparseTraffic*> traffic;
     traffic.reserve(owned.size());
     for (const auto& t : owned) traffic.push_back(t.get());
-    const auto buffers = model.output_buffers(traffic);
-    for (int i = 0; i < M; ++i) {
+    const auto buffers = model.output_buffers(traffic, members);
+    for (const int i : members) {
       const int rank = block * M + i;
       report.ranks[static_cast<std::size_t>(rank)] =
           model.rank(rank, i, buffers[static_cast<std::size_t>(i)], batches, layer_work);

@@ -59,7 +59,8 @@ struct MemoryReport {
 };
 
 /// Memory of every rank of the scenario (batches sampled as build_op_graph does); with
-/// `representative_ranks` > 0 only the ranks of representative_blocks (others get no terms).
+/// `representative_ranks` > 0 only the ranks of representative_ranks (representative.hpp;
+/// others get no terms).
 MemoryReport memory_per_rank(const TrainingScenario& scenario, int representative_ranks = 0);
 /// The same from the steps' batches already sampled ([step][replica], sample_step's).
 MemoryReport memory_per_rank(const TrainingScenario& scenario,

@@ -11,6 +11,7 @@
 #include "sim/workload/detail/rank_builder.hpp"
 #include "sim/workload/detail/rank_memory.hpp"
 #include "sim/workload/detail/sparse_traffic.hpp"
+#include "sim/workload/representative.hpp"
 #include "sim/workload/work_estimate.hpp"
 
 namespace strait::sim::workload {
@@ -148,15 +149,16 @@ void build_ranks(OpGraph& g, const GraphBuild& sh, const OpGraphOptions& options
     options.memory->ranks.assign(static_cast<std::size_t>(L.world), {});
     for (int r = 0; r < L.world; ++r) options.memory->ranks[static_cast<std::size_t>(r)].rank = r;
   }
-  for (int block : representative_blocks(sc, sh.batches->front(), options.representative_ranks)) {
+  for (const auto& [block, members] :
+       representative_ranks(sc, sh.batches->front(), sh.map, options.representative_ranks)) {
     // Embedding traffic of this model-parallel group, per step.
     const auto owned = detail::group_traffic(sc, sh.map, *sh.batches, sh.steps, block);
     std::vector<const SparseTraffic*> traffic;
     traffic.reserve(owned.size());
     for (const auto& t : owned) traffic.push_back(t.get());
     std::vector<double> buffers;
-    if (memory) buffers = memory->output_buffers(traffic);
-    for (int i = 0; i < M; ++i) {
+    if (memory) buffers = memory->output_buffers(traffic, members);
+    for (const int i : members) {
       const int rank = block * M + i;
       RankOps& whole = g.ranks[static_cast<std::size_t>(rank)];
       if (sink) {

@@ -39,8 +39,9 @@ namespace strait::sim::workload {
 
 struct OpGraphOptions {
   int steps = 0;  // 0 = the scenario's
-  /// > 0: build only representative_blocks(scenario, step 0, this many ranks); the other
-  /// ranks keep their rank, GPU and samples but no ops (for estimates at scale).
+  /// > 0: build only representative_ranks(scenario, step 0, this many ranks)
+  /// (representative.hpp); the other ranks keep their rank, GPU and samples but no ops (for
+  /// estimates at scale).
   int representative_ranks = 0;
   /// The steps' batches as sample_step gives them ([step][replica]), when the caller has
   /// sampled them already (run_training shares them with memory_per_rank); null: sampled

@@ -80,6 +80,22 @@ TEST(CandidatePool, APointsSlicesArePlacedAndItsDocumentIsTheKey) {
   EXPECT_EQ(p.pool.size(), 2u);
 }
 
+// The scenario's plan file names itself, describes itself and sets a default sharding;
+// the start point composed from it writes each table: the same job, one candidate (priced
+// and simulated once), with the start point's label. A different default is another plan.
+TEST(CandidatePool, DocumentsOfTheSamePlanAreOneCandidate) {
+  Pool p(request_of("hgx-h100-8.json", kSmallDlrm, kSmallDlrmData));
+  const std::size_t start = p.pool.point(p.space.start());
+  const Json scenario = Json::parse(R"({"name": "dlrm", "description": "hand-written",
+      "sparse": {"group_size": 8, "placement": "host", "default": "row_wise"}})");
+  EXPECT_EQ(p.pool.document(scenario, "scenario plan", false), start);
+  EXPECT_EQ(p.pool[start].ranked.label, "start point");
+  EXPECT_EQ(p.pool.size(), 1u);
+  const Json other = Json::parse(R"({"name": "dlrm", "sparse": {"default": "table_wise"}})");
+  EXPECT_NE(p.pool.document(other, "table-wise", false), start);
+  EXPECT_EQ(p.pool.size(), 2u);
+}
+
 // A group of 3 cannot divide 8 ranks: the candidate is kept, invalid, with the reason.
 TEST(CandidatePool, ADocumentTheClusterCannotHoldIsInvalidWithTheReason) {
   Pool p(request_of("hgx-h100-8.json", kSmallDlrm, kSmallDlrmData));

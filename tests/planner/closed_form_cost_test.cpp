@@ -224,5 +224,23 @@ TEST(ClosedFormCost, ASharedSamplingGivesTheSameEstimates) {
   EXPECT_EQ(cache->draws(), 2);
 }
 
+// Representative members (sim/workload/representative.hpp): one row-wise group of 16
+// over two hosts, estimated from 4 evenly spaced members (0, 4, 8, 12) and the costliest
+// replica's instead of all 16. The kernels of the slowest rank are built either way, and
+// each built member's all-to-alls keep what it sends over NVLink and over its NIC, so the
+// step is the whole group's within what the left-out members' own rows change (1%); the
+// cross-datacenter bytes (none: one datacenter) stay 0.
+TEST(ClosedFormCost, RepresentativeMembersStandForTheirGroup) {
+  const auto req = scenario_request("hstu-recsys-bench.json");
+  const auto sc = scenario(req, R"({"sparse": {"group_size": 16, "default": "row_wise"}})");
+  const auto all = detail::ClosedFormCost(bundled_cost(), nullptr, 0).estimate(sc);
+  const auto few = detail::ClosedFormCost(bundled_cost(), nullptr, 4).estimate(sc);
+  ASSERT_TRUE(all.fits);
+  ASSERT_TRUE(few.fits);
+  EXPECT_NEAR(few.step_ms, all.step_ms, 0.01 * all.step_ms);
+  EXPECT_EQ(few.samples_per_sec, all.step_ms / few.step_ms * all.samples_per_sec);
+  EXPECT_EQ(few.cross_dc_bytes, 0.0);
+}
+
 }  // namespace
 }  // namespace strait::planner

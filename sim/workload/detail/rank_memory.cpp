@@ -44,12 +44,12 @@ RankMemoryModel::RankMemoryModel(const TrainingScenario& sc, const DenseStack& s
 }
 
 std::vector<double> RankMemoryModel::output_buffers(
-    const std::vector<const SparseTraffic*>& traffic) const {
+    const std::vector<const SparseTraffic*>& traffic, const std::vector<int>& members) const {
   const int M = sc_.layout.sparse.size;
   std::vector<double> out(static_cast<std::size_t>(M), 0.0);
   if (M <= 1 || !map_.has_sharded()) return out;
   for (const SparseTraffic* t : traffic) {
-    for (int i = 0; i < M; ++i) {
+    for (const int i : members) {
       out[static_cast<std::size_t>(i)] =
           std::max(out[static_cast<std::size_t>(i)], t->output_buffer_bytes(i));
     }

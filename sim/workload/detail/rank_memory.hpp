@@ -29,9 +29,10 @@ class RankMemoryModel {
   RankMemoryModel(const TrainingScenario& scenario, const DenseStack& stack, const ShardMap& map,
                   int steps);
 
-  /// Each member's largest output-dist buffers (send + receive) over the steps, from its
-  /// group's `traffic` per step.
-  std::vector<double> output_buffers(const std::vector<const SparseTraffic*>& traffic) const;
+  /// Each of `members`' largest output-dist buffers (send + receive) over the steps, from
+  /// its group's `traffic` per step, by member index (0 for the others).
+  std::vector<double> output_buffers(const std::vector<const SparseTraffic*>& traffic,
+                                     const std::vector<int>& members) const;
 
   /// The terms of `rank`, member `member` of its group, whose output-dist buffers take
   /// `output_buffer` bytes; `layer_work` [step] keeps the layers' work of the last shape
