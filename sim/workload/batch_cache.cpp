@@ -19,9 +19,21 @@ SamplingKey sampling_key(const TrainingScenario& scenario, int steps) {
           .balance_scope = sched.balance_scope};
 }
 
+namespace {
+
+/// The first `steps` steps of `batches`: itself when it has no more.
+std::shared_ptr<const StepBatches> first_steps(std::shared_ptr<const StepBatches> batches,
+                                               int steps) {
+  if (static_cast<int>(batches->size()) <= steps) return batches;
+  return std::make_shared<const StepBatches>(batches->begin(), batches->begin() + steps);
+}
+
+}  // namespace
+
 std::shared_ptr<const StepBatches> BatchCache::get(const TrainingScenario& scenario, int steps) {
   check_work(scenario, steps);
-  const SamplingKey key = sampling_key(scenario, steps);
+  const SamplingKey key = sampling_key(scenario, 0);
+  std::shared_ptr<const StepBatches> have;
   {
     const std::lock_guard lock(mutex_);
     if (!has_base_) {
@@ -38,21 +50,29 @@ std::shared_ptr<const StepBatches> BatchCache::get(const TrainingScenario& scena
       // Used last: dropped last.
       order_.erase(std::find(order_.begin(), order_.end(), key));
       order_.push_back(key);
-      return it->second;
+      if (static_cast<int>(it->second->size()) >= steps) return first_steps(it->second, steps);
+      have = it->second;
     }
   }
-  auto drawn = std::make_shared<const StepBatches>(sample_steps(scenario, steps));
+  // Each step is drawn from its own stream (sample_step): the steps kept, then the rest.
+  StepBatches drawn;
+  drawn.reserve(static_cast<std::size_t>(steps));
+  if (have) drawn.assign(have->begin(), have->end());
+  for (auto s = static_cast<int>(drawn.size()); s < steps; ++s)
+    drawn.push_back(sample_step(scenario, s));
+  auto made = std::make_shared<const StepBatches>(std::move(drawn));
   const std::lock_guard lock(mutex_);
   ++draws_;
-  const auto [it, added] = kept_.try_emplace(key, std::move(drawn));
-  if (added) {
+  auto& kept = kept_[key];
+  if (!kept) {
     order_.push_back(key);
     if (order_.size() > std::max<std::size_t>(1, capacity_)) {
       kept_.erase(order_.front());
       order_.erase(order_.begin());
     }
   }
-  return it->second;
+  if (!kept || kept->size() < made->size()) kept = made;
+  return made;
 }
 
 std::shared_ptr<const StepBatches> batches_for(const TrainingScenario& scenario, int steps,

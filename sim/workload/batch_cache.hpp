@@ -5,8 +5,10 @@
 // layout only the world, the replicas, the context-parallel size, the load balancing and
 // its scope (SamplingKey). Scenarios that differ elsewhere (sharding, dense parallelism,
 // pipeline depth, priorities) draw identical batches, so the planner samples once for all
-// of its candidates that share a key (at 16,384 GPUs a sampling with balancing takes about
-// a tenth of a closed-form estimate).
+// of its candidates that share a key (at 16,384 GPUs a sampling with balancing takes 1-2 s,
+// more than a closed-form estimate). Each step is drawn from its own stream, so a key
+// keeps the most steps asked of it: fewer are its first steps (a copy), more are drawn
+// after the kept ones (the closed form's one step and a simulation's four share a draw).
 //
 // One cache serves the scenarios of one base: the same cluster, model, data and seed (the
 // planner's candidates differ in plan and layout only). It keeps the first scenario's name
@@ -31,7 +33,8 @@ namespace strait::sim::workload {
 /// The steps' batches: [step][replica], as sample_steps gives them.
 using StepBatches = std::vector<std::vector<ReplicaBatch>>;
 
-/// What sample_steps reads of a scenario beside its cluster, model, data and seed.
+/// What sample_steps reads of a scenario beside its cluster, model, data and seed (and
+/// the steps; the cache keys by the rest).
 struct SamplingKey {
   int steps = 0;
   int world = 0;
@@ -50,10 +53,11 @@ SamplingKey sampling_key(const TrainingScenario& scenario, int steps);
 class BatchCache {
  public:
   explicit BatchCache(std::size_t capacity = 16) : capacity_(capacity) {}
-  /// sample_steps(scenario, steps), drawn on the first request of its key. Checks the
-  /// scenario's work limit on every request, as sample_steps does (WorkLimitError).
+  /// sample_steps(scenario, steps): the kept sampling of its key, or its first steps, or
+  /// it with the steps after it drawn. Checks the scenario's work limit on every request,
+  /// as sample_steps does (WorkLimitError).
   std::shared_ptr<const StepBatches> get(const TrainingScenario& scenario, int steps);
-  /// Samplings drawn so far (requests that found none kept).
+  /// Requests that drew steps (found no sampling of their key, or one too short).
   int draws() const;
 
  private:

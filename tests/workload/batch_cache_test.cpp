@@ -2,6 +2,8 @@
 // every scenario of its key, whatever else the plan changes; another key draws again.
 //   - group size 4 against 8, pipeline depth 2: the key is the same, one draw;
 //   - greedy against no balancing: two keys, two draws, each equal to sample_steps;
+//   - steps are no key: more steps extend a kept sampling, fewer are its first steps,
+//     each equal to sample_steps of that many;
 //   - capacity 1: a dropped key is drawn again, identical to the first draw; capacity 2:
 //     the least recently used is the one dropped;
 //   - another base scenario is refused; the work limit is checked on a hit too.
@@ -54,19 +56,32 @@ TEST(BatchCache, PlansThatSampleAlikeShareOneDraw) {
   EXPECT_EQ(cache.draws(), 1);
 }
 
-TEST(BatchCache, BalancingAndStepsAreKeys) {
+TEST(BatchCache, BalancingIsAKey) {
   BatchCache cache;
   const auto greedy = hstu8(R"({"schedule": {"load_balance": "greedy"}})");
   const auto none = hstu8(R"({"schedule": {"load_balance": "none"}})");
   const auto a = cache.get(greedy, 2);
   const auto b = cache.get(none, 2);
-  const auto c = cache.get(none, 3);
-  EXPECT_EQ(cache.draws(), 3);
+  EXPECT_EQ(cache.draws(), 2);
   expect_same(*a, sample_steps(greedy, 2));
   expect_same(*b, sample_steps(none, 2));
-  expect_same(*c, sample_steps(none, 3));
   // Balancing moves samples between replicas: the two samplings differ.
   EXPECT_NE((*a)[0][0].lengths, (*b)[0][0].lengths);
+}
+
+TEST(BatchCache, MoreStepsExtendASamplingAndFewerAreItsFirst) {
+  BatchCache cache;
+  const auto none = hstu8(R"({"schedule": {"load_balance": "none"}})");
+  const auto two = cache.get(none, 2);
+  const auto four = cache.get(none, 4);  // steps 2 and 3 drawn after the kept two
+  EXPECT_EQ(cache.draws(), 2);
+  expect_same(*four, sample_steps(none, 4));
+  const auto one = cache.get(none, 1);
+  const auto again = cache.get(none, 4);
+  EXPECT_EQ(cache.draws(), 2);
+  expect_same(*one, sample_steps(none, 1));
+  EXPECT_EQ(again, four);
+  expect_same(*two, sample_steps(none, 2));
 }
 
 TEST(BatchCache, ADroppedSamplingIsDrawnAgainTheSame) {
@@ -85,10 +100,11 @@ TEST(BatchCache, TheLeastRecentlyUsedSamplingIsDropped) {
   BatchCache cache(2);
   const auto greedy = hstu8(R"({"schedule": {"load_balance": "greedy"}})");
   const auto none = hstu8(R"({"schedule": {"load_balance": "none"}})");
+  const auto kk = hstu8(R"({"schedule": {"load_balance": "karmarkar_karp"}})");
   const auto kept = cache.get(greedy, 2);
   cache.get(none, 2);
   EXPECT_EQ(cache.get(greedy, 2), kept);  // used last now
-  cache.get(none, 3);                     // drops none's 2 steps, not greedy's
+  cache.get(kk, 2);                       // drops none's, not greedy's
   EXPECT_EQ(cache.get(greedy, 2), kept);
   EXPECT_EQ(cache.draws(), 3);
   cache.get(none, 2);
