@@ -25,7 +25,7 @@ bool has_sequences(const ModelConfig& model) {
 }
 
 void summarize(ReplicaBatch& b, const SampleCost& cost) {
-  b.tokens = b.pairs = b.squares = b.cost = 0;
+  b.tokens = b.pairs = b.squares = b.padded_pairs = b.padded_squares = b.cost = 0;
   b.max_length = 0;
   b.tile_factor = {1, 1, 1, 1, 1};
   if (b.lengths.empty()) {
@@ -38,11 +38,14 @@ void summarize(ReplicaBatch& b, const SampleCost& cost) {
   for (auto l : b.lengths) {
     const double x = l;
     b.tokens += x;
-    b.pairs += x * (x + 1) / 2;
-    b.squares += x * x;
+    b.pairs += attended_pairs(x, cost.window);
+    b.squares += score_elements(x, cost.window);
     b.cost += cost(x);
     b.max_length = std::max(b.max_length, l);
   }
+  const double n = static_cast<double>(b.samples);
+  b.padded_pairs = n * attended_pairs(b.max_length, cost.window);
+  b.padded_squares = n * score_elements(b.max_length, cost.window);
 }
 
 /// Rebalances the samples of replicas [first, first + count) by cost.
@@ -78,6 +81,16 @@ double pooled_ids(const Distribution& d, std::int64_t samples, Rng& rng) {
 
 }  // namespace
 
+double attended_pairs(double length, int window) {
+  const double w = window;
+  if (window <= 0 || length <= w) return length * (length + 1) / 2;
+  return w * (w + 1) / 2 + (length - w) * w;
+}
+
+double score_elements(double length, int window) {
+  return window > 0 ? length * std::min(length, static_cast<double>(window)) : length * length;
+}
+
 SampleCost sample_cost(const ModelConfig& model) {
   if (!model.has_hstu()) return {};
   const auto& h = model.hstu;
@@ -85,6 +98,7 @@ SampleCost sample_cost(const ModelConfig& model) {
   SampleCost c;
   c.a = h.layers * (2 * d * heads * (2 * dqk + 3 * dv) + heads * (dqk + dv)) + 2 * d * h.negatives;
   c.b = h.layers * heads * (dqk + dv);
+  c.window = h.attention_window;
   return c;
 }
 

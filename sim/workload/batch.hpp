@@ -25,9 +25,19 @@
 
 namespace strait::sim::workload {
 
+/// Causal attention pairs of a sample of `length` tokens under an attention window
+/// (HstuConfig::attention_window; 0: none): L(L + 1)/2, or W(W + 1)/2 + (L - W) W past W.
+double attended_pairs(double length, int window);
+/// Score elements of that sample (an unfused kernel's L x min(L, W) matrix per head).
+double score_elements(double length, int window);
+
 struct SampleCost {
   double a = 1, b = 0;
-  double operator()(double length) const { return a * length + b * length * length; }
+  int window = 0;  // attention window (0: none): the quadratic term becomes 2 pairs - L
+  double operator()(double length) const {
+    return a * length +
+           b * (window > 0 ? 2 * attended_pairs(length, window) - length : length * length);
+  }
 };
 SampleCost sample_cost(const ModelConfig& model);
 
@@ -35,8 +45,9 @@ struct ReplicaBatch {
   std::vector<std::int32_t> lengths;  // per sample; empty when the model has no sequences
   std::int64_t samples = 0;
   double tokens = 0;   // sum L (samples when no sequences)
-  double pairs = 0;    // sum L (L + 1) / 2, causal attention pairs
-  double squares = 0;  // sum L^2
+  double pairs = 0;    // sum of attended_pairs(L): causal attention pairs (in the window)
+  double squares = 0;  // sum of score_elements(L): L^2, or L min(L, W) in a window
+  double padded_pairs = 0, padded_squares = 0;  // the padded layout's: B x L_max's
   std::int32_t max_length = 0;
   // cost::attention_tile_factors(lengths): attention's tile quantization per query tile.
   std::array<double, cost::kAttentionTileCount> tile_factor = {1, 1, 1, 1, 1};

@@ -72,8 +72,8 @@ void parse_dense(const ConfigNode& node, ModelConfig& m) {
   }
   if (auto h = node.find("hstu")) {
     h->allow_only({"layers", "model_dim", "heads", "head_dim", "linear_dim", "relative_bias",
-                   "attention", "attention_kernel", "dropout", "negatives", "negative_sampling",
-                   "precision"});
+                   "attention", "attention_kernel", "attention_window", "dropout", "negatives",
+                   "negative_sampling", "precision"});
     m.hstu.layers = positive_int(*h, "layers");
     m.hstu.model_dim = positive_int(*h, "model_dim");
     m.hstu.heads = positive_int(*h, "heads");
@@ -83,6 +83,7 @@ void parse_dense(const ConfigNode& node, ModelConfig& m) {
     m.hstu.padded = h->choice_or("attention", {"jagged", "padded"}, "jagged") == "padded";
     m.hstu.fused_attention =
         h->choice_or("attention_kernel", {"fused", "unfused"}, "fused") == "fused";
+    m.hstu.attention_window = h->has("attention_window") ? positive_int(*h, "attention_window") : 0;
     m.hstu.dropout = h->number_or("dropout", 0.3);
     if (!(m.hstu.dropout >= 0 && m.hstu.dropout < 1)) {
       h->at("dropout").fail(

@@ -79,6 +79,11 @@ struct HstuConfig {
   // Fused attention (FlashAttention-style, the HSTU Triton/CUTLASS kernels) keeps no L x L
   // scores or relative-bias matrix; unfused (PyTorch reference) materializes both.
   bool fused_attention = true;
+  // Sliding-window attention (Kunlun, Meta 2026; Longformer's local attention): each token
+  // attends to itself and the W - 1 before it; 0 = the whole causal prefix. Per sample of
+  // length L: L(L + 1)/2 pairs when L <= W, else W(W + 1)/2 + (L - W) W; an unfused kernel
+  // keeps L min(L, W) scores.
+  int attention_window = 0;
   // Dropout on the gated attention output; 0 = no dropout op. Default 0.3: the
   // generative-recommenders STULayerConfig's output_dropout_ratio.
   double dropout = 0.3;

@@ -63,8 +63,8 @@ struct BatchShape {
   double tokens = 0;          // rows of per-token layers (HSTU), this rank's share
   double pairs = 0;           // causal attention pairs, this rank's share
   double squares = 0;         // sum L^2, this rank's share (attention scores)
-  double padded_pairs = 0;    // B L_max (L_max + 1) / 2 / c
-  double padded_squares = 0;  // B L_max^2 / c
+  double padded_pairs = 0;    // B L_max (L_max + 1) / 2 / c (attended_pairs in a window)
+  double padded_squares = 0;  // B L_max^2 / c (score_elements in a window)
   double mean_length = 0;     // tokens per sample of the whole sequences
   double max_length = 0;      // L_max, the length every padded sample computes
   // Attention tile quantization per query tile (cost::attention_tile_factors) of the
@@ -182,8 +182,8 @@ inline BatchShape shape_of(const ReplicaBatch& b, int cp) {
   s.tokens = b.tokens / c;
   s.pairs = b.pairs / c;
   s.squares = b.squares / c;
-  s.padded_pairs = n * lmax * (lmax + 1) / 2 / c;
-  s.padded_squares = n * lmax * lmax / c;
+  s.padded_pairs = b.padded_pairs / c;
+  s.padded_squares = b.padded_squares / c;
   s.mean_length = n > 0 ? b.tokens / n : 0;
   s.max_length = lmax;
   s.tile_factor = b.tile_factor;
