@@ -25,15 +25,11 @@ namespace {
 using testing_support::config_error_of;
 using testing_support::kSmallHstu;
 using testing_support::scenario_of;
+using testing_support::small_hstu_with;
 
 const char* kFixed1024 =
     R"({"batch_size": {"per_rank": 4}, "max_length": 4096,
         "sequence_length": {"distribution": "fixed", "value": 1024}})";
-
-std::string hstu_with(const std::string& keys) {
-  std::string m = kSmallHstu;
-  return m.replace(m.find("\"negatives\""), 0, keys + ", ");
-}
 
 Kernel attention(const OpGraph& g) {
   for (const auto& op : g.ranks[0].ops) {
@@ -52,8 +48,9 @@ TEST(AttentionWindow, PairsAndScoresOfOneSample) {
 }
 
 TEST(AttentionWindow, AttentionFlopsCountThePairsInTheWindow) {
-  const auto windowed = scenario_of("hgx-h100-8.json", hstu_with(R"("attention_window": 256)"),
-                                    kFixed1024, R"({"ranks": 1})");
+  const auto windowed =
+      scenario_of("hgx-h100-8.json", small_hstu_with(R"("attention_window": 256)"), kFixed1024,
+                  R"({"ranks": 1})");
   const auto full = scenario_of("hgx-h100-8.json", kSmallHstu, kFixed1024, R"({"ranks": 1})");
   const auto b = sample_step(windowed, 0)[0];
   EXPECT_DOUBLE_EQ(b.pairs, 4 * 229504.0);
@@ -64,19 +61,21 @@ TEST(AttentionWindow, AttentionFlopsCountThePairsInTheWindow) {
 }
 
 TEST(AttentionWindow, UnfusedScoresAreTheBand) {
-  const auto windowed = scenario_of(
-      "hgx-h100-8.json", hstu_with(R"("attention_kernel": "unfused", "attention_window": 256)"),
-      kFixed1024, "{}");
+  const auto windowed =
+      scenario_of("hgx-h100-8.json",
+                  small_hstu_with(R"("attention_kernel": "unfused", "attention_window": 256)"),
+                  kFixed1024, "{}");
   EXPECT_DOUBLE_EQ(memory_per_rank(windowed).ranks[0].term("attention_scores"), 2 * 4.0 * kMiB);
   const auto padded = scenario_of(
       "hgx-h100-8.json",
-      hstu_with(R"("attention_kernel": "unfused", "attention": "padded", "attention_window": 256)"),
+      small_hstu_with(
+          R"("attention_kernel": "unfused", "attention": "padded", "attention_window": 256)"),
       kFixed1024, "{}");
   EXPECT_DOUBLE_EQ(memory_per_rank(padded).ranks[0].term("attention_scores"), 2 * 4.0 * kMiB);
 }
 
 TEST(AttentionWindow, AWindowLongerThanEverySampleChangesNothing) {
-  const auto wide = scenario_of("hgx-h100-8.json", hstu_with(R"("attention_window": 4096)"),
+  const auto wide = scenario_of("hgx-h100-8.json", small_hstu_with(R"("attention_window": 4096)"),
                                 kFixed1024, R"({"ranks": 1})");
   const auto full = scenario_of("hgx-h100-8.json", kSmallHstu, kFixed1024, R"({"ranks": 1})");
   EXPECT_EQ(attention(build_op_graph(wide)).flops, attention(build_op_graph(full)).flops);
@@ -96,7 +95,7 @@ TEST(AttentionWindow, BalancingCostsThePairsInTheWindow) {
 
 TEST(AttentionWindow, ANonPositiveWindowIsRefusedByName) {
   const auto error = config_error_of([] {
-    scenario_of("hgx-h100-8.json", hstu_with(R"("attention_window": 0)"), kFixed1024, "{}");
+    scenario_of("hgx-h100-8.json", small_hstu_with(R"("attention_window": 0)"), kFixed1024, "{}");
   });
   EXPECT_NE(error.find("attention_window"), std::string::npos) << error;
 }

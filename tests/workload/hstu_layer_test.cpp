@@ -31,14 +31,10 @@ namespace {
 
 using testing_support::kSmallHstu;
 using testing_support::scenario_of;
+using testing_support::small_hstu_with;
 
 const char* kFixed100 = R"({"batch_size": {"per_rank": 4}, "max_length": 1000,
                             "sequence_length": {"distribution": "fixed", "value": 100}})";
-
-std::string hstu_with(const std::string& key) {
-  std::string m = kSmallHstu;
-  return m.replace(m.find("\"negatives\""), 0, key + ", ");
-}
 
 // Kernels of rank 0 by op name, and the names of layer 0's ops in order.
 struct RankKernels {
@@ -94,7 +90,7 @@ TEST(HstuLayer, SampledSoftmaxSharesOneSetOfNegativesByDefault) {
 }
 
 TEST(HstuLayer, PerTokenNegativesGatherEveryTokensRows) {
-  const auto k = kernels_of(hstu_with(R"("negative_sampling": "per_token")")).by_name;
+  const auto k = kernels_of(small_hstu_with(R"("negative_sampling": "per_token")")).by_name;
   EXPECT_DOUBLE_EQ(k.at("loss/negatives_gather").hbm_bytes, 1740800);
   EXPECT_DOUBLE_EQ(k.at("loss/logits").flops, 870400);
   EXPECT_DOUBLE_EQ(k.at("loss/logits").hbm_bytes, 948800);
@@ -106,14 +102,14 @@ TEST(HstuLayer, PerTokenNegativesGatherEveryTokensRows) {
 }
 
 TEST(HstuLayer, NoDropoutOpAtRatioZero) {
-  const auto k = kernels_of(hstu_with(R"("dropout": 0)"));
+  const auto k = kernels_of(small_hstu_with(R"("dropout": 0)"));
   EXPECT_EQ(k.by_name.count("hstu.0/dropout"), 0u);
   EXPECT_EQ(k.by_name.count("hstu.0/dropout_bwd"), 0u);
 }
 
 TEST(HstuLayer, UnfusedAttentionMaterializesScoresAndBias) {
   const auto fused = kernels_of(kSmallHstu).by_name;
-  const auto unfused = kernels_of(hstu_with(R"("attention_kernel": "unfused")")).by_name;
+  const auto unfused = kernels_of(small_hstu_with(R"("attention_kernel": "unfused")")).by_name;
   EXPECT_DOUBLE_EQ(unfused.at("hstu.0/rel_bias").hbm_bytes, 83200);
   EXPECT_DOUBLE_EQ(unfused.at("hstu.0/rel_bias_bwd").hbm_bytes, 2 * 83200);
   EXPECT_DOUBLE_EQ(
@@ -122,7 +118,7 @@ TEST(HstuLayer, UnfusedAttentionMaterializesScoresAndBias) {
 }
 
 TEST(HstuLayer, PaddedAttentionConvertsToAndFromPadding) {
-  const auto k = kernels_of(hstu_with(R"("attention": "padded")"));
+  const auto k = kernels_of(small_hstu_with(R"("attention": "padded")"));
   EXPECT_DOUBLE_EQ(k.by_name.at("hstu.0/jagged_to_padded").hbm_bytes, 307200);
   EXPECT_DOUBLE_EQ(k.by_name.at("hstu.0/padded_to_jagged").hbm_bytes, 102400);
   EXPECT_DOUBLE_EQ(k.by_name.at("hstu.0/padded_to_jagged_bwd").hbm_bytes, 102400);

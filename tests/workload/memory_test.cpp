@@ -21,6 +21,7 @@ namespace {
 
 using testing_support::kSmallHstu;
 using testing_support::scenario_of;
+using testing_support::small_hstu_with;
 
 std::string data_with(const std::string& length) {
   return R"({"batch_size": {"per_rank": 4}, "max_length": 4096, "sequence_length": )" + length +
@@ -29,11 +30,6 @@ std::string data_with(const std::string& length) {
 
 const char* kFixed1024 = R"({"distribution": "fixed", "value": 1024})";
 
-// kSmallHstu with `key` set before its "negatives".
-std::string small_hstu_with(const std::string& key) {
-  std::string m = kSmallHstu;
-  return m.replace(m.find("\"negatives\""), 0, key + ", ");
-}
 const std::string kUnfusedHstu = small_hstu_with(R"("attention_kernel": "unfused")");
 
 TEST(MemoryModel, ContextParallelDividesAttentionMemoryByItsDegree) {

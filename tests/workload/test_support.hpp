@@ -41,4 +41,10 @@ inline const char* kSmallHstu =
     R"({"embedding": {"tables": [{"name": "item", "rows": 1000000, "dim": 64, "pooling": "sequence"}]},
   "dense": {"hstu": {"layers": 2, "model_dim": 64, "heads": 2, "head_dim": 32, "negatives": 16}}})";
 
+/// kSmallHstu with `keys` ("key": value, ...) set in its hstu block, before "negatives".
+inline std::string small_hstu_with(const std::string& keys) {
+  std::string m = kSmallHstu;
+  return m.replace(m.find("\"negatives\""), 0, keys + ", ");
+}
+
 }  // namespace strait::sim::workload::testing_support
