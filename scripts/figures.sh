@@ -19,6 +19,7 @@ cd "$root"
 # Pictures shown by README.md and the docs: FIGURE (as a notebook writes it):FILE.
 PICTURES=(
   "hstu-3dc-wan-step-time.png:docs/sweep-hstu-3dc-wan.png"
+  "hstu-attention-window.png:docs/sweep-hstu-attention-window.png"
 )
 
 reuse=0
