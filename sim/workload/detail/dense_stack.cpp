@@ -17,9 +17,27 @@ std::int32_t DenseStack::add_names(std::initializer_list<std::string_view> suffi
 
 void DenseStack::add_linear(const std::string& name, int in, int out, bool per_token, Precision p) {
   Layer l{Type::kLinear, name, per_token, in, out, p, static_cast<double>(in) * out + out, 0};
-  l.first_name = add_names({"fwd", "bwd"}, name);
+  l.first_name = p == Precision::kFp8 ? add_names({"fwd", "bwd", "fp8_cast", "fp8_cast_bwd"}, name)
+                                      : add_names({"fwd", "bwd"}, name);
   layers_.push_back(l);
 }
+
+// FP8 GEMM layers as LoKA (Meta, 2026) and Transformer Engine run them: the GEMM reads FP8
+// operands, and around it the casts with tensorwise current scaling (an amax pass, then
+// scale and convert), each its own memory-bound kernel, at 4 flops per element:
+//   forward   each input A [m, k], bf16 from the layer before: read twice (2 + 2 B), written
+//             as FP8 and as the FP8 transpose the weight gradient reads (1 + 1 B): 6 m k B;
+//             each weight [k, n], fp32 master weights that change every step: 4 + 4 B read,
+//             1 + 1 B written: 10 k n B
+//   backward  each output gradient dY [m, n], bf16: 6 m n B
+// so a small GEMM (few rows, or a narrow layer) can take longer in FP8 than in bf16.
+namespace {
+
+Kernel fp8_cast(double elements, double bytes) {
+  return elementwise(4 * elements, bytes, Precision::kBf16);
+}
+
+}  // namespace
 
 namespace {
 
@@ -138,7 +156,9 @@ int DenseStack::add_interaction(const ModelConfig& model, int pooled_dims, int p
                 model.interaction.precision,
                 2.0 * concat * model.interaction.low_rank + concat,
                 0};
-        l.first_name = add_names({"fwd", "bwd"}, l.name);
+        l.first_name = l.precision == Precision::kFp8
+                           ? add_names({"fwd", "bwd", "fp8_cast", "fp8_cast_bwd"}, l.name)
+                           : add_names({"fwd", "bwd"}, l.name);
         layers_.push_back(l);
       }
       return concat;
@@ -196,7 +216,13 @@ LayerWork DenseStack::work(int i, const BatchShape& s) const {
   switch (l.type) {
     case Type::kLinear: {
       const Kernel f = gemm(rows, l.out, l.in, l.precision);
+      const bool fp8 = l.precision == Precision::kFp8;
+      const double in = l.in, out = l.out;
+      if (fp8)
+        w.forward.push_back(
+            kernel_item(n0 + 2, fp8_cast(rows * in + in * out, 6 * rows * in + 10 * in * out)));
       w.forward.push_back(kernel_item(n0, f));
+      if (fp8) w.backward.push_back(kernel_item(n0 + 3, fp8_cast(rows * out, 6 * rows * out)));
       w.backward.push_back(kernel_item(n0 + 1, cost::gemm_backward_work(f)));
       w.activation_bytes = rows * (l.in + l.out) * e;
       break;
@@ -214,7 +240,15 @@ LayerWork DenseStack::work(int i, const BatchShape& s) const {
       // V^T x then U (.): two GEMMs of this shape in one op, the cross layer's bytes.
       Kernel f = gemm(s.samples, l.out, l.in, l.precision, 2);
       f.hbm_bytes = (3 * s.samples * l.in + 2.0 * l.in * l.out + s.samples * l.out) * e;
+      // FP8: the inputs x [m, in] and V^T x [m, r], the weights V and U (in r each); the
+      // output gradients of both GEMMs, [m, r] and [m, in].
+      const bool fp8 = l.precision == Precision::kFp8;
+      const double m = s.samples, in = l.in, r = l.out;
+      if (fp8)
+        w.forward.push_back(kernel_item(
+            n0 + 2, fp8_cast(m * (in + r) + 2 * in * r, 6 * m * (in + r) + 20 * in * r)));
       w.forward.push_back(kernel_item(n0, f));
+      if (fp8) w.backward.push_back(kernel_item(n0 + 3, fp8_cast(m * (in + r), 6 * m * (in + r))));
       w.backward.push_back(kernel_item(n0 + 1, cost::gemm_backward_work(f)));
       w.activation_bytes = s.samples * (3.0 * l.in + l.out) * e;
       break;
