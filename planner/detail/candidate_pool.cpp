@@ -1,6 +1,7 @@
 #include "planner/detail/candidate_pool.hpp"
 
 #include "planner/plan_document.hpp"
+#include "sim/workload/sharding.hpp"
 
 namespace strait::planner::detail {
 
@@ -46,14 +47,29 @@ void CandidatePool::build(Candidate& c, Json document, bool place) const {
 
 /// Documents that run the same job are one candidate: the key is what the plan decides
 /// (plan_summary: defaults written out, sizes resolved), with what the summary leaves out
-/// and a simulation reads, each slice's owner and the kernel implementations. Names,
-/// descriptions and a default sharding against each table named make no difference.
+/// and a simulation reads: the members that hold each placed table's slices, as the shard
+/// map places them (an explicit owner and the greedy placement that picks the same one are
+/// one plan), and the kernel implementations. Names, descriptions and a default sharding
+/// against each table named make no difference.
 std::string CandidatePool::key(const Candidate& c) const {
   if (!c.valid) return c.ranked.document.dump();
-  Json key = plan_summary(c.ranked.plan, c.layout, req_.base.model);
-  Json owners = Json::array();
-  for (const auto& s : c.ranked.plan.sharding) owners.push_back(s.ranks);
-  key["slice_owners"] = std::move(owners);
+  const auto& model = req_.base.model;
+  const auto& plan = c.ranked.plan;
+  Json key = plan_summary(plan, c.layout, model);
+  std::vector<std::vector<int>> owners(model.tables.size());
+  bool placed = false;
+  for (const auto& s : plan.sharding) placed = placed || sim::workload::placed_slices(s) > 0;
+  if (placed) {
+    const auto map = sim::workload::ShardMap::build(model, plan, c.layout.sparse.size, host_);
+    for (std::size_t m = 0; m < map.member_shards.size(); ++m) {
+      for (const auto& shard : map.member_shards[m]) {
+        const auto t = static_cast<std::size_t>(shard.table);
+        if (sim::workload::placed_slices(plan.sharding[t]) > 0)
+          owners[t].push_back(static_cast<int>(m));
+      }
+    }
+  }
+  key["slice_owners"] = owners;
   if (const auto it = c.ranked.document.find("kernels"); it != c.ranked.document.end())
     key["kernels"] = *it;
   return key.dump();

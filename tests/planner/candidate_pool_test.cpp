@@ -96,6 +96,23 @@ TEST(CandidatePool, DocumentsOfTheSamePlanAreOneCandidate) {
   EXPECT_EQ(p.pool.size(), 2u);
 }
 
+// A table-wise slice placed on member 0 by the pool, and the same document without an
+// owner, which the shard map's greedy placement also puts on member 0 (the least loaded,
+// lowest index): one plan. An owner elsewhere is another.
+TEST(CandidatePool, AnExplicitOwnerAndTheGreedyPlacementOfTheSameMemberAreOneCandidate) {
+  Pool p(request_of("hgx-h100-8.json", kSmallDlrm, kSmallDlrmData));
+  auto point = p.space.start();
+  point[1] = 1;  // table:big=table_wise
+  const std::size_t id = p.pool.point(point);
+  ASSERT_EQ(p.pool[id].ranked.plan.sharding[0].ranks, (std::vector<int>{0}));
+  const Json unplaced = Json::parse(
+      R"({"sparse": {"group_size": 8, "placement": "host", "tables": {"big": "table_wise"}}})");
+  EXPECT_EQ(p.pool.document(unplaced, "unplaced", false), id);
+  const Json elsewhere = Json::parse(R"({"sparse": {"group_size": 8, "placement": "host",
+      "tables": {"big": {"type": "table_wise", "ranks": [3]}}}})");
+  EXPECT_NE(p.pool.document(elsewhere, "on member 3", false), id);
+}
+
 // A group of 3 cannot divide 8 ranks: the candidate is kept, invalid, with the reason.
 TEST(CandidatePool, ADocumentTheClusterCannotHoldIsInvalidWithTheReason) {
   Pool p(request_of("hgx-h100-8.json", kSmallDlrm, kSmallDlrmData));
