@@ -33,10 +33,10 @@ double score_elements(double length, int window);
 
 struct SampleCost {
   double a = 1, b = 0;
-  int window = 0;  // attention window (0: none): the quadratic term becomes 2 pairs - L
+  int window = 0;  // attention window (0: none)
+  /// a L + b (2 pairs - L): b L^2 with no window (2 L(L + 1)/2 - L), less in one.
   double operator()(double length) const {
-    return a * length +
-           b * (window > 0 ? 2 * attended_pairs(length, window) - length : length * length);
+    return a * length + b * (2 * attended_pairs(length, window) - length);
   }
 };
 SampleCost sample_cost(const ModelConfig& model);

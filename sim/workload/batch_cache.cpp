@@ -9,10 +9,9 @@
 
 namespace strait::sim::workload {
 
-SamplingKey sampling_key(const TrainingScenario& scenario, int steps) {
+SamplingKey sampling_key(const TrainingScenario& scenario) {
   const Schedule& sched = scenario.plan.schedule;
-  return {.steps = steps,
-          .world = scenario.layout.world,
+  return {.world = scenario.layout.world,
           .replicas = scenario.layout.replicas,
           .context_parallel = scenario.layout.cp.size,
           .balance = sched.balance,
@@ -32,7 +31,7 @@ std::shared_ptr<const StepBatches> first_steps(std::shared_ptr<const StepBatches
 
 std::shared_ptr<const StepBatches> BatchCache::get(const TrainingScenario& scenario, int steps) {
   check_work(scenario, steps);
-  const SamplingKey key = sampling_key(scenario, 0);
+  const SamplingKey key = sampling_key(scenario);
   std::shared_ptr<const StepBatches> have;
   {
     const std::lock_guard lock(mutex_);

@@ -33,22 +33,21 @@ namespace strait::sim::workload {
 /// The steps' batches: [step][replica], as sample_steps gives them.
 using StepBatches = std::vector<std::vector<ReplicaBatch>>;
 
-/// What sample_steps reads of a scenario beside its cluster, model, data and seed (and
-/// the steps; the cache keys by the rest).
+/// What sample_steps reads of a scenario beside its cluster, model, data, seed and the
+/// steps asked (each step is drawn from its own stream, so steps are no key).
 struct SamplingKey {
-  int steps = 0;
   int world = 0;
   int replicas = 0;
   int context_parallel = 0;
   LoadBalance balance = LoadBalance::kNone;
   PlacementLevel balance_scope = PlacementLevel::kCluster;
   bool operator<(const SamplingKey& o) const {
-    return std::tie(steps, world, replicas, context_parallel, balance, balance_scope) <
-           std::tie(o.steps, o.world, o.replicas, o.context_parallel, o.balance, o.balance_scope);
+    return std::tie(world, replicas, context_parallel, balance, balance_scope) <
+           std::tie(o.world, o.replicas, o.context_parallel, o.balance, o.balance_scope);
   }
   bool operator==(const SamplingKey&) const = default;
 };
-SamplingKey sampling_key(const TrainingScenario& scenario, int steps);
+SamplingKey sampling_key(const TrainingScenario& scenario);
 
 class BatchCache {
  public:

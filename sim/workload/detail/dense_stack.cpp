@@ -17,10 +17,16 @@ std::int32_t DenseStack::add_names(std::initializer_list<std::string_view> suffi
 
 void DenseStack::add_linear(const std::string& name, int in, int out, bool per_token, Precision p) {
   Layer l{Type::kLinear, name, per_token, in, out, p, static_cast<double>(in) * out + out, 0};
-  l.first_name = p == Precision::kFp8 ? add_names({"fwd", "bwd", "fp8_cast", "fp8_cast_bwd"}, name)
-                                      : add_names({"fwd", "bwd"}, name);
+  l.first_name = add_gemm_names(p, name);
   layers_.push_back(l);
 }
+
+std::int32_t DenseStack::add_gemm_names(Precision p, const std::string& layer) {
+  return p == Precision::kFp8 ? add_names({"fwd", "bwd", "fp8_cast", "fp8_cast_bwd"}, layer)
+                              : add_names({"fwd", "bwd"}, layer);
+}
+
+namespace {
 
 // FP8 GEMM layers as LoKA (Meta, 2026) and Transformer Engine run them: the GEMM reads FP8
 // operands, and around it the casts with tensorwise current scaling (an amax pass, then
@@ -31,15 +37,26 @@ void DenseStack::add_linear(const std::string& name, int in, int out, bool per_t
 //             1 + 1 B written: 10 k n B
 //   backward  each output gradient dY [m, n], bf16: 6 m n B
 // so a small GEMM (few rows, or a narrow layer) can take longer in FP8 than in bf16.
-namespace {
-
-Kernel fp8_cast(double elements, double bytes) {
-  return elementwise(4 * elements, bytes, Precision::kBf16);
+Kernel fp8_forward_casts(double input_elements, double weight_elements) {
+  return elementwise(4 * (input_elements + weight_elements),
+                     6 * input_elements + 10 * weight_elements, Precision::kBf16);
 }
 
-}  // namespace
+Kernel fp8_backward_casts(double gradient_elements) {
+  return elementwise(4 * gradient_elements, 6 * gradient_elements, Precision::kBf16);
+}
 
-namespace {
+/// A GEMM layer's forward `f` (name n0) and its backward (n0 + 1); in FP8 each with its
+/// casts before it (n0 + 2, n0 + 3: add_gemm_names) over the GEMMs' input, weight and
+/// output-gradient elements.
+void add_gemm_items(std::int32_t n0, const Kernel& f, double inputs, double weights,
+                    double gradients, LayerWork& w) {
+  const bool fp8 = f.precision == Precision::kFp8;
+  if (fp8) w.forward.push_back(kernel_item(n0 + 2, fp8_forward_casts(inputs, weights)));
+  w.forward.push_back(kernel_item(n0, f));
+  if (fp8) w.backward.push_back(kernel_item(n0 + 3, fp8_backward_casts(gradients)));
+  w.backward.push_back(kernel_item(n0 + 1, cost::gemm_backward_work(f)));
+}
 
 // Widths the model's embedding tables feed the dense stack.
 struct TableWidths {
@@ -156,9 +173,7 @@ int DenseStack::add_interaction(const ModelConfig& model, int pooled_dims, int p
                 model.interaction.precision,
                 2.0 * concat * model.interaction.low_rank + concat,
                 0};
-        l.first_name = l.precision == Precision::kFp8
-                           ? add_names({"fwd", "bwd", "fp8_cast", "fp8_cast_bwd"}, l.name)
-                           : add_names({"fwd", "bwd"}, l.name);
+        l.first_name = add_gemm_names(l.precision, l.name);
         layers_.push_back(l);
       }
       return concat;
@@ -215,15 +230,8 @@ LayerWork DenseStack::work(int i, const BatchShape& s) const {
   LayerWork w;
   switch (l.type) {
     case Type::kLinear: {
-      const Kernel f = gemm(rows, l.out, l.in, l.precision);
-      const bool fp8 = l.precision == Precision::kFp8;
       const double in = l.in, out = l.out;
-      if (fp8)
-        w.forward.push_back(
-            kernel_item(n0 + 2, fp8_cast(rows * in + in * out, 6 * rows * in + 10 * in * out)));
-      w.forward.push_back(kernel_item(n0, f));
-      if (fp8) w.backward.push_back(kernel_item(n0 + 3, fp8_cast(rows * out, 6 * rows * out)));
-      w.backward.push_back(kernel_item(n0 + 1, cost::gemm_backward_work(f)));
+      add_gemm_items(n0, gemm(rows, out, in, l.precision), rows * in, in * out, rows * out, w);
       w.activation_bytes = rows * (l.in + l.out) * e;
       break;
     }
@@ -242,14 +250,8 @@ LayerWork DenseStack::work(int i, const BatchShape& s) const {
       f.hbm_bytes = (3 * s.samples * l.in + 2.0 * l.in * l.out + s.samples * l.out) * e;
       // FP8: the inputs x [m, in] and V^T x [m, r], the weights V and U (in r each); the
       // output gradients of both GEMMs, [m, r] and [m, in].
-      const bool fp8 = l.precision == Precision::kFp8;
       const double m = s.samples, in = l.in, r = l.out;
-      if (fp8)
-        w.forward.push_back(kernel_item(
-            n0 + 2, fp8_cast(m * (in + r) + 2 * in * r, 6 * m * (in + r) + 20 * in * r)));
-      w.forward.push_back(kernel_item(n0, f));
-      if (fp8) w.backward.push_back(kernel_item(n0 + 3, fp8_cast(m * (in + r), 6 * m * (in + r))));
-      w.backward.push_back(kernel_item(n0 + 1, cost::gemm_backward_work(f)));
+      add_gemm_items(n0, f, m * (in + r), 2 * in * r, m * (in + r), w);
       w.activation_bytes = s.samples * (3.0 * l.in + l.out) * e;
       break;
     }

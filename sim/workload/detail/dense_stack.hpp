@@ -124,6 +124,8 @@ class DenseStack {
   };
   std::int32_t add_names(std::initializer_list<std::string_view> suffixes,
                          const std::string& layer);
+  /// A GEMM layer's op names: fwd, bwd, and with FP8 its casts (fp8_cast, fp8_cast_bwd).
+  std::int32_t add_gemm_names(Precision p, const std::string& layer);
   void add_linear(const std::string& name, int in, int out, bool per_token, Precision p);
   // The layers in the order they run; those that change the width return the width they
   // hand on.
